@@ -1,0 +1,24 @@
+// Command tsbench benchmarks Prometheus-compatible time-series storages.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/tsbench/tsbench/internal/cli"
+)
+
+func main() {
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		cancel() // first signal: stop the load, drain, write the report
+		<-sig
+		os.Exit(cli.ExitAborted) // second signal: give up now
+	}()
+	os.Exit(cli.Main(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}

@@ -1,0 +1,157 @@
+// Package cli is the tsbench command line: subcommands, flags and exit codes.
+//
+// Invariant: Main is the whole program; only it (and cmd/tsbench) touches args, env, stdout,
+// stderr and exit codes, so tests run it in-process.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+)
+
+// Exit codes, as Prometheus (2 for bad usage) and k6 (a distinct code for failed thresholds).
+const (
+	ExitOK        = 0
+	ExitError     = 1   // the run could not be done, or its accounting did not balance
+	ExitUsage     = 2   // bad flags or config
+	ExitThreshold = 3   // the run was done but a threshold or check failed
+	ExitAborted   = 130 // second interrupt
+)
+
+const usage = `tsbench benchmarks Prometheus-compatible time-series storages.
+
+Usage:
+  tsbench run [-config FILE] [-duration D] [-out DIR] [-httpListenAddr ADDR] [-keep]
+      Write a production-shaped load to every storage over remote_write, query it as a ruler
+      and a dashboard would, observe each storage's resources, verify what it stored, and
+      write DIR/results.json and DIR/report.html. Without -config: starts a local
+      VictoriaMetrics and Prometheus and benchmarks both for 3 minutes.
+  tsbench validate -config FILE
+      Check a config file; print every problem with its key.
+  tsbench profile capture -url URL -out FILE
+      Scrape an exporter several times and record its series and value shapes.
+  tsbench report RESULTS.json [-out DIR]
+      Print the summary of a results file and render its report.html again.
+  tsbench report compare OLD.json NEW.json [-out DIR]
+      Compare two runs per storage and figure; flag changes beyond the noise.
+  tsbench version
+      Print the version.
+
+Exit codes: 0 ok, 1 error, 2 bad usage or config, 3 a threshold or check failed, 130 aborted.
+Run 'tsbench <command> -h' for a command's flags.
+`
+
+// errUsage marks errors caused by bad flags or config: they exit with ExitUsage.
+type errUsage struct{ err error }
+
+func (e errUsage) Error() string { return e.err.Error() }
+func (e errUsage) Unwrap() error { return e.err }
+
+// usageErrorf returns an error that exits with ExitUsage.
+func usageErrorf(format string, args ...any) error {
+	return errUsage{fmt.Errorf(format, args...)}
+}
+
+// Main runs tsbench with args (without the program name) and returns the exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return ExitUsage
+	}
+	cmds := map[string]func(context.Context, []string, io.Writer, io.Writer) (int, error){
+		"run":      cmdRun,
+		"validate": cmdValidate,
+		"profile":  cmdProfile,
+		"report":   cmdReport,
+		"version":  cmdVersion,
+	}
+	name := args[0]
+	if name == "-h" || name == "-help" || name == "--help" || name == "help" {
+		fmt.Fprint(stdout, usage)
+		return ExitOK
+	}
+	cmd, ok := cmds[name]
+	if !ok {
+		fmt.Fprintf(stderr, "tsbench: unknown command %q\n\n%s", name, usage)
+		return ExitUsage
+	}
+	code, err := cmd(ctx, args[1:], stdout, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		fmt.Fprintf(stderr, "tsbench %s: %v\n", name, err)
+		var ue errUsage
+		if errors.As(err, &ue) {
+			return ExitUsage
+		}
+		if code == ExitOK {
+			code = ExitError
+		}
+	}
+	return code
+}
+
+// newFlagSet makes a subcommand's flag set that reports to stderr and never exits.
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("tsbench "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parseFlags parses args, turning flag errors into usage errors.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage{err}
+	}
+	return nil
+}
+
+// newLogger builds the logger every part narrows with its component and storage.
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageErrorf("-logLevel: %q is not one of debug, info, warn, error", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+func cmdVersion(_ context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlagSet("version", stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return ExitUsage, err
+	}
+	fmt.Fprintf(stdout, "tsbench %s\n", version())
+	return ExitOK, nil
+}
+
+// version is the module version, or the VCS revision of a development build.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			return "devel-" + s.Value[:min(12, len(s.Value))]
+		}
+	}
+	return "devel"
+}
+
+// joinLines prints a multi-error one problem per line.
+func joinLines(err error) string {
+	return strings.ReplaceAll(err.Error(), "\n", "\n  ")
+}

@@ -1,0 +1,261 @@
+// Package config is the one YAML schema of a benchmark: Default, Load, Validate.
+//
+// Invariant: a *Config returned by Load or Default has every default filled and has passed
+// Validate; keys are those of the prometheus-benchmark Helm chart where one exists, so its
+// users bring their values file as it is.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config describes one benchmark run.
+type Config struct {
+	// Seed makes the workload reproducible: seed + config + start time give every sample.
+	Seed uint64 `yaml:"seed" json:"seed"`
+	// Duration of the load; 0 runs until interrupted.
+	Duration time.Duration `yaml:"duration" json:"duration"`
+	// Profile is the path of a profile captured by `tsbench profile capture`; empty means the
+	// embedded node_exporter profile.
+	Profile string `yaml:"profile" json:"profile,omitempty"`
+
+	TargetsCount               int           `yaml:"targetsCount" json:"targetsCount"`
+	ScrapeInterval             time.Duration `yaml:"scrapeInterval" json:"scrapeInterval"`
+	ScrapeConfigUpdatePercent  float64       `yaml:"scrapeConfigUpdatePercent" json:"scrapeConfigUpdatePercent"`
+	ScrapeConfigUpdateInterval time.Duration `yaml:"scrapeConfigUpdateInterval" json:"scrapeConfigUpdateInterval"`
+	WriteConcurrency           int           `yaml:"writeConcurrency" json:"writeConcurrency"`
+	WriteReplicas              int           `yaml:"writeReplicas" json:"writeReplicas"`
+	WriteURLReplicas           int           `yaml:"writeURLReplicas" json:"writeURLReplicas"`
+	MaxSamplesPerRequest       int           `yaml:"maxSamplesPerRequest" json:"maxSamplesPerRequest"`
+	MaxPendingSamples          int64         `yaml:"maxPendingSamples" json:"maxPendingSamples"`
+	MaxRetryDuration           time.Duration `yaml:"maxRetryDuration" json:"maxRetryDuration"`
+
+	QueryInterval       time.Duration `yaml:"queryInterval" json:"queryInterval"`
+	QueryConcurrency    int           `yaml:"queryConcurrency" json:"queryConcurrency"`
+	QueryTimeout        time.Duration `yaml:"queryTimeout" json:"queryTimeout"`
+	QueryRules          string        `yaml:"queryRules" json:"queryRules,omitempty"`
+	RangeQueries        []RangeQuery  `yaml:"rangeQueries" json:"rangeQueries,omitempty"`
+	IndexLookupInterval time.Duration `yaml:"indexLookupInterval" json:"indexLookupInterval"`
+
+	ObserveInterval time.Duration `yaml:"observeInterval" json:"observeInterval"`
+
+	VerifySamples int           `yaml:"verifySamples" json:"verifySamples"`
+	VerifyDelay   time.Duration `yaml:"verifyDelay" json:"verifyDelay"`
+
+	Thresholds []string `yaml:"thresholds" json:"thresholds,omitempty"`
+
+	RemoteStorages map[string]Storage `yaml:"remoteStorages" json:"remoteStorages"`
+
+	chartOnly // keys of the prometheus-benchmark chart that do not apply here
+}
+
+// RangeQuery is one dashboard panel, run as a range query every Interval.
+type RangeQuery struct {
+	Name     string        `yaml:"name" json:"name"`
+	Expr     string        `yaml:"expr" json:"expr"`
+	Range    time.Duration `yaml:"range" json:"range"`
+	Step     time.Duration `yaml:"step" json:"step"`
+	Interval time.Duration `yaml:"interval" json:"interval"`
+}
+
+// chartOnly holds the prometheus-benchmark chart's keys that configure its Kubernetes parts
+// (vmagent, vmalert, node_exporter pods). They are accepted so a values file loads as it is,
+// and each one set is named in a warning.
+type chartOnly struct {
+	VMTag             any `yaml:"vmtag" json:"-"`
+	DisableMonitoring any `yaml:"disableMonitoring" json:"-"`
+	VMAgent           any `yaml:"vmagent" json:"-"`
+	VMAlert           any `yaml:"vmalert" json:"-"`
+	NodeExporter      any `yaml:"nodeExporter" json:"-"`
+	Nginx             any `yaml:"nginx" json:"-"`
+	Grafana           any `yaml:"grafana" json:"-"`
+}
+
+// Default returns the embedded default benchmark, without storages: bench adds the local
+// VictoriaMetrics and Prometheus when the config names none.
+func Default() Config {
+	return Config{
+		Seed: 1,
+		// Long enough for two churn rounds and several query evaluations, short enough to try.
+		Duration: 3 * time.Minute,
+		// 500 targets × ~900 series / 10s ≈ 45k samples/s to each storage: both local storages
+		// and the generator fit on a 2-core machine with room to measure them.
+		TargetsCount:   500,
+		ScrapeInterval: 10 * time.Second,
+		// 1% of 500 targets = 5 targets get a new revision every minute ≈ 4.5k new series/min.
+		// The chart's default interval is 10m; 1m shows churn within a short run.
+		ScrapeConfigUpdatePercent:  1,
+		ScrapeConfigUpdateInterval: time.Minute,
+		WriteConcurrency:           4,
+		WriteReplicas:              1,
+		WriteURLReplicas:           1,
+		// 5k samples ≈ 5 node_exporter scrapes per request, ~40 KiB compressed.
+		MaxSamplesPerRequest: 5000,
+		// 10M samples ≈ 220 s of the default load buffered per storage before drops.
+		MaxPendingSamples: 10_000_000,
+		MaxRetryDuration:  time.Minute,
+
+		QueryInterval: 10 * time.Second,
+		// As the chart's vmalert: 4 rules evaluated at once per storage.
+		QueryConcurrency:    4,
+		QueryTimeout:        30 * time.Second,
+		IndexLookupInterval: 30 * time.Second,
+
+		ObserveInterval: 10 * time.Second,
+
+		VerifySamples: 10_000,
+	}
+}
+
+// Load reads path strictly (an unknown key is an error), fills defaults and validates.
+func Load(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse decodes a YAML document strictly, fills defaults and validates.
+func Parse(b []byte) (*Config, error) {
+	c := Default() // nested structs keep their defaults for keys the document leaves out
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("parse: %w", err)
+	}
+	for name, st := range c.RemoteStorages {
+		st.setDefaults() // map values are made by the decoder: default them here
+		c.RemoteStorages[name] = st
+	}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid: %w", err)
+	}
+	return &c, nil
+}
+
+// Warnings names the keys that were accepted but have no effect here.
+func (c *Config) Warnings() []string {
+	var w []string
+	for key, v := range map[string]any{
+		"vmtag": c.VMTag, "disableMonitoring": c.DisableMonitoring, "vmagent": c.VMAgent,
+		"vmalert": c.VMAlert, "nodeExporter": c.NodeExporter, "nginx": c.Nginx, "grafana": c.Grafana,
+	} {
+		if v != nil {
+			w = append(w, fmt.Sprintf("%s: key of the prometheus-benchmark chart ignored: tsbench generates the load itself", key))
+		}
+	}
+	sort.Strings(w)
+	return w
+}
+
+// StorageNames returns the storages' names in the order they are reported: by name.
+func (c *Config) StorageNames() []string {
+	names := make([]string, 0, len(c.RemoteStorages))
+	for name := range c.RemoteStorages {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Validate reports every problem at once, each with its key path.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	if c.Duration < 0 {
+		bad("duration", "must be >= 0 (0 runs until interrupted)")
+	}
+	if c.TargetsCount < 1 {
+		bad("targetsCount", "must be >= 1")
+	}
+	if c.ScrapeInterval < time.Millisecond {
+		bad("scrapeInterval", "must be >= 1ms")
+	}
+	if c.ScrapeConfigUpdatePercent < 0 || c.ScrapeConfigUpdatePercent > 100 {
+		bad("scrapeConfigUpdatePercent", "must be between 0 and 100")
+	}
+	if c.ScrapeConfigUpdatePercent > 0 && c.ScrapeConfigUpdateInterval < c.ScrapeInterval {
+		bad("scrapeConfigUpdateInterval", "must be >= scrapeInterval (%s) when scrapeConfigUpdatePercent > 0", c.ScrapeInterval)
+	}
+	positive := map[string]int{
+		"writeConcurrency": c.WriteConcurrency, "writeReplicas": c.WriteReplicas,
+		"writeURLReplicas": c.WriteURLReplicas, "maxSamplesPerRequest": c.MaxSamplesPerRequest,
+		"queryConcurrency": c.QueryConcurrency,
+	}
+	for _, key := range sortedKeys(positive) {
+		if positive[key] < 1 {
+			bad(key, "must be >= 1")
+		}
+	}
+	if c.MaxPendingSamples < int64(c.MaxSamplesPerRequest) {
+		bad("maxPendingSamples", "must be >= maxSamplesPerRequest (%d)", c.MaxSamplesPerRequest)
+	}
+	durations := map[string]time.Duration{
+		"maxRetryDuration": c.MaxRetryDuration, "queryInterval": c.QueryInterval,
+		"queryTimeout": c.QueryTimeout, "indexLookupInterval": c.IndexLookupInterval,
+		"observeInterval": c.ObserveInterval,
+	}
+	for _, key := range sortedKeys(durations) {
+		if durations[key] <= 0 {
+			bad(key, "must be > 0")
+		}
+	}
+	if c.VerifySamples < 0 {
+		bad("verifySamples", "must be >= 0 (0 turns the read-back check off)")
+	}
+	if c.VerifyDelay < 0 {
+		bad("verifyDelay", "must be >= 0 (0 verifies only at the end)")
+	}
+	for i, rq := range c.RangeQueries {
+		errs = append(errs, rq.validate(fmt.Sprintf("rangeQueries[%d]", i))...)
+	}
+	for _, name := range c.StorageNames() {
+		st := c.RemoteStorages[name]
+		errs = append(errs, st.validate("remoteStorages."+name)...)
+	}
+	return errors.Join(errs...)
+}
+
+func (rq RangeQuery) validate(key string) []error {
+	var errs []error
+	if rq.Name == "" {
+		errs = append(errs, fmt.Errorf("%s.name: must be set", key))
+	}
+	if rq.Expr == "" {
+		errs = append(errs, fmt.Errorf("%s.expr: must be set", key))
+	}
+	if rq.Range <= 0 {
+		errs = append(errs, fmt.Errorf("%s.range: must be > 0", key))
+	}
+	if rq.Step <= 0 {
+		errs = append(errs, fmt.Errorf("%s.step: must be > 0", key))
+	}
+	if rq.Interval <= 0 {
+		errs = append(errs, fmt.Errorf("%s.interval: must be > 0", key))
+	}
+	return errs
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

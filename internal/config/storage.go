@@ -1,0 +1,212 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+)
+
+// Storage is one storage under test, as an entry of remoteStorages.
+type Storage struct {
+	// WriteURL is the remote_write endpoint; a comma-separated list sends identical data to each.
+	WriteURL string `yaml:"writeURL" json:"writeURL,omitempty"`
+	// ReadURL is the Prometheus HTTP API root (…/api/v1/query is appended); empty: no reads.
+	ReadURL string `yaml:"readURL" json:"readURL,omitempty"`
+
+	WriteBearerToken     string            `yaml:"writeBearerToken" json:"writeBearerToken,omitempty"`
+	WriteBearerTokenFile string            `yaml:"writeBearerTokenFile" json:"writeBearerTokenFile,omitempty"`
+	ReadBearerToken      string            `yaml:"readBearerToken" json:"readBearerToken,omitempty"`
+	ReadBearerTokenFile  string            `yaml:"readBearerTokenFile" json:"readBearerTokenFile,omitempty"`
+	BasicAuth            *BasicAuth        `yaml:"basicAuth" json:"basicAuth,omitempty"`
+	WriteHeaders         map[string]string `yaml:"writeHeaders" json:"writeHeaders,omitempty"`
+	ReadHeaders          map[string]string `yaml:"readHeaders" json:"readHeaders,omitempty"`
+	TLS                  TLS               `yaml:"tls" json:"tls"`
+	// DisableWrite sends no writes: the storage is only queried (for example a replica of
+	// another storage under test, or a read-only frontend).
+	DisableWrite bool `yaml:"disableWrite" json:"disableWrite,omitempty"`
+
+	// MetricsURLs are the storage's own /metrics pages; a cluster lists each component.
+	MetricsURLs []string `yaml:"metricsURLs" json:"metricsURLs,omitempty"`
+	// PID and DataDir let tsbench read /proc and the data dir of a local process it did not start.
+	PID     int    `yaml:"pid" json:"pid,omitempty"`
+	DataDir string `yaml:"dataDir" json:"dataDir,omitempty"`
+}
+
+// BasicAuth applies to both writes and reads.
+type BasicAuth struct {
+	Username     string `yaml:"username" json:"username"`
+	Password     string `yaml:"password" json:"password,omitempty"`
+	PasswordFile string `yaml:"passwordFile" json:"passwordFile,omitempty"`
+}
+
+// TLS configures the client side of HTTPS to a storage.
+type TLS struct {
+	CAFile             string `yaml:"caFile" json:"caFile,omitempty"`
+	CertFile           string `yaml:"certFile" json:"certFile,omitempty"`
+	KeyFile            string `yaml:"keyFile" json:"keyFile,omitempty"`
+	InsecureSkipVerify bool   `yaml:"insecureSkipVerify" json:"insecureSkipVerify,omitempty"`
+}
+
+func (s *Storage) setDefaults() {}
+
+// WriteURLs returns the write endpoints: one per element of the comma list.
+func (s Storage) WriteURLs() []string {
+	var urls []string
+	for u := range strings.SplitSeq(s.WriteURL, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			urls = append(urls, u)
+		}
+	}
+	return urls
+}
+
+func (s Storage) validate(key string) []error {
+	var errs []error
+	bad := func(k, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s.%s: %s", key, k, fmt.Sprintf(format, args...)))
+	}
+	if s.DisableWrite && s.ReadURL == "" {
+		bad("readURL", "must be set when disableWrite is true: the storage would get no load")
+	}
+	if !s.DisableWrite {
+		urls := s.WriteURLs()
+		if len(urls) == 0 {
+			bad("writeURL", "must be set (or disableWrite: true)")
+		}
+		for _, u := range urls {
+			if err := checkURL(u); err != nil {
+				bad("writeURL", "%v", err)
+			}
+		}
+	}
+	if s.ReadURL != "" {
+		if err := checkURL(s.ReadURL); err != nil {
+			bad("readURL", "%v", err)
+		}
+	}
+	for i, u := range s.MetricsURLs {
+		if err := checkURL(u); err != nil {
+			bad(fmt.Sprintf("metricsURLs[%d]", i), "%v", err)
+		}
+	}
+	if s.WriteBearerToken != "" && s.WriteBearerTokenFile != "" {
+		bad("writeBearerTokenFile", "set either writeBearerToken or writeBearerTokenFile, not both")
+	}
+	if s.ReadBearerToken != "" && s.ReadBearerTokenFile != "" {
+		bad("readBearerTokenFile", "set either readBearerToken or readBearerTokenFile, not both")
+	}
+	if s.BasicAuth != nil {
+		if s.BasicAuth.Username == "" {
+			bad("basicAuth.username", "must be set")
+		}
+		if s.BasicAuth.Password != "" && s.BasicAuth.PasswordFile != "" {
+			bad("basicAuth.passwordFile", "set either password or passwordFile, not both")
+		}
+		if s.BasicAuth.PasswordFile != "" {
+			errs = append(errs, checkFile(key+".basicAuth.passwordFile", s.BasicAuth.PasswordFile))
+		}
+		if (s.WriteBearerToken != "" || s.WriteBearerTokenFile != "" || s.ReadBearerToken != "" || s.ReadBearerTokenFile != "") && s.BasicAuth.Username != "" {
+			bad("basicAuth", "cannot be combined with a bearer token")
+		}
+	}
+	for k, f := range map[string]string{
+		"writeBearerTokenFile": s.WriteBearerTokenFile, "readBearerTokenFile": s.ReadBearerTokenFile,
+		"tls.caFile": s.TLS.CAFile, "tls.certFile": s.TLS.CertFile, "tls.keyFile": s.TLS.KeyFile,
+	} {
+		if f != "" {
+			errs = append(errs, checkFile(key+"."+k, f))
+		}
+	}
+	if (s.TLS.CertFile == "") != (s.TLS.KeyFile == "") {
+		bad("tls", "certFile and keyFile must be set together")
+	}
+	if s.PID < 0 {
+		bad("pid", "must be > 0 when set")
+	}
+	return errs
+}
+
+// checkURL accepts absolute http(s) URLs with a host.
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("not a URL: %v", errors.Unwrap(err))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("scheme must be http or https, got %q", u.Scheme)
+	}
+	if u.Host == "" {
+		return errors.New("host missing")
+	}
+	return nil
+}
+
+func checkFile(key, path string) error {
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	return nil
+}
+
+// Redacted returns a copy with every secret replaced by "<secret>", for logs and reports.
+func (s Storage) Redacted() Storage {
+	r := s
+	const hidden = "<secret>"
+	if r.WriteBearerToken != "" {
+		r.WriteBearerToken = hidden
+	}
+	if r.ReadBearerToken != "" {
+		r.ReadBearerToken = hidden
+	}
+	if s.BasicAuth != nil {
+		ba := *s.BasicAuth
+		if ba.Password != "" {
+			ba.Password = hidden
+		}
+		r.BasicAuth = &ba
+	}
+	r.WriteHeaders = redactHeaders(s.WriteHeaders)
+	r.ReadHeaders = redactHeaders(s.ReadHeaders)
+	r.WriteURL = redactURLs(s.WriteURL)
+	r.ReadURL = redactURLs(s.ReadURL)
+	r.MetricsURLs = nil
+	for _, u := range s.MetricsURLs {
+		r.MetricsURLs = append(r.MetricsURLs, redactURLs(u))
+	}
+	return r
+}
+
+// Redacted returns a copy of the config with every storage's secrets hidden.
+func (c *Config) Redacted() Config {
+	r := *c
+	r.RemoteStorages = make(map[string]Storage, len(c.RemoteStorages))
+	for name, st := range c.RemoteStorages {
+		r.RemoteStorages[name] = st.Redacted()
+	}
+	return r
+}
+
+// redactHeaders hides every header value: headers carry API keys and tenant secrets as often
+// as not, and a report is no place to tell which.
+func redactHeaders(h map[string]string) map[string]string {
+	if h == nil {
+		return nil
+	}
+	r := make(map[string]string, len(h))
+	for k := range h {
+		r[k] = "<secret>"
+	}
+	return r
+}
+
+func redactURLs(list string) string {
+	parts := strings.Split(list, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil {
+			parts[i] = u.Redacted()
+		}
+	}
+	return strings.Join(parts, ",")
+}

@@ -1,0 +1,132 @@
+// Package report holds the results of a run (the versioned results.json model) and renders them:
+// the terminal summary, report.html, threshold checks and the comparison of two runs.
+//
+// Invariant: report imports nothing of tsbench's; bench fills Results, and every figure
+// rendered comes from Results, so results.json, the summary and the HTML always agree.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// SchemaVersion is bumped on every incompatible change of Results.
+const SchemaVersion = 1
+
+// Results is the content of results.json.
+type Results struct {
+	SchemaVersion int       `json:"schemaVersion"`
+	StartTime     time.Time `json:"startTime"`
+	EndTime       time.Time `json:"endTime"`
+	// Config is the run's configuration with secrets redacted (a config.Config).
+	Config    any        `json:"config"`
+	Workload  Workload   `json:"workload"`
+	Storages  []Storage  `json:"storages"` // in name order
+	Generator *Generator `json:"generator,omitempty"`
+	// Thresholds holds each configured threshold's outcome, in config order.
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+	// AccountingErrors lists every moment the write accounting did not balance; empty on a
+	// good run. A non-empty list fails the run.
+	AccountingErrors []string `json:"accountingErrors,omitempty"`
+}
+
+// Workload describes what the generator produced, the same for every storage.
+type Workload struct {
+	Targets         int   `json:"targets"` // targetsCount × writeReplicas
+	SeriesPerTarget int   `json:"seriesPerTarget"`
+	ActiveSeries    int64 `json:"activeSeries"`
+	SeriesCreated   int64 `json:"seriesCreated"` // by churn, beyond the initial targets × seriesPerTarget
+	StaleMarkers    int64 `json:"staleMarkers"`
+	// ScrapeIntervalSeconds and Seed let a reader recompute every sample.
+	ScrapeIntervalSeconds float64 `json:"scrapeIntervalSeconds"`
+	Seed                  uint64  `json:"seed"`
+}
+
+// Storage is everything measured for one storage under test.
+type Storage struct {
+	Name      string     `json:"name"`
+	Write     *Write     `json:"write,omitempty"`
+	Query     *Query     `json:"query,omitempty"`
+	Resources *Resources `json:"resources,omitempty"`
+	Verify    *Verify    `json:"verify,omitempty"`
+}
+
+// Write is the write path's account for one storage: exact integer counts, where
+// GeneratedSamples == AckedSamples + sum(DroppedSamples) + PendingSamples.
+type Write struct {
+	GeneratedSamples int64            `json:"generatedSamples"`
+	AckedSamples     int64            `json:"ackedSamples"`
+	DroppedSamples   map[string]int64 `json:"droppedSamples"` // by reason
+	PendingSamples   int64            `json:"pendingSamples"`
+	Retries          int64            `json:"retries"`
+	RequestsByStatus map[string]int64 `json:"requestsByStatus"` // "204", "429", "network_error", ...
+	BytesSent        int64            `json:"bytesSent"`
+	// TargetSamplesPerSecond is the configured rate: series × targets / scrapeInterval × copies.
+	TargetSamplesPerSecond   float64 `json:"targetSamplesPerSecond"`
+	AchievedSamplesPerSecond float64 `json:"achievedSamplesPerSecond"` // acked / load duration
+	MaxLagSeconds            float64 `json:"maxLagSeconds"`
+	// Copies is how many times each generated sample is sent to this storage
+	// (writeURLReplicas × URLs in writeURL); GeneratedSamples counts every copy.
+	Copies int `json:"copies"`
+	// Timeline holds the write counters every progress interval.
+	Timeline []WritePoint `json:"timeline,omitempty"`
+}
+
+// WritePoint is a snapshot of the write counters at one moment of the run.
+type WritePoint struct {
+	Time           time.Time `json:"time"`
+	Generated      int64     `json:"generated"`
+	Acked          int64     `json:"acked"`
+	Dropped        int64     `json:"dropped"`
+	Pending        int64     `json:"pending"`
+	Retries        int64     `json:"retries"`
+	LagSeconds     float64   `json:"lagSeconds"`
+	SamplesPerSecs float64   `json:"samplesPerSecond"` // acked rate since the previous point
+}
+
+// Dropped is the sum of DroppedSamples over every reason.
+func (w *Write) Dropped() int64 {
+	var n int64
+	for _, v := range w.DroppedSamples {
+		n += v
+	}
+	return n
+}
+
+// Balanced reports whether generated = acked + dropped + pending holds, and the difference.
+func (w *Write) Balanced() (bool, int64) {
+	diff := w.GeneratedSamples - w.AckedSamples - w.Dropped() - w.PendingSamples
+	return diff == 0, diff
+}
+
+// WriteFile writes r as indented JSON to dir/results.json.
+func (r *Results) WriteFile(dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "results.json")
+	return path, os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// ReadFile loads a results.json written by any tsbench of the same schema version.
+func ReadFile(path string) (*Results, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Results
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	if r.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("%s: schemaVersion %d, this tsbench reads %d", path, r.SchemaVersion, SchemaVersion)
+	}
+	return &r, nil
+}

@@ -1,0 +1,46 @@
+package report
+
+// Query is the read path's account for one storage (issue: read path).
+type Query struct {
+	Executed       int64            `json:"executed"`
+	OK             int64            `json:"ok"`
+	Errors         map[string]int64 `json:"errors"` // by kind: "http_503", "timeout", "bad_body", "status_error:bad_data", ...
+	Warnings       int64            `json:"warnings"`
+	Missed         int64            `json:"missed"`
+	LatencySeconds Latency          `json:"latencySeconds"`
+	PerQuery       []QueryStat      `json:"perQuery"`
+	// Timeline holds p50/p99 and errors every observe interval.
+	Timeline []QueryPoint `json:"timeline,omitempty"`
+}
+
+// QueryStat is one query's (rule, panel or index lookup) figures against one storage.
+type QueryStat struct {
+	Name           string           `json:"name"`
+	Kind           string           `json:"kind"` // instant, range, series, labels, labelValues
+	Expr           string           `json:"expr,omitempty"`
+	Executed       int64            `json:"executed"`
+	OK             int64            `json:"ok"`
+	Errors         map[string]int64 `json:"errors"`
+	Warnings       int64            `json:"warnings"`
+	Missed         int64            `json:"missed"`
+	LatencySeconds Latency          `json:"latencySeconds"`
+	ResultSeries   int64            `json:"resultSeries"` // of the last successful evaluation
+	// FirstError is the text of the first error seen, for the reader to act on.
+	FirstError string `json:"firstError,omitempty"`
+}
+
+// Latency quantiles in seconds, measured from each query's scheduled time.
+type Latency struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+// QueryPoint is the read path at one moment of the run.
+type QueryPoint struct {
+	Time   string  `json:"time"`
+	P50    float64 `json:"p50"`
+	P99    float64 `json:"p99"`
+	Errors int64   `json:"errors"`
+}

@@ -1,0 +1,43 @@
+package report
+
+// Resources is what the storage used over the run (issue: observe). A nil figure is unknown,
+// never zero; Reasons says why per figure.
+type Resources struct {
+	Source                  string                `json:"source"` // "proc", "metrics", "proc+metrics"
+	CPUCoresMean            *float64              `json:"cpuCoresMean"`
+	CPUCoresMax             *float64              `json:"cpuCoresMax"`
+	RSSBytesMean            *float64              `json:"rssBytesMean"`
+	RSSBytesMax             *float64              `json:"rssBytesMax"`
+	DiskBytesEnd            *float64              `json:"diskBytesEnd"`
+	DiskBytesMax            *float64              `json:"diskBytesMax"`
+	DiskReadBytesPerSecond  *float64              `json:"diskReadBytesPerSecond"`
+	DiskWriteBytesPerSecond *float64              `json:"diskWriteBytesPerSecond"`
+	IngestedSamples         *float64              `json:"ingestedSamples"` // according to the storage
+	BytesPerSample          *float64              `json:"bytesPerSample"`
+	SnapshotBytes           *float64              `json:"snapshotBytes"`
+	SnapshotBytesPerSample  *float64              `json:"snapshotBytesPerSample"`
+	Reasons                 map[string]string     `json:"reasons,omitempty"` // figure name → why unknown
+	Timeline                []ResourcePoint       `json:"timeline,omitempty"`
+	Components              map[string]*Resources `json:"components,omitempty"` // per metrics URL of a cluster
+}
+
+// ResourcePoint is one observation of a storage's resources; nil is unknown.
+type ResourcePoint struct {
+	Time                    string   `json:"time"`
+	CPUCores                *float64 `json:"cpuCores"`
+	RSSBytes                *float64 `json:"rssBytes"`
+	DiskBytes               *float64 `json:"diskBytes"`
+	DiskReadBytesPerSecond  *float64 `json:"diskReadBytesPerSecond"`
+	DiskWriteBytesPerSecond *float64 `json:"diskWriteBytesPerSecond"`
+	IngestedSamples         *float64 `json:"ingestedSamples"`
+	BytesPerSample          *float64 `json:"bytesPerSample"`
+}
+
+// Generator is tsbench's own resource use, so a reader can see it was not the bottleneck.
+type Generator struct {
+	CPUCoresMean *float64        `json:"cpuCoresMean"`
+	CPUCoresMax  *float64        `json:"cpuCoresMax"`
+	RSSBytesMean *float64        `json:"rssBytesMean"`
+	RSSBytesMax  *float64        `json:"rssBytesMax"`
+	Timeline     []ResourcePoint `json:"timeline,omitempty"`
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs, idempotently, the Debian packages tsbench needs to run its default benchmark and its
+# tests: the storages under test, a real node_exporter (profile capture), and Chromium (the
+# report's browser test). Packages already present are left alone; nothing else is touched.
+#
+#   scripts/install-deps.sh            # storages + exporter
+#   scripts/install-deps.sh --browser  # also chromium, for the report test
+set -euo pipefail
+
+# binary:package pairs; a binary on PATH means its package is there.
+want=(
+  victoria-metrics:victoria-metrics
+  prometheus:prometheus
+  prometheus-node-exporter:prometheus-node-exporter
+)
+if [[ "${1:-}" == "--browser" ]]; then
+  want+=(chromium:chromium)
+fi
+
+missing=()
+for pair in "${want[@]}"; do
+  bin=${pair%%:*}
+  pkg=${pair#*:}
+  command -v "$bin" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "install-deps: missing packages: ${missing[*]}; run as root or install them with apt-get" >&2
+  exit 1
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# policy-rc.d keeps the packages' own services from starting: tsbench starts its own instances
+# on free loopback ports with temporary data dirs.
+policy=/usr/sbin/policy-rc.d
+had_policy=0
+[[ -e $policy ]] && had_policy=1
+if [[ $had_policy -eq 0 ]]; then
+  printf '#!/bin/sh\nexit 101\n' >"$policy"
+  chmod +x "$policy"
+fi
+status=0
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || status=$?
+[[ $had_policy -eq 0 ]] && rm -f "$policy"
+exit $status
