@@ -54,7 +54,7 @@ type Config struct {
 
 	RemoteStorages map[string]Storage `yaml:"remoteStorages" json:"remoteStorages"`
 
-	chartOnly // keys of the prometheus-benchmark chart that do not apply here
+	ChartOnly `yaml:",inline" json:"-"` // keys of the prometheus-benchmark chart that do not apply here
 }
 
 // RangeQuery is one dashboard panel, run as a range query every Interval.
@@ -66,10 +66,10 @@ type RangeQuery struct {
 	Interval time.Duration `yaml:"interval" json:"interval"`
 }
 
-// chartOnly holds the prometheus-benchmark chart's keys that configure its Kubernetes parts
+// ChartOnly holds the prometheus-benchmark chart's keys that configure its Kubernetes parts
 // (vmagent, vmalert, node_exporter pods). They are accepted so a values file loads as it is,
 // and each one set is named in a warning.
-type chartOnly struct {
+type ChartOnly struct {
 	VMTag             any `yaml:"vmtag" json:"-"`
 	DisableMonitoring any `yaml:"disableMonitoring" json:"-"`
 	VMAgent           any `yaml:"vmagent" json:"-"`
@@ -134,7 +134,7 @@ func Parse(b []byte) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("parse: %w", err)
+		return nil, fmt.Errorf("parse: %w", nameKeys(b, err))
 	}
 	for name, st := range c.RemoteStorages {
 		st.setDefaults() // map values are made by the decoder: default them here

@@ -1,0 +1,202 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/tsbench/tsbench/internal/config"
+)
+
+// Kinds of storage tsbench knows how to start, and how to tell apart in verify and observe.
+const (
+	KindVictoriaMetrics = "victoriametrics"
+	KindPrometheus      = "prometheus"
+)
+
+// Local is a storage process tsbench started on a free loopback port with a temporary data dir.
+type Local struct {
+	Name    string
+	Kind    string
+	URL     string // http://127.0.0.1:PORT/
+	DataDir string
+	LogPath string
+	Storage config.Storage // as it goes into remoteStorages: URLs, pid, dataDir, metricsURLs
+
+	cmd     *exec.Cmd
+	workDir string // holds DataDir, the log and any config file
+	done    chan struct{}
+	waitErr error
+}
+
+// spec says how to start one kind of storage.
+type spec struct {
+	kind, binary, pkg, readyPath string
+	args                         func(addr, dataDir, workDir string) ([]string, error)
+}
+
+func specs() map[string]spec {
+	return map[string]spec{
+		KindVictoriaMetrics: {
+			kind: KindVictoriaMetrics, binary: "victoria-metrics", pkg: "victoria-metrics", readyPath: "/health",
+			args: func(addr, dataDir, _ string) ([]string, error) {
+				return []string{
+					"-httpListenAddr=" + addr,
+					"-storageDataPath=" + dataDir,
+					// Answer queries with the newest samples too: by default VictoriaMetrics hides
+					// the last 30s, which read-back and "newest minute" probes would see as missing.
+					"-search.latencyOffset=0s",
+					"-retentionPeriod=1",
+				}, nil
+			},
+		},
+		KindPrometheus: {
+			kind: KindPrometheus, binary: "prometheus", pkg: "prometheus", readyPath: "/-/ready",
+			args: func(addr, dataDir, workDir string) ([]string, error) {
+				cfg := filepath.Join(workDir, "prometheus.yml")
+				// No scrape configs: every sample comes over remote write.
+				if err := os.WriteFile(cfg, []byte("global: {}\n"), 0o644); err != nil {
+					return nil, err
+				}
+				return []string{
+					"--config.file=" + cfg,
+					"--storage.tsdb.path=" + dataDir,
+					"--web.listen-address=" + addr,
+					"--web.enable-remote-write-receiver",
+					"--web.enable-admin-api",
+				}, nil
+			},
+		},
+	}
+}
+
+// ErrMissingBinary says which Debian package to install.
+type ErrMissingBinary struct{ Binary, Package string }
+
+func (e *ErrMissingBinary) Error() string {
+	return fmt.Sprintf("%s not found on PATH: install the Debian package %q (make deps, or apt-get install -y --no-install-recommends %s)",
+		e.Binary, e.Package, e.Package)
+}
+
+// Start starts a storage of the given kind named name on a free loopback port and waits until
+// it is ready (or ctx ends, or it exits).
+func Start(ctx context.Context, kind, name string, logger *slog.Logger) (*Local, error) {
+	sp, ok := specs()[kind]
+	if !ok {
+		return nil, fmt.Errorf("storage kind %q: tsbench starts only %s and %s", kind, KindVictoriaMetrics, KindPrometheus)
+	}
+	bin, err := exec.LookPath(sp.binary)
+	if err != nil {
+		return nil, &ErrMissingBinary{Binary: sp.binary, Package: sp.pkg}
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	workDir, err := os.MkdirTemp("", "tsbench-"+name+"-")
+	if err != nil {
+		return nil, err
+	}
+	l := &Local{
+		Name: name, Kind: kind, URL: fmt.Sprintf("http://127.0.0.1:%d/", port),
+		DataDir: filepath.Join(workDir, "data"), LogPath: filepath.Join(workDir, "log.txt"),
+		workDir: workDir, done: make(chan struct{}),
+	}
+	args, err := sp.args("127.0.0.1:"+strconv.Itoa(port), l.DataDir, workDir)
+	if err != nil {
+		return nil, errors.Join(err, os.RemoveAll(workDir))
+	}
+	logFile, err := os.Create(l.LogPath)
+	if err != nil {
+		return nil, errors.Join(err, os.RemoveAll(workDir))
+	}
+	// Not CommandContext: the process outlives the load context and is stopped by Stop.
+	l.cmd = exec.Command(bin, args...)
+	l.cmd.Stdout, l.cmd.Stderr = logFile, logFile
+	l.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a terminal's ^C reaches tsbench only
+	if err := l.cmd.Start(); err != nil {
+		return nil, errors.Join(fmt.Errorf("start %s: %w", sp.binary, err), logFile.Close(), os.RemoveAll(workDir))
+	}
+	go func() {
+		l.waitErr = l.cmd.Wait()
+		logFile.Close()
+		close(l.done)
+	}()
+	l.Storage = config.Storage{
+		WriteURL:    l.URL + "api/v1/write",
+		ReadURL:     l.URL,
+		MetricsURLs: []string{l.URL + "metrics"},
+		PID:         l.cmd.Process.Pid,
+		DataDir:     l.DataDir,
+	}
+	logger.Info("storage starting", "storage", name, "kind", kind, "url", l.URL, "pid", l.Storage.PID, "log", l.LogPath)
+	if err := l.waitReady(ctx, l.URL+sp.readyPath[1:]); err != nil {
+		return nil, errors.Join(err, l.Stop())
+	}
+	return l, nil
+}
+
+// waitReady polls the readiness URL for up to a minute.
+func (l *Local) waitReady(ctx context.Context, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	client := &http.Client{Timeout: 2 * time.Second}
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-l.done:
+			return fmt.Errorf("storage %s exited before it was ready (%v); see %s", l.Name, l.waitErr, l.LogPath)
+		case <-ctx.Done():
+			return fmt.Errorf("storage %s not ready at %s: %w; see %s", l.Name, url, ctx.Err(), l.LogPath)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Exited is closed when the process has exited.
+func (l *Local) Exited() <-chan struct{} { return l.done }
+
+// Stop terminates the process (SIGTERM, then SIGKILL after 15 s) and removes its data dir.
+// With -keep, bench does not call it: the storage outlives tsbench.
+func (l *Local) Stop() error {
+	select {
+	case <-l.done:
+	default:
+		_ = l.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-l.done:
+		case <-time.After(15 * time.Second):
+			_ = l.cmd.Process.Kill()
+			<-l.done
+		}
+	}
+	return os.RemoveAll(l.workDir)
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	return port, ln.Close()
+}
