@@ -68,6 +68,9 @@ type Write struct {
 	TargetSamplesPerSecond   float64 `json:"targetSamplesPerSecond"`
 	AchievedSamplesPerSecond float64 `json:"achievedSamplesPerSecond"` // acked / load duration
 	MaxLagSeconds            float64 `json:"maxLagSeconds"`
+	// LagSeconds is the lag at the moment of the snapshot: now − the scheduled time of the
+	// oldest sample not yet acked or dropped (0 when nothing is pending).
+	LagSeconds float64 `json:"lagSeconds"`
 	// Copies is how many times each generated sample is sent to this storage
 	// (writeURLReplicas × URLs in writeURL); GeneratedSamples counts every copy.
 	Copies int `json:"copies"`
