@@ -161,3 +161,18 @@ remoteStorages:
 		t.Error("Redacted changed the original config")
 	}
 }
+
+// TestExamplesLoad keeps every config under examples/ valid.
+func TestExamplesLoad(t *testing.T) {
+	files, err := filepath.Glob("../../examples/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			if _, err := Load(f); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
