@@ -1,18 +1,56 @@
 package report
 
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
 // Verify is the read-back check of one storage (issue: verify).
+//
+// Every sample checked lands in at most one of the counts below, so they add up: a NaN
+// sample lost or turned into a number counts in NaNAltered only (not in MissingSamples), a
+// staleness marker not honoured in StalenessIgnored only.
 type Verify struct {
-	CheckedSamples    int64      `json:"checkedSamples"`
-	MissingSamples    int64      `json:"missingSamples"`
-	DuplicateSamples  int64      `json:"duplicateSamples"`
-	UnexpectedSamples int64      `json:"unexpectedSamples"`
-	ChangedValues     int64      `json:"changedValues"`
-	MaxRelativeError  float64    `json:"maxRelativeError"`
-	NaNAltered        int64      `json:"nanAltered"`
-	StalenessIgnored  int64      `json:"stalenessIgnored"`
+	// CheckedSamples is how many written samples (values and NaN, not staleness markers)
+	// were looked for in the storage's answers.
+	CheckedSamples int64 `json:"checkedSamples"`
+	// MissingSamples were written but not returned (NaN samples excluded: see NaNAltered).
+	MissingSamples int64 `json:"missingSamples"`
+	// DuplicateSamples are extra answers for a timestamp already returned once.
+	DuplicateSamples int64 `json:"duplicateSamples"`
+	// UnexpectedSamples were returned but never written (in a series or at a time that was
+	// not written, and not explained as a shifted timestamp).
+	UnexpectedSamples int64 `json:"unexpectedSamples"`
+	// ChangedValues came back with other float64 bits than were written.
+	ChangedValues int64 `json:"changedValues"`
+	// MaxRelativeError is the largest |got - want| / |want| among ChangedValues.
+	MaxRelativeError float64 `json:"maxRelativeError"`
+	// NaNAltered counts NaN samples dropped or returned as a number.
+	NaNAltered int64 `json:"nanAltered"`
+	// StalenessIgnored counts series still returned by an instant query just after their
+	// staleness marker.
+	StalenessIgnored int64 `json:"stalenessIgnored"`
+	// ShiftedTimestamps came back at another millisecond than written (by less than half a
+	// scrape interval); MaxShiftMillis is the largest shift.
 	ShiftedTimestamps int64      `json:"shiftedTimestamps"`
 	Probes            []Probe    `json:"probes"`
 	RuleDiffs         []RuleDiff `json:"ruleDiffs"`
+
+	MaxShiftMillis int64 `json:"maxShiftMillis"`
+	// CheckedStaleMarkers is how many staleness markers were checked for StalenessIgnored.
+	CheckedStaleMarkers int64 `json:"checkedStaleMarkers"`
+	// CheckedSeries and Reads: how many series were compared, in how many queries.
+	CheckedSeries int64 `json:"checkedSeries"`
+	Reads         int64 `json:"reads"`
+	// CheckedFrom and CheckedTo bound the timestamps of the samples checked (inclusive).
+	CheckedFrom time.Time `json:"checkedFrom"`
+	CheckedTo   time.Time `json:"checkedTo"`
+	// Examples are the first differences found, one line each, for a human to start from.
+	Examples []string `json:"examples,omitempty"`
+	// Errors are reads that failed; their samples are not counted as checked.
+	Errors          []string `json:"errors,omitempty"`
+	DurationSeconds float64  `json:"durationSeconds"`
 }
 
 // Probe is one PromQL behaviour: the correct Prometheus answer and this storage's.
@@ -28,4 +66,60 @@ type Probe struct {
 type RuleDiff struct {
 	Rule   string `json:"rule"`
 	Detail string `json:"detail"`
+}
+
+// Exact reports whether the storage returned exactly what it was given: samples were
+// checked, every one came back with the same timestamp and the same float64 bits (NaN as
+// NaN), nothing extra, every staleness marker honoured, and no read failed.
+func (v *Verify) Exact() bool {
+	return v != nil && v.CheckedSamples > 0 && len(v.Errors) == 0 &&
+		v.MissingSamples == 0 && v.DuplicateSamples == 0 && v.UnexpectedSamples == 0 &&
+		v.ChangedValues == 0 && v.NaNAltered == 0 && v.StalenessIgnored == 0 && v.ShiftedTimestamps == 0
+}
+
+// DifferentProbes counts the probes whose answer differs from Prometheus'.
+func (v *Verify) DifferentProbes() int {
+	n := 0
+	for _, p := range v.Probes {
+		if !p.Same {
+			n++
+		}
+	}
+	return n
+}
+
+// Verdict is the one-line read-back result, e.g. "returns exactly what it was given (12345
+// samples, 40 staleness markers)" or "12345 samples checked: 120 missing, 7 values changed
+// (max relative error 1.2e-13)".
+func (v *Verify) Verdict() string {
+	if v == nil {
+		return "not verified"
+	}
+	if v.Exact() {
+		return fmt.Sprintf("returns exactly what it was given (%d samples, %d staleness markers)", v.CheckedSamples, v.CheckedStaleMarkers)
+	}
+	var parts []string
+	add := func(n int64, what string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, what))
+		}
+	}
+	add(v.MissingSamples, "missing")
+	add(v.DuplicateSamples, "duplicated")
+	add(v.UnexpectedSamples, "unexpected")
+	if v.ChangedValues > 0 {
+		parts = append(parts, fmt.Sprintf("%d values changed (max relative error %.3g)", v.ChangedValues, v.MaxRelativeError))
+	}
+	add(v.NaNAltered, "NaN dropped or altered")
+	if v.StalenessIgnored > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d staleness markers ignored", v.StalenessIgnored, v.CheckedStaleMarkers))
+	}
+	if v.ShiftedTimestamps > 0 {
+		parts = append(parts, fmt.Sprintf("%d timestamps shifted (up to %dms)", v.ShiftedTimestamps, v.MaxShiftMillis))
+	}
+	add(int64(len(v.Errors)), "reads failed")
+	if len(parts) == 0 {
+		return "nothing checked"
+	}
+	return fmt.Sprintf("%d samples checked: %s", v.CheckedSamples, strings.Join(parts, ", "))
 }
