@@ -51,6 +51,24 @@ type Verify struct {
 	// Errors are reads that failed; their samples are not counted as checked.
 	Errors          []string `json:"errors,omitempty"`
 	DurationSeconds float64  `json:"durationSeconds"`
+	// Export is the same check on raw samples from /api/v1/export, where the storage offers
+	// it (VictoriaMetrics): no query engine in between, staleness markers visible.
+	Export *ExportCheck `json:"export,omitempty"`
+}
+
+// ExportCheck is the read-back of raw samples through a storage's export API: the counts
+// mean what they mean in Verify; MissingStaleMarkers are markers written but not stored.
+type ExportCheck struct {
+	CheckedSamples      int64   `json:"checkedSamples"`
+	MissingSamples      int64   `json:"missingSamples"`
+	DuplicateSamples    int64   `json:"duplicateSamples"`
+	UnexpectedSamples   int64   `json:"unexpectedSamples"`
+	ChangedValues       int64   `json:"changedValues"`
+	MaxRelativeError    float64 `json:"maxRelativeError"`
+	NaNAltered          int64   `json:"nanAltered"`
+	ShiftedTimestamps   int64   `json:"shiftedTimestamps"`
+	CheckedStaleMarkers int64   `json:"checkedStaleMarkers"`
+	MissingStaleMarkers int64   `json:"missingStaleMarkers"`
 }
 
 // Probe is one PromQL behaviour: the correct Prometheus answer and this storage's.

@@ -1,0 +1,297 @@
+package verify
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tsbench/tsbench/internal/report"
+)
+
+// maxExamples bounds the difference lines kept per storage.
+const maxExamples = 10
+
+// urlReplicaLabel is added by writeURLReplicas (extra_label=url_replica=N): each value of it
+// is one copy of the workload, checked on its own.
+const urlReplicaLabel = "url_replica"
+
+// tally accumulates one storage's read-back counts; report.Verify is filled from it.
+type tally struct {
+	checked, missing, duplicate, unexpected, changed, nanAltered int64
+	shifted, staleChecked, staleIgnored, series                  int64
+	markersMissing                                               int64 // export only: markers not stored
+	maxRelErr                                                    float64
+	maxShift                                                     int64
+	examples                                                     []string
+}
+
+func (t *tally) example(format string, args ...any) {
+	if len(t.examples) < maxExamples {
+		t.examples = append(t.examples, fmt.Sprintf(format, args...))
+	}
+}
+
+// fillExport fills the export cross-check from t.
+func (t *tally) fillExport(e *report.ExportCheck) {
+	e.CheckedSamples, e.MissingSamples, e.DuplicateSamples = t.checked, t.missing, t.duplicate
+	e.UnexpectedSamples, e.ChangedValues, e.MaxRelativeError = t.unexpected, t.changed, t.maxRelErr
+	e.NaNAltered, e.ShiftedTimestamps = t.nanAltered, t.shifted
+	e.CheckedStaleMarkers, e.MissingStaleMarkers = t.staleChecked, t.markersMissing
+}
+
+func (t *tally) fill(v *report.Verify) {
+	v.CheckedSamples += t.checked
+	v.MissingSamples += t.missing
+	v.DuplicateSamples += t.duplicate
+	v.UnexpectedSamples += t.unexpected
+	v.ChangedValues += t.changed
+	v.MaxRelativeError = max(v.MaxRelativeError, t.maxRelErr)
+	v.NaNAltered += t.nanAltered
+	v.StalenessIgnored += t.staleIgnored
+	v.ShiftedTimestamps += t.shifted
+	v.MaxShiftMillis = max(v.MaxShiftMillis, t.maxShift)
+	v.CheckedStaleMarkers += t.staleChecked
+	v.CheckedSeries += t.series
+	v.Examples = append(v.Examples, t.examples[:min(len(t.examples), maxExamples-len(v.Examples))]...)
+}
+
+// compareUnit compares a range read of u with what was written. copies is the number of
+// url_replica copies written (1 without writeURLReplicas).
+func compareUnit(u *unit, got *result, copies int, shiftLimit int64, markers bool, t *tally) {
+	// Group the answer by series identity, url_replica split off as the copy.
+	type copySet map[string][]point
+	byKey := map[string]copySet{}
+	var keys []string
+	for _, s := range got.Series {
+		ls, replica := splitReplica(s.Labels)
+		key := keyOfLabels(ls)
+		cs := byKey[key]
+		if cs == nil {
+			cs = copySet{}
+			byKey[key] = cs
+			keys = append(keys, key)
+		}
+		cs[replica] = append(cs[replica], s.Points...)
+	}
+	expKeys := make([]string, 0, len(u.series))
+	for k := range u.series {
+		expKeys = append(expKeys, k)
+	}
+	sort.Strings(expKeys)
+	for _, key := range expKeys {
+		es := u.series[key]
+		cs := byKey[key]
+		replicas := make([]string, 0, len(cs))
+		for r := range cs {
+			replicas = append(replicas, r)
+		}
+		sort.Strings(replicas)
+		for i, r := range replicas {
+			if i >= copies {
+				for _, p := range cs[r] {
+					t.unexpected++
+					t.example("unexpected copy %s=%q of %s at %d", urlReplicaLabel, r, render(es.labels), p.T)
+				}
+				continue
+			}
+			t.series++
+			compareSeries(es, cs[r], shiftLimit, markers, t)
+		}
+		for range copies - len(replicas) {
+			t.series++
+			compareSeries(es, nil, shiftLimit, markers, t)
+		}
+		delete(byKey, key)
+	}
+	for _, key := range keys {
+		for r, pts := range byKey[key] {
+			for _, p := range pts {
+				t.unexpected++
+				if len(t.examples) < maxExamples {
+					ls := labelsFromKey(key)
+					if r != "" {
+						ls = append(ls, label{urlReplicaLabel, r})
+					}
+					t.example("unexpected series %s at %d", render(ls), p.T)
+				}
+			}
+		}
+	}
+}
+
+// compareSeries compares one series' answer with its written samples. Staleness markers in
+// the answer are accepted but, unless markers is set (a raw export), not required: PromQL
+// range selectors do not return them in Prometheus (VictoriaMetrics returns them as NaN),
+// and they are checked by checkStaleness.
+func compareSeries(es *expSeries, got []point, shiftLimit int64, markers bool, t *tally) {
+	sort.SliceStable(got, func(i, j int) bool { return got[i].T < got[j].T })
+	// Duplicates: every answer beyond the first for one timestamp.
+	uniq := got[:0:0]
+	for i, p := range got {
+		if i > 0 && p.T == got[i-1].T {
+			t.duplicate++
+			t.example("duplicate %s at %d", render(es.labels), p.T)
+			continue
+		}
+		uniq = append(uniq, p)
+	}
+	at := make(map[int64]int, len(uniq)) // timestamp → index in uniq
+	for i, p := range uniq {
+		at[p.T] = i
+	}
+	used := make([]bool, len(uniq))
+	var unmatched []expSample
+	for _, e := range es.samples {
+		if !e.stale {
+			t.checked++
+		} else if markers {
+			t.staleChecked++
+		}
+		i, ok := at[e.t]
+		if !ok {
+			unmatched = append(unmatched, e)
+			continue
+		}
+		used[i] = true
+		compareValue(es, e, uniq[i].V, t)
+	}
+	// Pair what is left by nearest timestamp within shiftLimit: a shifted sample.
+	var extra []point
+	for i, p := range uniq {
+		if !used[i] {
+			extra = append(extra, p)
+		}
+	}
+	for _, e := range unmatched {
+		best, bestD := -1, shiftLimit+1
+		for i, p := range extra {
+			if d := abs(p.T - e.t); d < bestD && p.T != math.MinInt64 {
+				best, bestD = i, d
+			}
+		}
+		if best < 0 || bestD > shiftLimit {
+			switch {
+			case e.stale:
+				if markers {
+					t.markersMissing++
+					t.example("staleness marker not stored: %s at %d", render(es.labels), e.t)
+				}
+			case math.IsNaN(e.v):
+				t.nanAltered++
+				t.example("NaN missing: %s at %d", render(es.labels), e.t)
+			default:
+				t.missing++
+				t.example("missing %s at %d (%s)", render(es.labels), e.t, fmtFloat(e.v))
+			}
+			continue
+		}
+		p := extra[best]
+		extra[best].T = math.MinInt64 // taken
+		if !e.stale {
+			t.shifted++
+			t.maxShift = max(t.maxShift, bestD)
+			t.example("shifted %s from %d to %d", render(es.labels), e.t, p.T)
+		}
+		compareValue(es, e, p.V, t)
+	}
+	for _, p := range extra {
+		if p.T != math.MinInt64 {
+			t.unexpected++
+			t.example("unexpected sample %s at %d (%s)", render(es.labels), p.T, fmtFloat(p.V))
+		}
+	}
+}
+
+// compareValue checks one answer against its written sample: bit for bit, NaN as NaN (the
+// JSON API renders every NaN as "NaN", so NaN payloads are not observable).
+func compareValue(es *expSeries, e expSample, got float64, t *tally) {
+	switch {
+	case e.stale:
+		// A marker returned as NaN is the marker; a number instead is a changed value.
+		if !math.IsNaN(got) {
+			t.changed++
+			t.maxRelErr = math.Inf(1)
+			t.example("staleness marker of %s at %d returned as %s", render(es.labels), e.t, fmtFloat(got))
+		}
+	case math.IsNaN(e.v):
+		if !math.IsNaN(got) {
+			t.nanAltered++
+			t.example("NaN altered: %s at %d returned as %s", render(es.labels), e.t, fmtFloat(got))
+		}
+	case math.Float64bits(got) != math.Float64bits(e.v):
+		t.changed++
+		t.maxRelErr = max(t.maxRelErr, relErr(e.v, got))
+		t.example("changed %s at %d: wrote %s, got %s", render(es.labels), e.t, fmtFloat(e.v), fmtFloat(got))
+	}
+}
+
+// relErr is |got - want| / |want|; +Inf when want is 0 or the values are not comparable.
+func relErr(want, got float64) float64 {
+	if want == got {
+		return 0 // 0 and -0
+	}
+	d := math.Abs(got-want) / math.Abs(want)
+	if math.IsNaN(d) {
+		return math.Inf(1)
+	}
+	return d
+}
+
+func splitReplica(ls []label) ([]label, string) {
+	for i, l := range ls {
+		if l.Name == urlReplicaLabel {
+			out := append(append([]label{}, ls[:i]...), ls[i+1:]...)
+			return out, l.Value
+		}
+	}
+	return ls, ""
+}
+
+func labelsFromKey(key string) []label {
+	var ls []label
+	for pair := range strings.SplitSeq(strings.TrimSuffix(key, "\xff"), "\xff") {
+		if pair == "" {
+			continue
+		}
+		n, v, _ := strings.Cut(pair, "\xfe")
+		ls = append(ls, label{n, v})
+	}
+	return ls
+}
+
+// render writes a label set as a PromQL selector: {__name__="x",a="b"}.
+func render(ls []label) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, l := range ls {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(l.Name)
+		b.WriteByte('=')
+		b.WriteString(quote(l.Value))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// quote renders a PromQL string literal; PromQL strings take Go's escapes.
+func quote(s string) string { return fmt.Sprintf("%q", s) }
+
+// fmtFloat renders v exactly (the shortest text that parses back to the same bits), without
+// an exponent for the magnitudes of timestamps and counters.
+func fmtFloat(v float64) string {
+	if a := math.Abs(v); a >= 1e-4 && a < 1e21 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

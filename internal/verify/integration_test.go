@@ -1,0 +1,291 @@
+package verify
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/klauspost/compress/snappy"
+	"github.com/prometheus/prometheus/prompb"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/workload"
+)
+
+// faultProxy is a remote-write receiver that decodes each request, passes every sample
+// through a fault, re-encodes and forwards what is left to a real storage. It counts the
+// damage done to samples in the checked window.
+type faultProxy struct {
+	target string // the storage's write URL
+	f      fault
+	w      window
+	mu     sync.Mutex // guards d
+	d      damage
+}
+
+func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	raw, err := snappy.Decode(nil, body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var req prompb.WriteRequest
+	if err := req.Unmarshal(raw); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	p.mu.Lock()
+	for i := range req.Timeseries {
+		ts := &req.Timeseries[i]
+		ls := make([]workload.Label, len(ts.Labels))
+		for j, l := range ts.Labels {
+			ls[j] = workload.Label{Name: l.Name, Value: l.Value}
+		}
+		key := keyOf(ls)
+		kept := ts.Samples[:0]
+		for _, s := range ts.Samples {
+			t, v, keep := p.d.apply(p.f, key, s.Timestamp, s.Value, p.w)
+			if keep {
+				kept = append(kept, prompb.Sample{Timestamp: t, Value: v})
+			}
+		}
+		ts.Samples = kept
+	}
+	p.mu.Unlock()
+	status, err := postWrite(r.Context(), p.target, &req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	w.WriteHeader(status)
+}
+
+// postWrite sends one remote-write 1.0 request and returns the status.
+func postWrite(ctx context.Context, url string, wr *prompb.WriteRequest) (int, error) {
+	b, err := wr.Marshal()
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(snappy.Encode(nil, b)))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Encoding", "snappy")
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	req.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return resp.StatusCode, fmt.Errorf("write: status %d: %s", resp.StatusCode, msg)
+	}
+	return resp.StatusCode, nil
+}
+
+// seriesBatch collects a target's samples per series, in time order, for one request.
+type seriesBatch struct {
+	index map[string]int
+	wr    prompb.WriteRequest
+}
+
+func (b *seriesBatch) Append(ls []workload.Label, t int64, v float64) {
+	key := keyOf(ls)
+	i, ok := b.index[key]
+	if !ok {
+		pl := make([]prompb.Label, len(ls))
+		for j, l := range ls {
+			pl[j] = prompb.Label{Name: l.Name, Value: l.Value}
+		}
+		i = len(b.wr.Timeseries)
+		b.index[key] = i
+		b.wr.Timeseries = append(b.wr.Timeseries, prompb.TimeSeries{Labels: pl})
+	}
+	b.wr.Timeseries[i].Samples = append(b.wr.Timeseries[i].Samples, prompb.Sample{Timestamp: t, Value: v})
+}
+
+// writeThrough writes every scrape of wl in w to url, one request per target.
+func writeThrough(ctx context.Context, wl *fakeWorkload, w window, url string) error {
+	for i := range wl.targets {
+		b := &seriesBatch{index: map[string]int{}}
+		for k := int64(0); wl.ScrapeTime(i, k) <= w.to; k++ {
+			wl.Scrape(b, i, k)
+		}
+		if _, err := postWrite(ctx, url, &b.wr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// requireBinary skips without the binary, except under CI=true.
+func requireBinary(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s not installed (CI=true): %v", name, err)
+		}
+		t.Skipf("%s not installed: %v", name, err)
+	}
+}
+
+// TestSeededFaultsRealStorages writes a deterministic workload through a fault proxy into a
+// real VictoriaMetrics and a real Prometheus, one job per fault, and checks that verify
+// reports exactly the damage the proxy did, and nothing for the unmodified job, apart from
+// what VictoriaMetrics v1.79 itself does (it drops NaN samples at ingestion: every NaN
+// written counts in nanAltered, whatever the proxy did).
+func TestSeededFaultsRealStorages(t *testing.T) {
+	requireBinary(t, "victoria-metrics")
+	requireBinary(t, "prometheus")
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Second)
+	defer cancel()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	locals := map[string]*storage.Local{}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	for _, kind := range []string{storage.KindVictoriaMetrics, storage.KindPrometheus} {
+		g.Go(func() error {
+			l, err := storage.Start(gctx, kind, kind, logger)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			locals[kind] = l
+			mu.Unlock()
+			return nil
+		})
+	}
+	err := g.Wait()
+	for _, l := range locals {
+		t.Cleanup(func() {
+			if err := l.Stop(); err != nil {
+				t.Errorf("stop %s: %v", l.Name, err)
+			}
+		})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// 10 targets × 20 series × 60 scrapes at 1s = 12000 samples per job, two minutes ago
+	// (inside Prometheus' head, outside any storage's "too recent" horizon), churn at
+	// scrapes 20 and 40 of the even targets: 2 × 5 × 20 = 200 staleness markers per job.
+	start := time.Now().Add(-2*time.Minute).UnixMilli() / 1000 * 1000
+	newWL := func(job string) *fakeWorkload {
+		return &fakeWorkload{targets: 10, series: 20, start: start, interval: 1000, churn: 20, job: job, intValues: true}
+	}
+	w := testWindow(newWL(""))
+	names := make([]string, 0, len(faults()))
+	for name := range faults() {
+		names = append(names, name)
+	}
+	proxies := map[string]map[string]*faultProxy{} // storage → fault → proxy
+	for kind, l := range locals {
+		proxies[kind] = map[string]*faultProxy{}
+		for _, name := range names {
+			p := &faultProxy{target: l.Storage.WriteURL, f: faults()[name], w: w}
+			srv := httptest.NewServer(p)
+			t.Cleanup(srv.Close)
+			proxies[kind][name] = p
+			if err := writeThrough(ctx, newWL(jobOf(name)), w, srv.URL+"/api/v1/write"); err != nil {
+				t.Fatalf("%s, fault %s: %v", kind, name, err)
+			}
+		}
+	}
+	// VictoriaMetrics makes samples searchable within a second; flush instead of waiting.
+	resp, err := http.Get(locals[storage.KindVictoriaMetrics].URL + "internal/force_flush")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+
+	for _, kind := range []string{storage.KindPrometheus, storage.KindVictoriaMetrics} {
+		l := locals[kind]
+		client, err := storage.NewClient(kind, l.Storage, storage.Read, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range names {
+			t.Run(kind+"/"+name, func(t *testing.T) {
+				wl := newWL(jobOf(name))
+				cfg := config.Default()
+				cfg.ScrapeInterval, cfg.VerifySamples = time.Second, 12000
+				v := newVerifier(&cfg, wl, []Target{{Name: kind, ReadURL: l.URL, Client: client, Kind: kind}}, nil, logger)
+				v.Margin = 0
+				res := v.Run(ctx, time.UnixMilli(w.from), time.UnixMilli(w.to))[kind]
+				if len(res.Errors) > 0 {
+					t.Fatalf("errors: %v", res.Errors)
+				}
+				if res.CheckedSamples != 12000 || res.CheckedStaleMarkers != 200 {
+					t.Errorf("checked %d samples and %d markers, want 12000 and 200", res.CheckedSamples, res.CheckedStaleMarkers)
+				}
+				d := proxies[kind][name].d
+				want := expectedCounts(name, d)
+				if name != "none" && want == (counts{}) {
+					t.Fatalf("fault %s did no damage: the test cannot fail", name)
+				}
+				if kind == storage.KindVictoriaMetrics {
+					// VictoriaMetrics drops every NaN sample: what the proxy did to NaN is moot,
+					// and a NaN series without its marker has no sample left to show.
+					want.NaNAltered = d.nansSeen
+					if name == "drop 1%" || name == "drop staleness markers" {
+						want.StalenessIgnored -= d.nanSeriesMarkers
+					}
+					if name == "shift 1ms" {
+						want.Shifted = d.values
+					}
+				}
+				if kind == storage.KindVictoriaMetrics {
+					// The raw export must show the same damage, and every marker the proxy
+					// dropped as a marker not stored.
+					e := res.Export
+					if e == nil {
+						t.Fatal("no export cross-check for VictoriaMetrics")
+					}
+					wantE := counts{Missing: want.Missing, Changed: want.Changed, NaNAltered: want.NaNAltered, Shifted: want.Shifted}
+					if name == "drop 1%" || name == "drop staleness markers" {
+						wantE.StalenessIgnored = d.markers
+					}
+					gotE := counts{e.MissingSamples, e.DuplicateSamples, e.UnexpectedSamples, e.ChangedValues, e.NaNAltered, e.MissingStaleMarkers, e.ShiftedTimestamps}
+					if diff := cmp.Diff(wantE, gotE); diff != "" || e.CheckedSamples != 12000 || e.CheckedStaleMarkers != 200 {
+						t.Errorf("export %+v (-want +got, StalenessIgnored = missing markers):\n%s", *e, diff)
+					}
+				}
+				got := countsOf(res)
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("damage %+v; counts (-want +got):\n%s\nexamples:\n%s", d, diff, strings.Join(res.Examples, "\n"))
+				}
+				t.Logf("%s: %s; probes differing: %d", name, res.Verdict(), res.DifferentProbes())
+				if name == "none" {
+					for _, p := range res.Probes {
+						t.Logf("probe %q same=%v\n  query    %s\n  expected %s\n  got      %s", p.Name, p.Same, p.Query, p.Expected, p.Got)
+					}
+				}
+			})
+		}
+	}
+}
+
+func jobOf(fault string) string {
+	return "fault_" + strings.NewReplacer(" ", "_", "%", "pct").Replace(fault)
+}

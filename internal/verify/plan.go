@@ -1,0 +1,353 @@
+package verify
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strings"
+
+	"github.com/tsbench/tsbench/internal/workload"
+)
+
+// staleNaNBits is the staleness marker Prometheus writes (and the generator with it).
+const staleNaNBits = 0x7ff0000000000002
+
+func isStale(v float64) bool { return math.Float64bits(v) == staleNaNBits }
+
+// Unit kinds: why a read was chosen.
+const (
+	kindAll    = "all"    // verifySamples covers the whole window: every target, every scrape
+	kindRecent = "recent" // the newest minute of one target
+	kindChurn  = "churn"  // the last scrapes of a revision and its staleness markers
+	kindSample = "sample" // a few scrapes of a target picked by the seed
+)
+
+// maxSamplesPerRead bounds one range read: longer windows are split.
+const maxSamplesPerRead = 50_000
+
+// unit is one read: a target at one revision over consecutive scrapes kFrom..kTo, plus the
+// staleness markers of that revision at scrape kTo+1 when marker is set.
+type unit struct {
+	kind       string
+	target     int
+	kFrom, kTo int64
+	marker     bool
+
+	// Filled by expect.
+	selector []label // labels every series of the target at this revision has (not __name__)
+	series   map[string]*expSeries
+	lo, hi   int64 // the read covers (lo, hi]: half a scrape interval beyond the first and last scrape
+	markerT  int64 // timestamp of the staleness markers, when marker
+	samples  int64 // expected values (not markers)
+	markers  int64
+}
+
+// expSeries is what one series must hold in the unit's window.
+type expSeries struct {
+	labels  []label
+	samples []expSample // by time
+}
+
+type expSample struct {
+	t     int64
+	v     float64
+	stale bool
+}
+
+// window is the part of the run that is checked, in ms: scrapes at from..to inclusive.
+type window struct{ from, to int64 }
+
+// scrapeRange returns the first and last scrape of target whose time is in w; ok is false
+// when there is none.
+func scrapeRange(wl Workload, target int, w window, interval int64) (first, last int64, ok bool) {
+	t0 := wl.ScrapeTime(target, 0)
+	if t0 > w.to {
+		return 0, 0, false
+	}
+	first = 0
+	if t0 < w.from {
+		first = (w.from - t0) / interval
+	}
+	for first > 0 && wl.ScrapeTime(target, first-1) >= w.from {
+		first--
+	}
+	for wl.ScrapeTime(target, first) < w.from {
+		first++
+	}
+	last = (w.to - t0) / interval
+	for wl.ScrapeTime(target, last) > w.to {
+		last--
+	}
+	for wl.ScrapeTime(target, last+1) <= w.to {
+		last++
+	}
+	return first, last, last >= first
+}
+
+// segments splits first..last of target into runs of one revision; marker is set on a run
+// whose next scrape (in the window) starts a new revision.
+func segments(wl Workload, target int, first, last int64, kind string) []unit {
+	var us []unit
+	start, rev := first, wl.Revision(target, first)
+	for k := first + 1; k <= last; k++ {
+		if r := wl.Revision(target, k); r != rev {
+			us = append(us, unit{kind: kind, target: target, kFrom: start, kTo: k - 1, marker: true})
+			start, rev = k, r
+		}
+	}
+	return append(us, unit{kind: kind, target: target, kFrom: start, kTo: last})
+}
+
+// plan chooses the reads: every sample of the window when budget covers it, else a recent
+// minute, churned-out revisions with their markers, and seed-picked scrapes, about budget
+// samples in all. The choice depends only on seed, workload and window.
+func plan(wl Workload, seed uint64, w window, interval int64, budget int) []unit {
+	n, perScrape := wl.Targets(), int64(wl.SeriesPerTarget())
+	type span struct{ first, last int64 }
+	spans := make([]span, n)
+	var total int64
+	for i := range n {
+		f, l, ok := scrapeRange(wl, i, w, interval)
+		if !ok {
+			spans[i] = span{0, -1}
+			continue
+		}
+		spans[i] = span{f, l}
+		total += (l - f + 1) * perScrape
+	}
+	var us []unit
+	if total <= int64(budget) {
+		for i := range n {
+			if spans[i].last >= spans[i].first {
+				us = append(us, segments(wl, i, spans[i].first, spans[i].last, kindAll)...)
+			}
+		}
+		return split(us, perScrape)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x766572696679)) // "verify"
+	claimed := map[[2]int64]bool{}                     // (target, scrape) already read
+	var planned int64
+	add := func(u unit) bool {
+		for k := u.kFrom; k <= u.kTo; k++ {
+			if claimed[[2]int64{int64(u.target), k}] {
+				return false
+			}
+		}
+		for k := u.kFrom; k <= u.kTo; k++ {
+			claimed[[2]int64{int64(u.target), k}] = true
+		}
+		us = append(us, u)
+		planned += (u.kTo - u.kFrom + 1) * perScrape
+		return true
+	}
+	order := rng.Perm(n)
+
+	// The newest minute of one target: where a storage that hides recent data shows it.
+	recent := int64(math.Ceil(60_000 / float64(interval)))
+	for _, i := range order {
+		sp := spans[i]
+		if sp.last < sp.first {
+			continue
+		}
+		from := max(sp.first, sp.last-recent+1)
+		segs := segments(wl, i, from, sp.last, kindRecent)
+		u := segs[len(segs)-1] // the current revision only: no marker inside the newest minute
+		add(u)
+		break
+	}
+
+	// Churned-out revisions: their last two scrapes and their staleness markers, up to half
+	// the budget. Targets are scanned in seed order; only those whose revision changed in
+	// the window are walked scrape by scrape.
+	const scanLimit = 100_000
+	for j, i := range order {
+		if planned >= int64(budget)/2 || j >= scanLimit {
+			break
+		}
+		sp := spans[i]
+		if sp.last <= sp.first || wl.Revision(i, sp.first) == wl.Revision(i, sp.last) {
+			continue
+		}
+		for _, seg := range segments(wl, i, sp.first, sp.last, kindChurn) {
+			if !seg.marker || planned >= int64(budget)/2 {
+				continue
+			}
+			seg.kFrom = max(seg.kFrom, seg.kTo-1)
+			add(seg)
+		}
+	}
+
+	// Seed-picked scrapes of seed-picked targets: three scrapes each, trimmed to a revision.
+	for attempts := 0; planned < int64(budget) && attempts < 20*n+1000; attempts++ {
+		i := order[rng.IntN(n)]
+		sp := spans[i]
+		if sp.last < sp.first {
+			continue
+		}
+		k := sp.first + rng.Int64N(sp.last-sp.first+1)
+		segs := segments(wl, i, k, min(k+2, sp.last), kindSample)
+		u := segs[0]
+		u.marker = false // a marker is checked with churn units, where it ends a revision
+		add(u)
+	}
+	sort.SliceStable(us, func(a, b int) bool {
+		if us[a].target != us[b].target {
+			return us[a].target < us[b].target
+		}
+		return us[a].kFrom < us[b].kFrom
+	})
+	return split(us, perScrape)
+}
+
+// split cuts units longer than maxSamplesPerRead; a marker stays with the last piece.
+func split(us []unit, perScrape int64) []unit {
+	per := max(1, maxSamplesPerRead/max(1, perScrape))
+	var out []unit
+	for _, u := range us {
+		for u.kTo-u.kFrom+1 > per {
+			head := u
+			head.kTo, head.marker = u.kFrom+per-1, false
+			out = append(out, head)
+			u.kFrom += per
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// expect fills u with the samples the generator wrote for it: the values of scrapes
+// kFrom..kTo of the target's series at its revision, and the staleness markers of those
+// series at scrape kTo+1. It runs the generator's own Scrape, so what is expected is what was
+// sent, not a second implementation of it.
+func expect(wl Workload, u *unit, interval int64) {
+	u.series = map[string]*expSeries{}
+	c := &collector{u: u}
+	// The selector: label pairs shared by every value of the first scrape except the name.
+	c.mode = collectCommon
+	wl.Scrape(c, u.target, u.kFrom)
+	u.selector = c.common
+	c.mode = collectValues
+	for k := u.kFrom; k <= u.kTo; k++ {
+		wl.Scrape(c, u.target, k)
+	}
+	u.lo = wl.ScrapeTime(u.target, u.kFrom) - interval/2
+	u.hi = wl.ScrapeTime(u.target, u.kTo) + interval/2
+	if u.marker {
+		c.mode = collectMarkers
+		wl.Scrape(c, u.target, u.kTo+1)
+		u.markerT = wl.ScrapeTime(u.target, u.kTo+1)
+		u.hi = u.markerT + interval/2
+		if u.markers == 0 {
+			u.marker = false
+		}
+	}
+}
+
+const (
+	collectCommon = iota
+	collectValues
+	collectMarkers
+)
+
+// collector is the Appender expect hands to the generator.
+type collector struct {
+	u      *unit
+	mode   int
+	common []label
+	init   bool
+}
+
+var _ workload.Appender = (*collector)(nil)
+
+func (c *collector) Append(ls []workload.Label, t int64, v float64) {
+	switch c.mode {
+	case collectCommon:
+		if isStale(v) {
+			return
+		}
+		if !c.init {
+			c.init = true
+			for _, l := range ls {
+				if l.Name != "__name__" {
+					c.common = append(c.common, label{l.Name, l.Value})
+				}
+			}
+			return
+		}
+		kept := c.common[:0]
+		for _, l := range c.common {
+			if hasLabel(ls, l) {
+				kept = append(kept, l)
+			}
+		}
+		c.common = kept
+	case collectValues, collectMarkers:
+		if isStale(v) != (c.mode == collectMarkers) || !matches(ls, c.u.selector) {
+			return
+		}
+		key := keyOf(ls)
+		s := c.u.series[key]
+		if s == nil {
+			if c.mode == collectMarkers {
+				return // a marker of a series not read (cannot happen within one revision)
+			}
+			s = &expSeries{labels: toLabels(ls)}
+			c.u.series[key] = s
+		}
+		s.samples = append(s.samples, expSample{t: t, v: v, stale: isStale(v)})
+		if c.mode == collectMarkers {
+			c.u.markers++
+		} else {
+			c.u.samples++
+		}
+	}
+}
+
+func hasLabel(ls []workload.Label, want label) bool {
+	for _, l := range ls {
+		if l.Name == want.Name {
+			return l.Value == want.Value
+		}
+	}
+	return false
+}
+
+func matches(ls []workload.Label, sel []label) bool {
+	for _, l := range sel {
+		if !hasLabel(ls, l) {
+			return false
+		}
+	}
+	return true
+}
+
+func toLabels(ls []workload.Label) []label {
+	out := make([]label, len(ls))
+	for i, l := range ls {
+		out[i] = label{l.Name, l.Value}
+	}
+	return out
+}
+
+// keyOf is the identity of a label set sorted by name.
+func keyOf(ls []workload.Label) string {
+	var b strings.Builder
+	for _, l := range ls {
+		b.WriteString(l.Name)
+		b.WriteByte(0xfe)
+		b.WriteString(l.Value)
+		b.WriteByte(0xff)
+	}
+	return b.String()
+}
+
+func keyOfLabels(ls []label) string {
+	var b strings.Builder
+	for _, l := range ls {
+		b.WriteString(l.Name)
+		b.WriteByte(0xfe)
+		b.WriteString(l.Value)
+		b.WriteByte(0xff)
+	}
+	return b.String()
+}

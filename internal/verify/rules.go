@@ -1,0 +1,169 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tsbench/tsbench/internal/query"
+	"github.com/tsbench/tsbench/internal/report"
+)
+
+// Tolerances of the cross-storage rule comparison (issue 5): a raw selection must come back
+// as written, up to float formatting; a computed expression may differ by summation order.
+const (
+	rawTolerance      = 1e-9
+	computedTolerance = 1e-6
+)
+
+// selectorOnly matches an expression that only selects series: `name`, `name{...}` or
+// `{...}` (no function, operator, range or offset).
+var selectorOnly = regexp.MustCompile(`^\s*([a-zA-Z_:][a-zA-Z0-9_:]*)?\s*(\{[^{}]*\})?\s*$`)
+
+func isRawSelection(expr string) bool {
+	return strings.TrimSpace(expr) != "" && selectorOnly.MatchString(expr)
+}
+
+// ruleAnswer is one storage's range result for one rule.
+type ruleAnswer struct {
+	res *result
+	err error
+}
+
+// ruleRange is the rules' common range: the last RuleWindow of the checked window (or all of
+// it), with a step of one scrape interval rounded up to a whole second, start and end on
+// multiples of the step so that no storage realigns them.
+func ruleRange(w window, interval int64, ruleWindow time.Duration) (start, end, step int64) {
+	step = max(1000, (interval+999)/1000*1000)
+	end = w.to / step * step
+	start = max(w.from, end-ruleWindow.Milliseconds())
+	start = (start + step - 1) / step * step
+	return start, end, step
+}
+
+// runRules runs every rule as a range query on one storage.
+func runRules(ctx context.Context, r *reader, rules []query.NamedExpr, w window, interval int64, ruleWindow time.Duration) []ruleAnswer {
+	start, end, step := ruleRange(w, interval, ruleWindow)
+	out := make([]ruleAnswer, len(rules))
+	if end < start {
+		return out
+	}
+	for i, rule := range rules {
+		res, err := r.rangeQuery(ctx, rule.Expr, start, end, step)
+		if err == nil && res.Type != "matrix" {
+			err = fmt.Errorf("result type %s, want matrix", res.Type)
+		}
+		out[i] = ruleAnswer{res: res, err: err}
+	}
+	return out
+}
+
+// compareRules compares every storage's answer to every rule with every other storage's and
+// lists, per storage, each rule that differs from another storage (both sides list it).
+func compareRules(rules []query.NamedExpr, answers map[string][]ruleAnswer) map[string][]report.RuleDiff {
+	names := make([]string, 0, len(answers))
+	for n := range answers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := map[string][]report.RuleDiff{}
+	for i, rule := range rules {
+		tol := computedTolerance
+		if isRawSelection(rule.Expr) {
+			tol = rawTolerance
+		}
+		for _, a := range names {
+			if i >= len(answers[a]) {
+				continue
+			}
+			own := answers[a][i]
+			if own.err != nil {
+				out[a] = append(out[a], report.RuleDiff{Rule: rule.Name, Detail: "error: " + own.err.Error()})
+				continue
+			}
+			for _, b := range names {
+				if a == b || i >= len(answers[b]) || answers[b][i].err != nil {
+					continue
+				}
+				if d := diffResults(own.res, answers[b][i].res, tol); d != "" {
+					out[a] = append(out[a], report.RuleDiff{Rule: rule.Name, Detail: "vs " + b + ": " + d})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// diffResults describes how matrix a differs from b as sets of series: series only in one,
+// points only in one, values beyond the relative tolerance (the largest shown). "" if same.
+func diffResults(a, b *result, tol float64) string {
+	am, bm := bySeries(a), bySeries(b)
+	var onlyA, onlyB, pointsA, pointsB, differ int
+	var worst float64
+	var worstAt string
+	for key, as := range am {
+		bs, ok := bm[key]
+		if !ok {
+			onlyA++
+			continue
+		}
+		bt := map[int64]float64{}
+		for _, p := range bs.Points {
+			bt[p.T] = p.V
+		}
+		seen := 0
+		for _, p := range as.Points {
+			bv, ok := bt[p.T]
+			if !ok {
+				pointsA++
+				continue
+			}
+			seen++
+			if !closeEnough(p.V, bv, tol) {
+				differ++
+				e := math.Abs(p.V-bv) / math.Max(math.Abs(p.V), math.Abs(bv))
+				if math.IsNaN(e) {
+					e = math.Inf(1)
+				}
+				if e > worst || worstAt == "" {
+					worst, worstAt = e, fmt.Sprintf("%s at %s: %s vs %s", render(as.Labels), formatMillis(p.T), fmtFloat(p.V), fmtFloat(bv))
+				}
+			}
+		}
+		pointsB += len(bs.Points) - seen
+	}
+	for key := range bm {
+		if _, ok := am[key]; !ok {
+			onlyB++
+		}
+	}
+	var parts []string
+	add := func(n int, what string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, what))
+		}
+	}
+	add(onlyA, "series only here")
+	add(onlyB, "series only there")
+	add(pointsA, "points only here")
+	add(pointsB, "points only there")
+	if differ > 0 {
+		parts = append(parts, fmt.Sprintf("%d values differ beyond %g (largest %.3g, %s)", differ, tol, worst, worstAt))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func bySeries(r *result) map[string]series {
+	m := map[string]series{}
+	if r == nil {
+		return m
+	}
+	for _, s := range r.Series {
+		m[keyOfLabels(s.Labels)] = s
+	}
+	return m
+}

@@ -1,0 +1,225 @@
+// Package verify reads back what each storage stored and compares it with what the workload
+// wrote, bit for bit, and runs PromQL probes and the rules on every storage side by side.
+//
+// Invariant: what is expected is recomputed by the generator itself (Scrape), never read from
+// a storage; a comparison is never loosened to hide a storage's behaviour: known behaviours
+// are configured on the storage (VictoriaMetrics -search.latencyOffset=0s) and reported
+// as they are. Every sample checked lands in at most one count of report.Verify.
+package verify
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/query"
+	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/workload"
+)
+
+// Target is one storage to verify.
+type Target struct {
+	Name, ReadURL string
+	Client        *storage.Client
+	Kind          string // storage.KindVictoriaMetrics, storage.KindPrometheus or "" (unknown)
+}
+
+// Workload is what verify uses of *workload.Generator.
+type Workload interface {
+	Targets() int
+	SeriesPerTarget() int
+	ScrapeTime(target int, k int64) int64
+	Scrape(app workload.Appender, target int, k int64) (values, staleMarkers int)
+	Revision(target int, k int64) int64
+}
+
+// Verifier checks every target over one window of the run.
+type Verifier struct {
+	wl       Workload
+	targets  []Target
+	rules    []query.NamedExpr
+	log      *slog.Logger
+	seed     uint64
+	budget   int   // verifySamples
+	interval int64 // scrape interval, ms
+	copies   int   // writeURLReplicas
+
+	// Margin leaves the newest data out: samples newer than to - Margin are not checked,
+	// because the writer may not have generated or delivered them when the load stopped.
+	// Default: one scrape interval + 5s.
+	Margin time.Duration
+	// StaleDelay is how long after a staleness marker the instant query that must not find
+	// the series runs. Default: a tenth of the scrape interval, at most 1s, at least 2ms
+	// (so a marker shifted by 1ms is still before it).
+	StaleDelay time.Duration
+	// RuleWindow is how far back from the end of the checked window the rules are run as
+	// range queries. Default 10m.
+	RuleWindow time.Duration
+}
+
+// New builds a verifier of targets for the workload gen.
+func New(cfg *config.Config, gen *workload.Generator, targets []Target, rules []query.NamedExpr, logger *slog.Logger) *Verifier {
+	return newVerifier(cfg, gen, targets, rules, logger)
+}
+
+func newVerifier(cfg *config.Config, wl Workload, targets []Target, rules []query.NamedExpr, logger *slog.Logger) *Verifier {
+	interval := cfg.ScrapeInterval
+	return &Verifier{
+		wl: wl, targets: targets, rules: rules, log: logger.With("component", "verify"),
+		seed: cfg.Seed, budget: cfg.VerifySamples, interval: interval.Milliseconds(),
+		copies:     max(1, cfg.WriteURLReplicas),
+		Margin:     interval + 5*time.Second,
+		StaleDelay: min(time.Second, max(2*time.Millisecond, interval/10)),
+		RuleWindow: 10 * time.Minute,
+	}
+}
+
+// Run reads back and probes every target over [from, to] (data written by the run) and
+// returns each storage's verify section, by name. A read that fails is listed in the
+// storage's Errors; Run itself does not fail.
+func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*report.Verify {
+	start := time.Now()
+	w := window{from: from.UnixMilli(), to: to.Add(-v.Margin).UnixMilli()}
+	out := make(map[string]*report.Verify, len(v.targets))
+	if w.to < w.from || v.budget <= 0 {
+		for _, t := range v.targets {
+			out[t.Name] = &report.Verify{Errors: []string{fmt.Sprintf("nothing to check: the window [%s, %s - %s] is empty",
+				from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), v.Margin)}}
+		}
+		return out
+	}
+	units := plan(v.wl, v.seed, w, v.interval, v.budget)
+	for i := range units {
+		expect(v.wl, &units[i], v.interval)
+	}
+	v.log.Info("verify planned", "reads", len(units), "from", time.UnixMilli(w.from).UTC(), "to", time.UnixMilli(w.to).UTC())
+	ps := probes(units, w, v.interval)
+
+	var mu sync.Mutex // guards out
+	ruleResults := map[string][]ruleAnswer{}
+	var wg sync.WaitGroup
+	for _, t := range v.targets {
+		wg.Go(func() {
+			log := v.log.With("storage", t.Name)
+			r := newReader(t.Client, t.ReadURL)
+			res := v.readBack(ctx, r, t.Kind, units)
+			res.CheckedFrom, res.CheckedTo = time.UnixMilli(w.from).UTC(), time.UnixMilli(w.to).UTC()
+			res.Probes = runProbes(ctx, r, ps)
+			answers := runRules(ctx, r, v.rules, w, v.interval, v.RuleWindow)
+			res.DurationSeconds = time.Since(start).Seconds()
+			log.Info("verified", "verdict", res.Verdict(), "different_probes", res.DifferentProbes())
+			mu.Lock()
+			out[t.Name] = res
+			ruleResults[t.Name] = answers
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	for name, diffs := range compareRules(v.rules, ruleResults) {
+		out[name].RuleDiffs = diffs
+	}
+	for _, res := range out {
+		if res.RuleDiffs == nil {
+			res.RuleDiffs = []report.RuleDiff{}
+		}
+	}
+	return out
+}
+
+// readBack reads every unit from one storage and compares.
+func (v *Verifier) readBack(ctx context.Context, r *reader, kind string, units []unit) *report.Verify {
+	res := &report.Verify{}
+	t := &tally{}
+	var exp *tally // the raw export cross-check, where the storage offers it
+	if kind == storage.KindVictoriaMetrics {
+		exp = &tally{}
+	}
+	for i := range units {
+		u := &units[i]
+		if len(u.series) == 0 {
+			continue
+		}
+		q := render(u.selector) + fmt.Sprintf("[%dms]", u.hi-u.lo)
+		res.Reads++
+		got, err := r.instant(ctx, q, u.hi)
+		if err == nil && got.Type != "matrix" {
+			err = fmt.Errorf("result type %s, want matrix", got.Type)
+		}
+		if err != nil {
+			res.Errors = append(res.Errors, fmt.Sprintf("read %s at %d: %v", q, u.hi, err))
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		compareUnit(u, got, v.copies, v.interval/2-1, false, t)
+		if exp != nil {
+			res.Reads++
+			if err := v.exportUnit(ctx, r, u, exp); err != nil {
+				res.Errors = append(res.Errors, err.Error())
+			}
+		}
+		if u.marker {
+			res.Reads++
+			if err := v.checkStaleness(ctx, r, u, t); err != nil {
+				res.Errors = append(res.Errors, err.Error())
+			}
+		}
+	}
+	t.fill(res)
+	if exp != nil {
+		res.Export = &report.ExportCheck{}
+		exp.fillExport(res.Export)
+		res.Examples = append(res.Examples, exp.examples[:min(len(exp.examples), maxExamples-min(maxExamples, len(res.Examples)))]...)
+	}
+	return res
+}
+
+// exportUnit reads u's raw samples through VictoriaMetrics' /api/v1/export and compares them
+// with markers required: the export shows what is stored, staleness markers as null.
+func (v *Verifier) exportUnit(ctx context.Context, r *reader, u *unit, t *tally) error {
+	sel := render(u.selector)
+	got, err := r.export(ctx, sel, u.lo+1, u.hi)
+	if err != nil {
+		return fmt.Errorf("export %s [%d, %d]: %w", sel, u.lo+1, u.hi, err)
+	}
+	compareUnit(u, got, v.copies, v.interval/2-1, true, t)
+	return nil
+}
+
+// checkStaleness asks for the unit's series just after their staleness markers: PromQL must
+// not return a series whose last sample is a marker. Range selectors cannot show it
+// (Prometheus drops markers from them), an instant query can, on every storage alike.
+func (v *Verifier) checkStaleness(ctx context.Context, r *reader, u *unit, t *tally) error {
+	at := u.markerT + v.StaleDelay.Milliseconds()
+	q := render(u.selector)
+	got, err := r.instant(ctx, q, at)
+	if err == nil && got.Type != "vector" {
+		err = fmt.Errorf("result type %s, want vector", got.Type)
+	}
+	if err != nil {
+		return fmt.Errorf("staleness read %s at %d: %w", q, at, err)
+	}
+	returned := map[string]bool{}
+	for _, s := range got.Series {
+		ls, replica := splitReplica(s.Labels)
+		returned[keyOfLabels(ls)+"\x00"+replica] = true
+	}
+	for key, es := range u.series {
+		if len(es.samples) == 0 || !es.samples[len(es.samples)-1].stale {
+			continue
+		}
+		t.staleChecked += int64(v.copies)
+		for r := range returned {
+			if len(r) > len(key) && r[:len(key)] == key && r[len(key)] == 0 {
+				t.staleIgnored++
+				t.example("staleness ignored: %s returned %dms after its marker at %d", render(es.labels), at-u.markerT, u.markerT)
+			}
+		}
+	}
+	return nil
+}

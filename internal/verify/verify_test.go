@@ -1,0 +1,344 @@
+package verify
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"math"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/query"
+	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/workload"
+)
+
+// faultApp writes samples to a fake storage through a fault, counting the damage.
+type faultApp struct {
+	dst *fakeProm
+	f   fault
+	w   window
+	d   damage
+}
+
+func (a *faultApp) Append(ls []workload.Label, t int64, v float64) {
+	t2, v2, keep := a.d.apply(a.f, keyOf(ls), t, v, a.w)
+	if keep {
+		a.dst.Append(ls, t2, v2)
+	}
+}
+
+// writeAll scrapes every target up to the end of w into app.
+func writeAll(wl *fakeWorkload, w window, app workload.Appender) {
+	for i := range wl.targets {
+		for k := int64(0); wl.ScrapeTime(i, k) <= w.to; k++ {
+			wl.Scrape(app, i, k)
+		}
+	}
+}
+
+func testConfig(budget int, interval time.Duration) *config.Config {
+	c := config.Default()
+	c.VerifySamples = budget
+	c.ScrapeInterval = interval
+	return &c
+}
+
+func startFake(t *testing.T, p *fakeProm, name string) Target {
+	t.Helper()
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	client, err := storage.NewClient(name, config.Storage{ReadURL: srv.URL}, storage.Read, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Target{Name: name, ReadURL: srv.URL, Client: client}
+}
+
+// testWindow is the window written and checked: 60 scrapes of every target.
+func testWindow(wl *fakeWorkload) window { return window{wl.start, wl.start + 59_100} }
+
+func newTestWorkload() *fakeWorkload {
+	return &fakeWorkload{targets: 4, series: 5, start: 1_700_000_000_000, interval: 1000, churn: 20}
+}
+
+// run verifies the fake workload's window [start, start+59s] on the given targets.
+func run(t *testing.T, wl *fakeWorkload, cfg *config.Config, targets []Target, rules []query.NamedExpr) map[string]*report.Verify {
+	t.Helper()
+	v := newVerifier(cfg, wl, targets, rules, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	v.Margin = 0
+	from := time.UnixMilli(wl.start)
+	return v.Run(t.Context(), from, time.UnixMilli(testWindow(wl).to))
+}
+
+// counts is the part of report.Verify a fault shows in.
+type counts struct {
+	Missing, Duplicate, Unexpected, Changed, NaNAltered, StalenessIgnored, Shifted int64
+}
+
+func countsOf(v *report.Verify) counts {
+	return counts{v.MissingSamples, v.DuplicateSamples, v.UnexpectedSamples, v.ChangedValues, v.NaNAltered, v.StalenessIgnored, v.ShiftedTimestamps}
+}
+
+// expectedCounts maps a fault's damage to the counts verify must report.
+func expectedCounts(name string, d damage) counts {
+	switch name {
+	case "drop 1%":
+		return counts{Missing: d.values, NaNAltered: d.nans, StalenessIgnored: d.markers}
+	case "round to 15 digits":
+		return counts{Changed: d.values}
+	case "remove NaN":
+		return counts{NaNAltered: d.nans}
+	case "shift 1ms":
+		return counts{Shifted: d.values + d.nans} // markers move too, and are still honoured
+	case "drop staleness markers":
+		return counts{StalenessIgnored: d.markers}
+	}
+	return counts{}
+}
+
+func TestReadBackSeededFaults(t *testing.T) {
+	for name, f := range faults() {
+		t.Run(name, func(t *testing.T) {
+			wl := newTestWorkload()
+			w := testWindow(wl)
+			p := newFakeProm()
+			app := &faultApp{dst: p, f: f, w: w}
+			writeAll(wl, w, app)
+			// 4 targets × 5 series × 60 scrapes = 1200 samples: a budget of 1200 checks all.
+			res := run(t, wl, testConfig(1200, time.Second), []Target{startFake(t, p, "fake")}, nil)["fake"]
+			if len(res.Errors) > 0 {
+				t.Fatalf("errors: %v", res.Errors)
+			}
+			if res.CheckedSamples != 1200 {
+				t.Errorf("checked %d samples, want all 1200", res.CheckedSamples)
+			}
+			// Targets 0 and 2 change revision at scrapes 20 and 40: 2 × 2 × 5 markers.
+			if res.CheckedStaleMarkers != 20 {
+				t.Errorf("checked %d staleness markers, want 20", res.CheckedStaleMarkers)
+			}
+			want := expectedCounts(name, app.d)
+			if name != "none" && want == (counts{}) {
+				t.Fatalf("fault %s did no damage: the test cannot fail", name)
+			}
+			if diff := cmp.Diff(want, countsOf(res)); diff != "" {
+				t.Errorf("damage %+v; counts (-want +got):\n%s\nexamples: %v", app.d, diff, res.Examples)
+			}
+			switch name {
+			case "none":
+				if !res.Exact() || !strings.HasPrefix(res.Verdict(), "returns exactly what it was given") {
+					t.Errorf("verdict %q, want exact", res.Verdict())
+				}
+			case "round to 15 digits":
+				if res.MaxRelativeError <= 0 || res.MaxRelativeError > 5e-15 {
+					t.Errorf("max relative error %g, want in (0, 5e-15]", res.MaxRelativeError)
+				}
+			case "shift 1ms":
+				if res.MaxShiftMillis != 1 {
+					t.Errorf("max shift %dms, want 1", res.MaxShiftMillis)
+				}
+			}
+			if name != "none" && res.Exact() {
+				t.Errorf("verdict %q after fault %s", res.Verdict(), name)
+			}
+		})
+	}
+}
+
+func TestSampledPlanIsDeterministicAndCovers(t *testing.T) {
+	wl := &fakeWorkload{targets: 50, series: 20, start: 1_700_000_000_000, interval: 1000, churn: 15}
+	w := testWindow(wl)
+	a := plan(wl, 7, w, 1000, 2000)
+	b := plan(wl, 7, w, 1000, 2000)
+	if diff := cmp.Diff(a, b, cmp.AllowUnexported(unit{})); diff != "" {
+		t.Fatalf("same seed, different plans:\n%s", diff)
+	}
+	kinds := map[string]int{}
+	var samples int64
+	for i := range a {
+		expect(wl, &a[i], 1000)
+		kinds[a[i].kind]++
+		samples += a[i].samples
+	}
+	if kinds[kindRecent] != 1 || kinds[kindChurn] == 0 || kinds[kindSample] == 0 {
+		t.Errorf("unit kinds %v, want one recent, churn and sample units", kinds)
+	}
+	if samples < 2000 || samples > 2000+3*20 {
+		t.Errorf("planned %d samples, want the budget 2000 (+ at most one unit)", samples)
+	}
+	for _, u := range a {
+		if u.kind == kindRecent && wl.ScrapeTime(u.target, u.kTo) < w.to-1000 {
+			t.Errorf("recent unit ends at %d, want within a scrape of %d", wl.ScrapeTime(u.target, u.kTo), w.to)
+		}
+	}
+	if c := plan(wl, 8, w, 1000, 2000); cmp.Equal(a, c, cmp.AllowUnexported(unit{})) {
+		t.Error("another seed chose the same reads")
+	}
+}
+
+func TestProbesAgainstPrometheusAndVMLikeAnswers(t *testing.T) {
+	wl := newTestWorkload()
+	w := testWindow(wl)
+	prom, vm := newFakeProm(), newFakeProm()
+	vm.vmLike = true
+	writeAll(wl, w, prom)
+	writeAll(wl, w, vm)
+	rules := []query.NamedExpr{{Name: "raw", Expr: `fake_counter_total`}}
+	out := run(t, wl, testConfig(1200, time.Second), []Target{startFake(t, prom, "prom"), startFake(t, vm, "vm")}, rules)
+	var promDiff []string
+	for _, p := range out["prom"].Probes {
+		if !p.Same {
+			promDiff = append(promDiff, p.Name+": expected "+p.Expected+", got "+p.Got)
+		}
+	}
+	if len(promDiff) > 0 || len(out["prom"].Probes) != 9 {
+		t.Errorf("%d probes; Prometheus semantics differ from expected:\n%s", len(out["prom"].Probes), strings.Join(promDiff, "\n"))
+	}
+	var vmDiff []string
+	for _, p := range out["vm"].Probes {
+		if !p.Same {
+			vmDiff = append(vmDiff, p.Name)
+		}
+	}
+	want := []string{
+		"time() is a scalar", "scalar() is a scalar", "sum(time()) is a type error",
+		"vector(0) - metric matches no labelled series", "avg_over_time drops the metric name",
+		"range query stops at the staleness marker",
+	}
+	if diff := cmp.Diff(want, vmDiff); diff != "" {
+		t.Errorf("VM-like differences (-want +got):\n%s", diff)
+	}
+	// The VM-like fake keeps a series in range queries after its marker: the raw rule has
+	// points only there.
+	wantDiffs := []report.RuleDiff{{Rule: "raw", Detail: "vs vm: 20 points only there"}}
+	if diff := cmp.Diff(wantDiffs, out["prom"].RuleDiffs); diff != "" {
+		t.Errorf("prom rule diffs (-want +got):\n%s", diff)
+	}
+}
+
+func TestRuleDiffs(t *testing.T) {
+	wl := newTestWorkload()
+	w := testWindow(wl)
+	a, b := newFakeProm(), newFakeProm()
+	writeAll(wl, w, a)
+	writeAll(wl, w, b)
+	delete(b.series, keyOf(wl.labels(3, 0, 0))) // one series lost in b
+	scaled := b.series[keyOf(wl.labels(1, 0, 0))]
+	for i := range scaled {
+		scaled[i].v *= 1 + 1e-7 // beyond the raw tolerance, within the computed one
+	}
+	// The fake answers any expression by its label matchers: "computed" selects the same
+	// series as "raw", and is held to 1e-6 instead of 1e-9.
+	rules := []query.NamedExpr{{Name: "raw", Expr: `{__name__="fake_counter_total"}`}, {Name: "computed", Expr: `2 * {__name__="fake_counter_total"}`}}
+	out := run(t, wl, testConfig(100, time.Second), []Target{startFake(t, a, "a"), startFake(t, b, "b")}, rules)
+	got := out["a"].RuleDiffs
+	if len(got) != 2 || got[0].Rule != "raw" || !strings.HasPrefix(got[0].Detail, "vs b: 1 series only here, 59 values differ beyond 1e-09 (largest 1e-07") {
+		t.Errorf("a's raw rule diff %v", got)
+	}
+	if len(got) == 2 && (got[1] != report.RuleDiff{Rule: "computed", Detail: "vs b: 1 series only here"}) {
+		t.Errorf("a's computed rule diff %v", got[1])
+	}
+	if len(out["b"].RuleDiffs) != 2 || !strings.HasPrefix(out["b"].RuleDiffs[0].Detail, "vs a: 1 series only there, 59 values differ") {
+		t.Errorf("b's rule diffs %v", out["b"].RuleDiffs)
+	}
+	if !isRawSelection(rules[0].Expr) || isRawSelection(rules[1].Expr) || !isRawSelection("up") || isRawSelection("up[5m]") {
+		t.Error("isRawSelection")
+	}
+}
+
+func TestCompareSeries(t *testing.T) {
+	es := func(samples ...expSample) *expSeries {
+		return &expSeries{labels: []label{{"__name__", "m"}}, samples: samples}
+	}
+	stale := math.Float64frombits(staleNaNBits)
+	for _, tc := range []struct {
+		name string
+		exp  *expSeries
+		got  []point
+		want tally
+	}{
+		{"exact", es(expSample{t: 1000, v: 1}, expSample{t: 2000, v: 0.1 + 0.2}), []point{{1000, 1}, {2000, 0.1 + 0.2}},
+			tally{checked: 2}},
+		{"minus zero is a change of bits", es(expSample{t: 1000, v: 0}), []point{{1000, math.Copysign(0, -1)}},
+			tally{checked: 1, changed: 1}},
+		{"duplicate and unexpected", es(expSample{t: 1000, v: 1}), []point{{1000, 1}, {1000, 1}, {5000, 3}},
+			tally{checked: 1, duplicate: 1, unexpected: 1}},
+		{"NaN kept, NaN altered, NaN dropped", es(expSample{t: 1000, v: math.NaN()}, expSample{t: 2000, v: math.NaN()}, expSample{t: 3000, v: math.NaN()}),
+			[]point{{1000, math.NaN()}, {2000, 0}}, tally{checked: 3, nanAltered: 2}},
+		{"marker as NaN or absent is fine", es(expSample{t: 1000, v: 1}, expSample{t: 2000, v: stale, stale: true}), []point{{1000, 1}, {2000, math.NaN()}},
+			tally{checked: 1}},
+		{"shift within half an interval", es(expSample{t: 1000, v: 1}, expSample{t: 2000, v: 2}), []point{{1003, 1}, {2000, 2}},
+			tally{checked: 2, shifted: 1, maxShift: 3}},
+		{"too far is missing + unexpected", es(expSample{t: 1000, v: 1}), []point{{1600, 1}},
+			tally{checked: 1, missing: 1, unexpected: 1}},
+		{"changed value relative error", es(expSample{t: 1000, v: 100}), []point{{1000, 101}},
+			tally{checked: 1, changed: 1, maxRelErr: 0.01}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got tally
+			compareSeries(tc.exp, tc.got, 499, false, &got)
+			got.examples = nil
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(tally{})); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDecode(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"1700000000.123", "1700000000123"}, {"1700000000", "1700000000000"}, {"1700000000.1", "1700000000100"},
+		{"1700000000.1236", "1700000000124"}, {"1.7e9", "1700000000000"},
+	} {
+		ms, err := parseMillis(tc.in)
+		if err != nil || formatMillis(ms) != formatMillis(mustAtoi(t, tc.want)) {
+			t.Errorf("parseMillis(%q) = %d, %v; want %s", tc.in, ms, err, tc.want)
+		}
+	}
+	body := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"b":"2","a":"1"},"values":[[1700000000.123,"0.30000000000000004"],[1700000000.124,"NaN"],[1700000000.125,"+Inf"]]}]}}`
+	res, err := decodeResponse(200, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []point{{1700000000123, math.Nextafter(0.3, 1)}, {1700000000124, math.NaN()}, {1700000000125, math.Inf(1)}}
+	if diff := cmp.Diff(want, res.Series[0].Points, cmp.Comparer(func(a, b float64) bool {
+		return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b))
+	})); diff != "" || res.Series[0].Labels[0].Name != "a" {
+		t.Errorf("decoded %+v (-want +got):\n%s", res, diff)
+	}
+	_, err = decodeResponse(400, []byte(`{"status":"error","errorType":"bad_data","error":"parse error"}`))
+	if ae, ok := isAPIError(err); !ok || ae.ErrorType != "bad_data" {
+		t.Errorf("error %v, want bad_data apiError", err)
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int64 {
+	t.Helper()
+	var n int64
+	for _, c := range s {
+		n = n*10 + int64(c-'0')
+	}
+	return n
+}
+
+func TestExactAndVerdict(t *testing.T) {
+	v := &report.Verify{CheckedSamples: 10, CheckedStaleMarkers: 2}
+	if !v.Exact() || v.Verdict() != "returns exactly what it was given (10 samples, 2 staleness markers)" {
+		t.Errorf("verdict %q", v.Verdict())
+	}
+	v.ChangedValues, v.MaxRelativeError, v.NaNAltered = 3, 1.5e-13, 1
+	if v.Exact() || v.Verdict() != "10 samples checked: 3 values changed (max relative error 1.5e-13), 1 NaN dropped or altered" {
+		t.Errorf("verdict %q", v.Verdict())
+	}
+	if (&report.Verify{}).Exact() {
+		t.Error("nothing checked is not exact")
+	}
+}
+
+var _ = context.Background
