@@ -156,12 +156,14 @@ func plan(wl Workload, seed uint64, w window, interval int64, budget int) []unit
 		break
 	}
 
-	// Churned-out revisions: their last two scrapes and their staleness markers, up to half
-	// the budget. Targets are scanned in seed order; only those whose revision changed in
+	// Churned-out revisions: their last two scrapes and their staleness markers, at least one
+	// and up to half the budget. Targets are scanned in seed order; only those whose revision changed in
 	// the window are walked scrape by scrape.
 	const scanLimit = 100_000
+	before := planned
+	churnFull := func() bool { return planned > before && planned-before >= int64(budget)/2 }
 	for j, i := range order {
-		if planned >= int64(budget)/2 || j >= scanLimit {
+		if churnFull() || j >= scanLimit {
 			break
 		}
 		sp := spans[i]
@@ -169,7 +171,7 @@ func plan(wl Workload, seed uint64, w window, interval int64, budget int) []unit
 			continue
 		}
 		for _, seg := range segments(wl, i, sp.first, sp.last, kindChurn) {
-			if !seg.marker || planned >= int64(budget)/2 {
+			if !seg.marker || churnFull() {
 				continue
 			}
 			seg.kFrom = max(seg.kFrom, seg.kTo-1)
