@@ -2,11 +2,53 @@ package cli
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
+	"fmt"
 	"io"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/tsbench/tsbench/internal/workload"
 )
 
-// cmdProfile is replaced by the profile-capture work (issue 2, item 3).
-func cmdProfile(_ context.Context, _ []string, _, _ io.Writer) (int, error) {
-	return ExitError, errors.New("profile: not built yet")
+// cmdProfile runs `tsbench profile capture`.
+func cmdProfile(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	if len(args) == 0 || args[0] != "capture" {
+		return ExitUsage, usageErrorf("usage: tsbench profile capture -url URL -out FILE [-scrapes N] [-interval D] [-expand prefix:label=count,...]")
+	}
+	fs := newFlagSet("profile capture", stderr)
+	url := fs.String("url", "", "the exporter's /metrics URL, e.g. http://127.0.0.1:9100/metrics")
+	out := fs.String("out", "", "profile file to write (JSON)")
+	scrapes := fs.Int("scrapes", 5, "scrapes to fit the shapes from (at least 2)")
+	interval := fs.Duration("interval", 3*time.Second, "time between scrapes")
+	expand := fs.String("expand", "", "label families to expand to a typical host's size, e.g. node_cpu_:cpu=16,node_disk_:device=4")
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return ExitUsage, err
+	}
+	if *url == "" || *out == "" {
+		return ExitUsage, usageErrorf("-url and -out are required")
+	}
+	if *scrapes < 2 {
+		return ExitUsage, usageErrorf("-scrapes must be >= 2: shapes are fitted from differences")
+	}
+	exp, err := workload.ParseExpansions(*expand)
+	if err != nil {
+		return ExitUsage, usageErrorf("-expand: %v", err)
+	}
+	p, err := workload.Capture(ctx, &http.Client{Timeout: 30 * time.Second}, workload.CaptureOptions{
+		URL: *url, Scrapes: *scrapes, Interval: *interval, Expand: exp,
+	})
+	if err != nil {
+		return ExitError, err
+	}
+	b, err := json.MarshalIndent(p, "", " ")
+	if err != nil {
+		return ExitError, err
+	}
+	if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
+		return ExitError, err
+	}
+	fmt.Fprintf(stdout, "%s: %d series per target; shapes: %v\n", *out, len(p.Series), p.Kinds())
+	return ExitOK, nil
 }

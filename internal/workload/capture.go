@@ -1,0 +1,272 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Expansion multiplies a label family of the metrics whose name starts with Prefix until
+// Label has Count distinct values: a capture on a 2-CPU machine expands cpu to what a typical
+// host has. New values continue a numeric sequence ("2", "3", ...) or number the first value
+// ("vda" → "vda2", "eth0" → "eth4", "/" → "/mnt2").
+type Expansion struct {
+	Prefix string
+	Label  string
+	Count  int
+}
+
+// ParseExpansions parses "prefix:label=count,..." (e.g. "node_cpu_:cpu=16").
+func ParseExpansions(s string) ([]Expansion, error) {
+	var out []Expansion
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		prefix, rest, ok := strings.Cut(part, ":")
+		label, count, ok2 := strings.Cut(rest, "=")
+		n, err := strconv.Atoi(count)
+		if !ok || !ok2 || err != nil || n < 1 || label == "" {
+			return nil, fmt.Errorf("expansion %q: want prefix:label=count, e.g. node_cpu_:cpu=16", part)
+		}
+		out = append(out, Expansion{Prefix: prefix, Label: label, Count: n})
+	}
+	return out, nil
+}
+
+// CaptureOptions say how to capture a profile.
+type CaptureOptions struct {
+	URL      string
+	Scrapes  int           // at least 2: shapes are fitted from the differences
+	Interval time.Duration // between scrapes
+	Expand   []Expansion
+}
+
+// observation is one series seen over the scrapes.
+type observation struct {
+	series Series
+	times  []float64 // seconds since the first scrape
+	values []float64
+}
+
+// Capture scrapes an exporter opts.Scrapes times and fits every series' shape.
+func Capture(ctx context.Context, client *http.Client, opts CaptureOptions) (*Profile, error) {
+	if opts.Scrapes < 2 {
+		return nil, errors.New("capture needs at least 2 scrapes")
+	}
+	obs := map[string]*observation{}
+	var order []string
+	var first time.Time
+	for i := range opts.Scrapes {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(opts.Interval):
+			}
+		}
+		now := time.Now()
+		if i == 0 {
+			first = now
+		}
+		families, err := scrape(ctx, client, opts.URL)
+		if err != nil {
+			return nil, err
+		}
+		at := now.Sub(first).Seconds()
+		for _, s := range flatten(families) {
+			k := s.series.key()
+			o, ok := obs[k]
+			if !ok {
+				o = &observation{series: s.series}
+				obs[k] = o
+				order = append(order, k)
+			}
+			o.times = append(o.times, at)
+			o.values = append(o.values, s.value)
+		}
+	}
+	p := &Profile{Source: fmt.Sprintf("captured from %s: %d scrapes %s apart", redact(opts.URL), opts.Scrapes, opts.Interval)}
+	sort.Strings(order)
+	for _, k := range order {
+		o := obs[k]
+		s := o.series
+		s.Shape = fit(s, o.times, o.values)
+		p.Series = append(p.Series, s)
+	}
+	keepHistogramsCumulative(p)
+	for _, e := range opts.Expand {
+		expand(p, e)
+		p.Source += fmt.Sprintf("; %s{%s} expanded to %d values", e.Prefix, e.Label, e.Count)
+	}
+	return p, p.Validate()
+}
+
+func redact(raw string) string {
+	if i := strings.Index(raw, "@"); i > 0 {
+		if j := strings.Index(raw, "://"); j > 0 && j < i {
+			return raw[:j+3] + raw[i+1:]
+		}
+	}
+	return raw
+}
+
+func scrape(ctx context.Context, client *http.Client, url string) (map[string]*dto.MetricFamily, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", redact(url), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("scrape %s: HTTP %d", redact(url), resp.StatusCode)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: parse: %w", redact(url), err)
+	}
+	return families, nil
+}
+
+type point struct {
+	series Series
+	value  float64
+}
+
+// flatten turns metric families into single series as a scrape stores them: histograms and
+// summaries become their _bucket, _sum, _count (and quantile) series.
+func flatten(families map[string]*dto.MetricFamily) []point {
+	var out []point
+	for name, mf := range families {
+		typ := strings.ToLower(mf.GetType().String())
+		for _, m := range mf.GetMetric() {
+			labels := make([]Label, 0, len(m.GetLabel())+1)
+			for _, lp := range m.GetLabel() {
+				name := lp.GetName()
+				switch {
+				case lp.GetValue() == "":
+					continue // an empty label is no label, as Prometheus stores it
+				case name == labelJob || name == labelInstance || name == labelRevision || name == labelReplica:
+					name = "exported_" + name // as a Prometheus scrape without honor_labels does
+				}
+				labels = append(labels, Label{Name: name, Value: lp.GetValue()})
+			}
+			add := func(suffix string, extra *Label, v float64) {
+				ls := slices.Clone(labels)
+				if extra != nil {
+					ls = append(ls, *extra)
+				}
+				slices.SortFunc(ls, func(a, b Label) int { return strings.Compare(a.Name, b.Name) })
+				out = append(out, point{series: Series{Name: name + suffix, Labels: ls, Type: typ}, value: v})
+			}
+			switch mf.GetType() {
+			case dto.MetricType_COUNTER:
+				add("", nil, m.GetCounter().GetValue())
+			case dto.MetricType_GAUGE:
+				add("", nil, m.GetGauge().GetValue())
+			case dto.MetricType_HISTOGRAM:
+				h := m.GetHistogram()
+				for _, b := range h.GetBucket() {
+					add("_bucket", &Label{Name: "le", Value: formatFloat(b.GetUpperBound())}, float64(b.GetCumulativeCount()))
+				}
+				add("_bucket", &Label{Name: "le", Value: "+Inf"}, float64(h.GetSampleCount()))
+				add("_sum", nil, h.GetSampleSum())
+				add("_count", nil, float64(h.GetSampleCount()))
+			case dto.MetricType_SUMMARY:
+				s := m.GetSummary()
+				for _, q := range s.GetQuantile() {
+					add("", &Label{Name: "quantile", Value: formatFloat(q.GetQuantile())}, q.GetValue())
+				}
+				add("_sum", nil, s.GetSampleSum())
+				add("_count", nil, float64(s.GetSampleCount()))
+			default:
+				add("", nil, m.GetUntyped().GetValue())
+			}
+		}
+	}
+	return out
+}
+
+func formatFloat(f float64) string {
+	if math.IsInf(f, 1) {
+		return "+Inf"
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// fit chooses a series' shape from its observed values.
+func fit(s Series, times, values []float64) Shape {
+	n := len(values)
+	allNaN := true
+	for _, v := range values {
+		allNaN = allNaN && math.IsNaN(v)
+	}
+	if allNaN {
+		return Shape{Kind: NaN}
+	}
+	res := resolution(values)
+	lo, hi := values[0], values[0]
+	for _, v := range values {
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	// Histograms are cumulative counters throughout; a summary's _sum and _count are counters.
+	counterLike := s.Type == "counter" || s.Type == "histogram" ||
+		(s.Type == "summary" && (strings.HasSuffix(s.Name, "_sum") || strings.HasSuffix(s.Name, "_count")))
+	monotone := true
+	for i := 1; i < n; i++ {
+		monotone = monotone && values[i] >= values[i-1]
+	}
+	if counterLike && monotone && values[0] >= 0 {
+		rate := 0.0
+		if dt := times[n-1] - times[0]; dt > 0 {
+			rate = (values[n-1] - values[0]) / dt
+		}
+		return Shape{Kind: Counter, Value: values[0], Rate: rate, Resolution: res}
+	}
+	if lo == hi {
+		return Shape{Kind: Constant, Value: values[0]}
+	}
+	// A short capture cannot see a gauge's period: a 10-minute swing over the observed range,
+	// with a tenth of the range as noise, keeps the observed range and its step.
+	return Shape{Kind: Gauge, Min: lo, Max: hi, PeriodSeconds: 600, Noise: 0.1, Resolution: res}
+}
+
+// resolution is the coarsest power of ten from 1 down to 1e-9 every observed value is a whole
+// multiple of; 0 when the values have more digits than that (not quantized).
+func resolution(values []float64) float64 {
+	for e := 0; e >= -9; e-- {
+		r := math.Pow10(e)
+		ok := true
+		for _, v := range values {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				continue
+			}
+			q := v / r
+			if math.Abs(q-math.Round(q)) > 1e-9*math.Max(1, math.Abs(q)) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return r
+		}
+	}
+	return 0
+}

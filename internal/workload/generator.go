@@ -1,0 +1,325 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// Appender receives samples. labels is sorted by name (so "__name__" first for lower-case
+// names) and is valid only during the call: the generator reuses the slice and its strings.
+type Appender interface {
+	Append(labels []Label, t int64, v float64)
+}
+
+// Options describe the simulated targets.
+type Options struct {
+	Seed           uint64
+	Start          time.Time // run start; every timestamp derives from it, in whole milliseconds
+	Targets        int       // targetsCount
+	Replicas       int       // writeReplicas; > 1 adds replica="0".."N-1"
+	ScrapeInterval time.Duration
+	ChurnPercent   float64       // scrapeConfigUpdatePercent
+	ChurnInterval  time.Duration // scrapeConfigUpdateInterval
+	Job            string        // job label; default "node_exporter"
+}
+
+// Target labels tsbench adds to every series.
+const (
+	labelInstance = "instance"
+	labelJob      = "job"
+	labelReplica  = "replica"
+	labelRevision = "revision"
+)
+
+// slot says which target label goes at a position of a series' label template.
+type slot uint8
+
+const (
+	fixed slot = iota
+	slotInstance
+	slotJob
+	slotReplica
+	slotRevision
+)
+
+// template is a profile series with its full sorted label set, target labels as slots.
+type template struct {
+	labels []Label
+	slots  []slot
+	shape  compiled
+}
+
+// Generator computes every target's samples. It holds per-profile-series templates and no
+// per-target or per-series state: its memory does not grow with targets or series.
+type Generator struct {
+	profile   *Profile
+	opts      Options
+	startMs   int64
+	interval  int64 // ms
+	churnMs   int64 // 0: no churn
+	churnN    int   // targets churned per round
+	total     int   // Targets × Replicas
+	templates []template
+	maxLabels int
+	scratch   sync.Pool // *scratch
+}
+
+// scratch is one Scrape's reusable buffers.
+type scratch struct {
+	labels []Label
+	text   []byte
+}
+
+// New compiles the profile for the options.
+func New(p *Profile, o Options) (*Generator, error) {
+	if o.Replicas < 1 {
+		o.Replicas = 1
+	}
+	if o.Job == "" {
+		o.Job = "node_exporter"
+	}
+	var errs []error
+	if o.Targets < 1 {
+		errs = append(errs, errors.New("targets must be >= 1"))
+	}
+	if o.ScrapeInterval < time.Millisecond {
+		errs = append(errs, errors.New("scrape interval must be >= 1ms"))
+	}
+	if o.ChurnPercent < 0 || o.ChurnPercent > 100 {
+		errs = append(errs, errors.New("churn percent must be between 0 and 100"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	g := &Generator{
+		profile:  p,
+		opts:     o,
+		startMs:  o.Start.UnixMilli(),
+		interval: o.ScrapeInterval.Milliseconds(),
+		total:    o.Targets * o.Replicas,
+	}
+	// round(targets × percent / 100), over every target of every replica.
+	g.churnN = int(math.Round(float64(g.total) * o.ChurnPercent / 100))
+	if g.churnN > 0 && o.ChurnInterval > 0 {
+		g.churnMs = o.ChurnInterval.Milliseconds()
+	}
+	for _, s := range p.Series {
+		t := g.template(s)
+		g.maxLabels = max(g.maxLabels, len(t.labels))
+		g.templates = append(g.templates, t)
+	}
+	g.scratch.New = func() any {
+		return &scratch{labels: make([]Label, g.maxLabels), text: make([]byte, 0, 64)}
+	}
+	return g, nil
+}
+
+// template merges a series' labels with the target label slots, sorted by name. A profile
+// label named like a target label is replaced by it.
+func (g *Generator) template(s Series) template {
+	targetSlots := map[string]slot{labelInstance: slotInstance, labelJob: slotJob, labelRevision: slotRevision}
+	if g.opts.Replicas > 1 {
+		targetSlots[labelReplica] = slotReplica
+	}
+	labels := []Label{{Name: "__name__", Value: s.Name}}
+	for _, l := range s.Labels {
+		if _, ok := targetSlots[l.Name]; !ok {
+			labels = append(labels, l)
+		}
+	}
+	for name := range targetSlots {
+		labels = append(labels, Label{Name: name})
+	}
+	slices.SortFunc(labels, func(a, b Label) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	t := template{labels: labels, slots: make([]slot, len(labels)), shape: compile(s.Shape)}
+	for i, l := range labels {
+		if sl, ok := targetSlots[l.Name]; ok {
+			t.slots[i] = sl
+		}
+	}
+	return t
+}
+
+// Targets is the number of simulated targets: targetsCount × writeReplicas.
+func (g *Generator) Targets() int { return g.total }
+
+// SeriesPerTarget is the profile's number of series.
+func (g *Generator) SeriesPerTarget() int { return len(g.templates) }
+
+// ScrapeInterval is the interval between two scrapes of a target.
+func (g *Generator) ScrapeInterval() time.Duration { return g.opts.ScrapeInterval }
+
+// Series returns profile series s.
+func (g *Generator) Series(s int) Series { return g.profile.Series[s] }
+
+// phase is target's stable offset within the scrape interval, in ms.
+func (g *Generator) phase(target int) int64 {
+	return int64(hash(g.opts.Seed, 1, uint64(target)) % uint64(g.interval))
+}
+
+// ScrapeTime is the millisecond timestamp of target's scrape k ≥ 0.
+func (g *Generator) ScrapeTime(target int, k int64) int64 {
+	return g.startMs + g.phase(target) + k*g.interval
+}
+
+// churnRounds is how many churn rounds have happened at or before t (ms).
+func (g *Generator) churnRounds(t int64) int64 {
+	if g.churnMs == 0 || t < g.startMs {
+		return 0
+	}
+	return (t - g.startMs) / g.churnMs
+}
+
+// churned reports whether target gets a new revision in churn round j ≥ 1: the churnN
+// targets from a seeded offset on, wrapping around, so exactly churnN distinct targets.
+func (g *Generator) churned(target int, j int64) bool {
+	off := int(hash(g.opts.Seed, 2, uint64(j)) % uint64(g.total))
+	return (target-off+g.total)%g.total < g.churnN
+}
+
+// Revision is target's revision label at scrape k: how many churn rounds up to that scrape
+// picked it.
+func (g *Generator) Revision(target int, k int64) int64 {
+	var rev int64
+	for j := g.churnRounds(g.ScrapeTime(target, k)); j >= 1; j-- {
+		if g.churned(target, j) {
+			rev++
+		}
+	}
+	return rev
+}
+
+// ChurnedTargets is the number of targets given a new revision in one churn round.
+func (g *Generator) ChurnedTargets() int { return g.churnN }
+
+// scale is the target's factor on counters: 0.5–1.5, the same for every series of a target.
+func (g *Generator) scale(target int) float64 {
+	return 0.5 + unit(hash(g.opts.Seed, 3, uint64(target)))
+}
+
+// Value is series s of target at t (ms). Pure: the same arguments give the same bits.
+func (g *Generator) Value(target, s int, t int64) float64 {
+	return g.value(&g.templates[s].shape, target, s, t)
+}
+
+func (g *Generator) value(c *compiled, target, s int, t int64) float64 {
+	switch c.kind {
+	case kindConstant:
+		return c.value
+	case kindNaN:
+		return math.NaN()
+	}
+	x := float64(max(0, t-g.startMs)) / 1000
+	phase := unit(hash(g.opts.Seed, 4, uint64(target), uint64(s)))
+	var noise float64
+	if c.kind == kindGauge && c.noise != 0 {
+		noise = unit(hash(g.opts.Seed, 5, uint64(target), uint64(s), uint64(t)))
+	}
+	return c.eval(x, g.scale(target), phase, noise)
+}
+
+// Labels returns the full sorted label set of series s of target at revision rev, as a new slice.
+func (g *Generator) Labels(target, s int, rev int64) []Label {
+	sc := g.scratch.Get().(*scratch)
+	defer g.scratch.Put(sc)
+	labels := g.fill(sc, &g.templates[s], g.targetText(sc, target, rev))
+	out := make([]Label, len(labels))
+	for i, l := range labels {
+		out[i] = Label{Name: l.Name, Value: string([]byte(l.Value))} // copy: scratch is reused
+	}
+	return out
+}
+
+// targetValues are the values of one target's labels at one revision.
+type targetValues struct{ instance, replica, revision string }
+
+// targetText writes target's instance, replica and revision values into sc.text and returns
+// them as strings over it: valid until the next targetText on sc.
+func (g *Generator) targetText(sc *scratch, target int, rev int64) targetValues {
+	base, rep := target%g.opts.Targets, target/g.opts.Targets
+	b := sc.text[:0]
+	b = append(b, "host-"...)
+	b = appendPadded(b, base, 6)
+	b = append(b, ":9100"...)
+	n1 := len(b)
+	b = strconv.AppendInt(b, int64(rep), 10)
+	n2 := len(b)
+	b = strconv.AppendInt(b, rev, 10)
+	sc.text = b
+	s := unsafe.String(unsafe.SliceData(b), len(b))
+	return targetValues{instance: s[:n1], replica: s[n1:n2], revision: s[n2:]}
+}
+
+func appendPadded(b []byte, n, width int) []byte {
+	var digits [20]byte
+	d := strconv.AppendInt(digits[:0], int64(n), 10)
+	for i := len(d); i < width; i++ {
+		b = append(b, '0')
+	}
+	return append(b, d...)
+}
+
+// fill sets the target labels of template t into sc.labels.
+func (g *Generator) fill(sc *scratch, t *template, tv targetValues) []Label {
+	labels := sc.labels[:len(t.labels)]
+	copy(labels, t.labels)
+	for i, sl := range t.slots {
+		switch sl {
+		case slotInstance:
+			labels[i].Value = tv.instance
+		case slotJob:
+			labels[i].Value = g.opts.Job
+		case slotReplica:
+			labels[i].Value = tv.replica
+		case slotRevision:
+			labels[i].Value = tv.revision
+		}
+	}
+	return labels
+}
+
+// Scrape appends every sample of target's scrape k: one value per profile series, then, when
+// churn gave the target a new revision since scrape k-1, one staleness marker for every
+// series of the old revision, at the same timestamp (as Prometheus writes them when a target
+// leaves). Safe for concurrent calls; no allocation in steady state.
+func (g *Generator) Scrape(app Appender, target int, k int64) (values, staleMarkers int) {
+	if target < 0 || target >= g.total || k < 0 {
+		panic(fmt.Sprintf("workload: scrape of target %d/%d at k=%d", target, g.total, k))
+	}
+	sc := g.scratch.Get().(*scratch)
+	defer g.scratch.Put(sc)
+	t := g.ScrapeTime(target, k)
+	rev := g.Revision(target, k)
+	tv := g.targetText(sc, target, rev)
+	for s := range g.templates {
+		tm := &g.templates[s]
+		app.Append(g.fill(sc, tm, tv), t, g.value(&tm.shape, target, s, t))
+	}
+	values = len(g.templates)
+	if k == 0 {
+		return values, 0
+	}
+	if old := g.Revision(target, k-1); old != rev {
+		stale := StaleNaN()
+		tv := g.targetText(sc, target, old)
+		for s := range g.templates {
+			app.Append(g.fill(sc, &g.templates[s], tv), t, stale)
+		}
+		staleMarkers = len(g.templates)
+	}
+	return values, staleMarkers
+}

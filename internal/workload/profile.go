@@ -1,0 +1,172 @@
+// Package workload generates the benchmark's data: the series of simulated exporter targets
+// (from a profile captured from a real exporter), their values, scrape times and churn.
+//
+// Invariant: every sample is a pure function of (seed, start, config, target, series, scrape):
+// nothing per series is stored, so memory grows with neither series nor time, and anything a
+// storage returns can be checked against a recomputation.
+package workload
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Label is one label pair.
+type Label struct{ Name, Value string }
+
+// Profile is the set of series one target exposes, each with its value shape.
+type Profile struct {
+	// Source says where and how the profile was captured, for the reader of results.
+	Source string   `json:"source"`
+	Series []Series `json:"series"`
+}
+
+// Series is one series of a target, without the labels tsbench adds per target.
+type Series struct {
+	Name   string  `json:"name"`
+	Labels []Label `json:"labels,omitempty"` // sorted by name, without __name__
+	Type   string  `json:"type"`             // from # TYPE: counter, gauge, histogram, summary, untyped
+	Shape  Shape   `json:"shape"`
+}
+
+// Shape kinds.
+const (
+	Constant = "constant"
+	Counter  = "counter"
+	Gauge    = "gauge"
+	NaN      = "nan"
+)
+
+// Shape is how a series' value moves over time. Values are quantized to Resolution, a power
+// of ten (0 means not quantized), as real exporters' values are: CPU seconds in 0.01 steps,
+// bytes as integers. Compression figures depend on it.
+type Shape struct {
+	Kind string `json:"kind"`
+	// Value is the constant, or a counter's value at the start of the run.
+	Value float64 `json:"value,omitempty"`
+	// Rate is a counter's increase per second.
+	Rate float64 `json:"rate,omitempty"`
+	// Min and Max bound a gauge; it swings between them with PeriodSeconds plus Noise.
+	Min           float64 `json:"min,omitempty"`
+	Max           float64 `json:"max,omitempty"`
+	PeriodSeconds float64 `json:"periodSeconds,omitempty"`
+	Noise         float64 `json:"noise,omitempty"` // fraction of Max-Min
+	Resolution    float64 `json:"resolution,omitempty"`
+}
+
+// LoadProfile reads a profile from fsys (the embedded assets, or a test's MapFS).
+func LoadProfile(fsys fs.FS, path string) (*Profile, error) {
+	b, err := fs.ReadFile(fsys, path)
+	if err != nil {
+		return nil, err
+	}
+	return parseProfile(path, b)
+}
+
+// LoadProfileFile reads a profile from the user's file system.
+func LoadProfileFile(path string) (*Profile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseProfile(path, b)
+}
+
+func parseProfile(path string, b []byte) (*Profile, error) {
+	var p Profile
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("profile %s: %w", path, err)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("profile %s: %w", path, err)
+	}
+	return &p, nil
+}
+
+// Validate checks names, label order and shapes; errors name the series.
+func (p *Profile) Validate() error {
+	if len(p.Series) == 0 {
+		return errors.New("no series")
+	}
+	metricName := regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
+	labelName := regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+	var errs []error
+	seen := map[string]bool{}
+	for i, s := range p.Series {
+		id := fmt.Sprintf("series[%d] %s", i, s.Name)
+		if !metricName.MatchString(s.Name) {
+			errs = append(errs, fmt.Errorf("%s: invalid metric name", id))
+		}
+		for j, l := range s.Labels {
+			if !labelName.MatchString(l.Name) || strings.HasPrefix(l.Name, "__") {
+				errs = append(errs, fmt.Errorf("%s: invalid label name %q", id, l.Name))
+			}
+			if l.Value == "" {
+				errs = append(errs, fmt.Errorf("%s: label %s has an empty value", id, l.Name))
+			}
+			if j > 0 && s.Labels[j-1].Name >= l.Name {
+				errs = append(errs, fmt.Errorf("%s: labels not sorted or duplicated at %s", id, l.Name))
+			}
+		}
+		if k := s.key(); seen[k] {
+			errs = append(errs, fmt.Errorf("%s: duplicate series", id))
+		} else {
+			seen[k] = true
+		}
+		if err := s.Shape.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s Series) key() string {
+	var b strings.Builder
+	b.WriteString(s.Name)
+	for _, l := range s.Labels {
+		b.WriteString("\xff" + l.Name + "\xff" + l.Value)
+	}
+	return b.String()
+}
+
+func (sh Shape) validate() error {
+	if sh.Resolution < 0 || math.IsNaN(sh.Resolution) {
+		return errors.New("resolution must be >= 0")
+	}
+	switch sh.Kind {
+	case Constant, NaN:
+	case Counter:
+		if sh.Rate < 0 || sh.Value < 0 {
+			return errors.New("counter with a negative start or rate")
+		}
+	case Gauge:
+		if sh.Min > sh.Max {
+			return errors.New("gauge min > max")
+		}
+		if sh.PeriodSeconds <= 0 {
+			return errors.New("gauge periodSeconds must be > 0")
+		}
+	default:
+		return fmt.Errorf("unknown shape kind %q", sh.Kind)
+	}
+	return nil
+}
+
+// Kinds returns the shape kinds present in the profile, sorted.
+func (p *Profile) Kinds() []string {
+	var kinds []string
+	for _, s := range p.Series {
+		if !slices.Contains(kinds, s.Shape.Kind) {
+			kinds = append(kinds, s.Shape.Kind)
+		}
+	}
+	slices.Sort(kinds)
+	return kinds
+}
