@@ -68,13 +68,16 @@ func (c *compiled) fromUnits(n float64) float64 {
 	return n * c.res
 }
 
-// toUnits is the number of resolution steps nearest v.
-func (c *compiled) toUnits(v float64) float64 {
+// units is v in resolution steps, not rounded.
+func (c *compiled) units(v float64) float64 {
 	if c.inv > 0 {
-		return math.Round(v * c.inv)
+		return v * c.inv
 	}
-	return math.Round(v / c.res)
+	return v / c.res
 }
+
+// toUnits is the number of resolution steps nearest v.
+func (c *compiled) toUnits(v float64) float64 { return math.Round(c.units(v)) }
 
 // eval computes the value at elapsed seconds x ≥ 0 since the run's start. scale is the
 // target's factor (the same for every series of a target, so histogram buckets stay
@@ -96,7 +99,12 @@ func (c *compiled) eval(x, scale, phase, noise float64) float64 {
 		if c.res == 0 {
 			return v
 		}
-		return c.fromUnits(c.toUnits(v))
+		// Quantize within the range: the nearest step, kept inside [min, max].
+		n, lo, hi := c.toUnits(v), math.Ceil(c.units(c.min)), math.Floor(c.units(c.max))
+		if lo > hi {
+			return v // no step lies within the range
+		}
+		return c.fromUnits(math.Min(hi, math.Max(lo, n)))
 	case kindNaN:
 		return math.NaN()
 	default:
