@@ -173,6 +173,9 @@ func fmtCompare(v *float64) string {
 	if v == nil {
 		return "?"
 	}
+	if *v == math.Trunc(*v) && math.Abs(*v) < 1e15 {
+		return fmt.Sprintf("%.0f", *v) // counts and byte sizes exactly
+	}
 	return fmt.Sprintf("%.6g", *v)
 }
 

@@ -6,7 +6,6 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"text/tabwriter"
 )
 
 // better says which way a row's values are better, to mark the best storage.
@@ -226,31 +225,7 @@ func WriteSummary(w io.Writer, r *Results) error {
 	fmt.Fprintf(&b, "tsbench %s → %s, %d targets × %d series, %d series created by churn, %d stale markers\n\n",
 		r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), r.EndTime.UTC().Format("15:04:05Z"),
 		r.Workload.Targets, r.Workload.SeriesPerTarget, r.Workload.SeriesCreated, r.Workload.StaleMarkers)
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "\t")
-	for _, s := range r.Storages {
-		fmt.Fprintf(tw, "%s\t", s.Name)
-	}
-	fmt.Fprintln(tw)
-	for _, sec := range table(r) {
-		fmt.Fprintf(tw, "%s\t\n", strings.ToUpper(sec.title))
-		for _, rw := range sec.rows {
-			best := rw.bestIndex()
-			fmt.Fprintf(tw, "%s\t", rw.label)
-			for i, c := range rw.cells {
-				if i == best {
-					c += " *"
-				} else {
-					c += "  "
-				}
-				fmt.Fprintf(tw, "%s\t", c)
-			}
-			fmt.Fprintln(tw)
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	writeTable(&b, r)
 	b.WriteString("* best of the storages\n")
 	writeSlowest(&b, r)
 	writeVerdicts(&b, r)
@@ -270,7 +245,8 @@ func WriteSummary(w io.Writer, r *Results) error {
 			} else if t.Reason != "" {
 				detail = " (" + t.Reason + ")"
 			}
-			fmt.Fprintf(&b, "  %s %s: %s%s\n", mark, t.Storage, t.Expr, detail)
+			expr := strings.TrimSpace(strings.TrimPrefix(t.Expr, t.Storage+":"))
+			fmt.Fprintf(&b, "  %s %-16s %s%s\n", mark, t.Storage, expr, detail)
 		}
 	}
 	for _, e := range r.AccountingErrors {
@@ -278,6 +254,44 @@ func WriteSummary(w io.Writer, r *Results) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeTable lays the sections out: labels left-aligned, one right-aligned column per
+// storage, the best cell of a row followed by "*".
+func writeTable(b *strings.Builder, r *Results) {
+	secs := table(r)
+	labelW, cellW := 0, 8
+	for _, s := range r.Storages {
+		cellW = max(cellW, len(s.Name))
+	}
+	for _, sec := range secs {
+		for _, rw := range sec.rows {
+			labelW = max(labelW, len(rw.label))
+			for _, c := range rw.cells {
+				cellW = max(cellW, len(c))
+			}
+		}
+	}
+	fmt.Fprintf(b, "%-*s", labelW, "")
+	for _, s := range r.Storages {
+		fmt.Fprintf(b, "  %*s  ", cellW, s.Name)
+	}
+	b.WriteString("\n")
+	for _, sec := range secs {
+		b.WriteString(strings.ToUpper(sec.title) + "\n")
+		for _, rw := range sec.rows {
+			best := rw.bestIndex()
+			line := fmt.Sprintf("%-*s", labelW, rw.label)
+			for i, c := range rw.cells {
+				mark := "  "
+				if i == best {
+					mark = " *"
+				}
+				line += fmt.Sprintf("  %*s%s", cellW, c, mark)
+			}
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+		}
+	}
 }
 
 func fmtPtr(format string, v *float64, div float64) string {
