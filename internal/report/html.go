@@ -201,7 +201,7 @@ svg.chart{border:1px solid #ddd;background:#fff}
 {{range .Rows}}<tr><td>{{.Label}}</td>{{range .Cells}}<td{{if .Best}} class="best"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}{{end}}</table>
 <p>Bold green: the best value of the row.</p>
-{{if .R.Thresholds}}<h2>Thresholds</h2><ul>{{range .R.Thresholds}}<li class="{{if .OK}}ok{{else}}fail{{end}}">{{if .OK}}✓{{else}}✗{{end}} {{.Storage}}: {{.Expr}}{{if .Reason}} ({{.Reason}}){{end}}</li>{{end}}</ul>{{end}}
+{{if .R.Thresholds}}<h2>Thresholds</h2><ul>{{range .R.Thresholds}}<li class="{{if .OK}}ok{{else}}fail{{end}}">{{if .OK}}✓{{else}}✗{{end}} {{.Storage}}: {{.Check}}{{if .Reason}} ({{.Reason}}){{end}}</li>{{end}}</ul>{{end}}
 {{range .R.AccountingErrors}}<p class="fail">Accounting error: {{.}}</p>{{end}}
 <h2>Over time</h2><div class="charts">{{range .Charts}}{{.}}{{end}}</div>
 </body></html>

@@ -245,8 +245,7 @@ func WriteSummary(w io.Writer, r *Results) error {
 			} else if t.Reason != "" {
 				detail = " (" + t.Reason + ")"
 			}
-			expr := strings.TrimSpace(strings.TrimPrefix(t.Expr, t.Storage+":"))
-			fmt.Fprintf(&b, "  %s %-16s %s%s\n", mark, t.Storage, expr, detail)
+			fmt.Fprintf(&b, "  %s %-16s %s%s\n", mark, t.Storage, t.Check(), detail)
 		}
 	}
 	for _, e := range r.AccountingErrors {

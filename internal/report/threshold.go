@@ -20,6 +20,11 @@ type ThresholdResult struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// Check is the threshold as it applies to its storage: the expression without a storage prefix.
+func (t ThresholdResult) Check() string {
+	return strings.TrimSpace(strings.TrimPrefix(t.Expr, t.Storage+":"))
+}
+
 // Threshold is a parsed threshold: "[storage:] figure op value".
 type Threshold struct {
 	Expr    string
