@@ -116,6 +116,22 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// parseInterspersed parses flags that may come after positional arguments
+// ("report OLD NEW -out DIR") and returns the positional ones.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
 // newLogger builds the logger every part narrows with its component and storage.
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	var l slog.Level

@@ -18,19 +18,20 @@ func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) (int,
 	}
 	fs := newFlagSet("report", stderr)
 	out := fs.String("out", "", "directory for report.html (default: the results file's directory)")
-	if err := parseFlags(fs, args); err != nil {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
 		return ExitUsage, err
 	}
-	if fs.NArg() != 1 {
+	if len(pos) != 1 {
 		return ExitUsage, usageErrorf("usage: tsbench report RESULTS.json [-out DIR] | tsbench report compare OLD.json NEW.json [-out DIR]")
 	}
-	res, err := report.ReadFile(fs.Arg(0))
+	res, err := report.ReadFile(pos[0])
 	if err != nil {
 		return ExitError, err
 	}
 	dir := *out
 	if dir == "" {
-		dir = filepath.Dir(fs.Arg(0))
+		dir = filepath.Dir(pos[0])
 	}
 	if err := report.WriteSummary(stdout, res); err != nil {
 		return ExitError, err
@@ -46,17 +47,18 @@ func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) (int,
 func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlagSet("report compare", stderr)
 	out := fs.String("out", "", "directory for compare.html (default: the new results file's directory)")
-	if err := parseFlags(fs, args); err != nil {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
 		return ExitUsage, err
 	}
-	if fs.NArg() != 2 {
+	if len(pos) != 2 {
 		return ExitUsage, usageErrorf("usage: tsbench report compare OLD.json NEW.json [-out DIR]")
 	}
-	old, err := report.ReadFile(fs.Arg(0))
+	old, err := report.ReadFile(pos[0])
 	if err != nil {
 		return ExitError, err
 	}
-	cur, err := report.ReadFile(fs.Arg(1))
+	cur, err := report.ReadFile(pos[1])
 	if err != nil {
 		return ExitError, err
 	}
@@ -66,7 +68,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	dir := *out
 	if dir == "" {
-		dir = filepath.Dir(fs.Arg(1))
+		dir = filepath.Dir(pos[1])
 	}
 	path := filepath.Join(dir, "compare.html")
 	if err := writeFile(path, c.WriteHTML); err != nil {
