@@ -187,8 +187,17 @@ func parseDashboard(b []byte) ([]config.RangeQuery, error) {
 	}
 	var errs []error
 	for i, rq := range f.Panels {
-		if err := (&config.Config{RangeQueries: []config.RangeQuery{rq}}).Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("panels[%d] %q: %w", i, rq.Name, err))
+		key := fmt.Sprintf("panels[%d] %q", i, rq.Name)
+		if rq.Name == "" || rq.Expr == "" {
+			errs = append(errs, fmt.Errorf("%s: name and expr must be set", key))
+		}
+		for _, f := range []struct {
+			key string
+			d   time.Duration
+		}{{"range", rq.Range}, {"step", rq.Step}, {"interval", rq.Interval}} {
+			if f.d <= 0 {
+				errs = append(errs, fmt.Errorf("%s: %s: must be > 0", key, f.key))
+			}
 		}
 	}
 	if len(f.Panels) == 0 {

@@ -8,7 +8,10 @@ type Query struct {
 	Warnings       int64            `json:"warnings"`
 	Missed         int64            `json:"missed"`
 	LatencySeconds Latency          `json:"latencySeconds"`
-	PerQuery       []QueryStat      `json:"perQuery"`
+	// ServiceSeconds is measured from each request's send: LatencySeconds minus the time an
+	// evaluation waited for a free query slot.
+	ServiceSeconds Latency     `json:"serviceSeconds"`
+	PerQuery       []QueryStat `json:"perQuery"`
 	// Timeline holds p50/p99 and errors every observe interval.
 	Timeline []QueryPoint `json:"timeline,omitempty"`
 }
@@ -24,6 +27,7 @@ type QueryStat struct {
 	Warnings       int64            `json:"warnings"`
 	Missed         int64            `json:"missed"`
 	LatencySeconds Latency          `json:"latencySeconds"`
+	ServiceSeconds Latency          `json:"serviceSeconds"`
 	ResultSeries   int64            `json:"resultSeries"` // of the last successful evaluation
 	// FirstError is the text of the first error seen, for the reader to act on.
 	FirstError string `json:"firstError,omitempty"`
@@ -43,4 +47,6 @@ type QueryPoint struct {
 	P50    float64 `json:"p50"`
 	P99    float64 `json:"p99"`
 	Errors int64   `json:"errors"`
+	// Completed is how many evaluations finished in the interval ending at Time.
+	Completed int64 `json:"completed"`
 }

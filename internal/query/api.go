@@ -1,0 +1,332 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tsbench/tsbench/internal/storage"
+)
+
+// Error kinds that are not an HTTP status or an API error type.
+const (
+	ErrTimeout  = "timeout"  // the client-side deadline (queryTimeout) passed
+	ErrNetwork  = "network"  // no answer: connection refused or reset, DNS, TLS
+	ErrBadBody  = "bad_body" // an answer that is not the Prometheus API's JSON
+	ErrCanceled = "canceled" // the caller's context was canceled
+)
+
+// Error is a classified failure of one API request. Kind is one of ErrTimeout, ErrNetwork,
+// ErrBadBody, ErrCanceled, "http_<code>" (a non-2xx answer without an API error body) or
+// "status_error:<errorType>" (an answer with "status":"error", whatever its HTTP status: the
+// error type says more than the code, e.g. Prometheus answers bad_data with 400).
+type Error struct {
+	Kind   string
+	Status int // HTTP status, 0 when none arrived
+	Msg    string
+}
+
+func (e *Error) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("%s (http %d): %s", e.Kind, e.Status, e.Msg)
+	}
+	return e.Kind + ": " + e.Msg
+}
+
+// ErrorKind returns the kind of a classified error, and ErrNetwork for any other error.
+func ErrorKind(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return ErrNetwork
+}
+
+// API is a client of one storage's Prometheus HTTP query API.
+type API struct {
+	client *storage.Client
+	base   string // the API root with a trailing slash: base + "api/v1/query"
+}
+
+// NewAPI returns a client of the API rooted at readURL (e.g. http://host:8428/ or
+// http://host/select/0/prometheus/); a missing trailing slash is added.
+func NewAPI(client *storage.Client, readURL string) *API {
+	if !strings.HasSuffix(readURL, "/") {
+		readURL += "/"
+	}
+	return &API{client: client, base: readURL}
+}
+
+// Point is one sample of a result: T in milliseconds, V the value.
+type Point struct {
+	T int64
+	V float64
+}
+
+// Series is one series of a query result with its points (one for a vector).
+type Series struct {
+	Metric map[string]string
+	Points []Point
+}
+
+// QueryResult is a decoded instant or range query answer. A scalar is one Series without
+// labels; a string result has no series.
+type QueryResult struct {
+	Type     string // vector, matrix, scalar, string
+	Series   []Series
+	Warnings []string
+}
+
+// SeriesResult is the answer of /api/v1/series.
+type SeriesResult struct {
+	Series   []map[string]string
+	Warnings []string
+}
+
+// NamesResult is the answer of /api/v1/labels and /api/v1/label/<name>/values.
+type NamesResult struct {
+	Names    []string
+	Warnings []string
+}
+
+// Instant runs an instant query at t (POST api/v1/query, form-encoded).
+func (a *API) Instant(ctx context.Context, query string, t time.Time) (*QueryResult, error) {
+	form := url.Values{"query": {query}, "time": {formatTime(t)}}
+	return a.query(ctx, "api/v1/query", form)
+}
+
+// Range runs a range query from start to end every step (POST api/v1/query_range).
+func (a *API) Range(ctx context.Context, query string, start, end time.Time, step time.Duration) (*QueryResult, error) {
+	form := url.Values{
+		"query": {query}, "start": {formatTime(start)}, "end": {formatTime(end)},
+		"step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)},
+	}
+	return a.query(ctx, "api/v1/query_range", form)
+}
+
+// SeriesLookup finds the series matching any of matchers between start and end
+// (POST api/v1/series).
+func (a *API) SeriesLookup(ctx context.Context, matchers []string, start, end time.Time) (*SeriesResult, error) {
+	var data []map[string]string
+	w, err := a.do(ctx, http.MethodPost, "api/v1/series", lookupForm(matchers, start, end), &data)
+	if err != nil {
+		return nil, err
+	}
+	return &SeriesResult{Series: data, Warnings: w}, nil
+}
+
+// Labels lists label names of the series matching matchers (all series when none) between
+// start and end (POST api/v1/labels).
+func (a *API) Labels(ctx context.Context, matchers []string, start, end time.Time) (*NamesResult, error) {
+	var data []string
+	w, err := a.do(ctx, http.MethodPost, "api/v1/labels", lookupForm(matchers, start, end), &data)
+	if err != nil {
+		return nil, err
+	}
+	return &NamesResult{Names: data, Warnings: w}, nil
+}
+
+// LabelValues lists the values of label name among the series matching matchers between start
+// and end (GET api/v1/label/<name>/values: the API has no POST form of it).
+func (a *API) LabelValues(ctx context.Context, name string, matchers []string, start, end time.Time) (*NamesResult, error) {
+	var data []string
+	w, err := a.do(ctx, http.MethodGet, "api/v1/label/"+url.PathEscape(name)+"/values", lookupForm(matchers, start, end), &data)
+	if err != nil {
+		return nil, err
+	}
+	return &NamesResult{Names: data, Warnings: w}, nil
+}
+
+func lookupForm(matchers []string, start, end time.Time) url.Values {
+	form := url.Values{"start": {formatTime(start)}, "end": {formatTime(end)}}
+	if len(matchers) > 0 {
+		form["match[]"] = matchers
+	}
+	return form
+}
+
+// formatTime writes t as Unix seconds with millisecond precision, exactly (no float rounding).
+func formatTime(t time.Time) string {
+	ms := t.UnixMilli()
+	sign := ""
+	if ms < 0 {
+		sign, ms = "-", -ms
+	}
+	return fmt.Sprintf("%s%d.%03d", sign, ms/1000, ms%1000)
+}
+
+func (a *API) query(ctx context.Context, path string, form url.Values) (*QueryResult, error) {
+	var data struct {
+		ResultType string          `json:"resultType"`
+		Result     json.RawMessage `json:"result"`
+	}
+	w, err := a.do(ctx, http.MethodPost, path, form, &data)
+	if err != nil {
+		return nil, err
+	}
+	res := &QueryResult{Type: data.ResultType, Warnings: w}
+	bad := func(err error) (*QueryResult, error) {
+		return nil, &Error{Kind: ErrBadBody, Msg: fmt.Sprintf("%s result: %v", data.ResultType, err)}
+	}
+	switch data.ResultType {
+	case "vector", "matrix":
+		var ss []struct {
+			Metric map[string]string `json:"metric"`
+			Value  *pair             `json:"value"`
+			Values []pair            `json:"values"`
+		}
+		if err := json.Unmarshal(data.Result, &ss); err != nil {
+			return bad(err)
+		}
+		res.Series = make([]Series, len(ss))
+		for i, s := range ss {
+			res.Series[i].Metric = s.Metric
+			if s.Value != nil {
+				res.Series[i].Points = []Point{Point(*s.Value)}
+			} else {
+				res.Series[i].Points = make([]Point, len(s.Values))
+				for j, p := range s.Values {
+					res.Series[i].Points[j] = Point(p)
+				}
+			}
+		}
+	case "scalar":
+		var p pair
+		if err := json.Unmarshal(data.Result, &p); err != nil {
+			return bad(err)
+		}
+		res.Series = []Series{{Points: []Point{Point(p)}}}
+	case "string":
+	default:
+		return bad(errors.New("unknown result type"))
+	}
+	return res, nil
+}
+
+// pair is a [<unix seconds>, "<value>"] sample of the API.
+type pair Point
+
+func (p *pair) UnmarshalJSON(b []byte) error {
+	var raw [2]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	ts := string(raw[0])
+	sec, frac, _ := strings.Cut(ts, ".")
+	s, err := strconv.ParseInt(sec, 10, 64)
+	if err != nil {
+		return fmt.Errorf("timestamp %s: %w", ts, err)
+	}
+	frac = (frac + "000")[:3]
+	ms, err := strconv.ParseInt(frac, 10, 64)
+	if err != nil {
+		return fmt.Errorf("timestamp %s: %w", ts, err)
+	}
+	if strings.HasPrefix(sec, "-") {
+		ms = -ms
+	}
+	var v string
+	if err := json.Unmarshal(raw[1], &v); err != nil {
+		return fmt.Errorf("value %s: %w", raw[1], err)
+	}
+	// Prometheus writes "NaN", "+Inf" and "-Inf", which ParseFloat takes.
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return fmt.Errorf("value %q: %w", v, err)
+	}
+	p.T, p.V = s*1000+ms, f
+	return nil
+}
+
+// maxBody bounds what is read of one answer: a series lookup over a big index is large, but
+// a benchmark client must not be taken down by one.
+const maxBody = 512 << 20
+
+// do sends one request and decodes the data of a successful answer into data.
+func (a *API) do(ctx context.Context, method, path string, form url.Values, data any) ([]string, error) {
+	u := a.base + path
+	var body io.Reader
+	if method == http.MethodGet {
+		u += "?" + form.Encode()
+	} else {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, &Error{Kind: ErrNetwork, Msg: err.Error()}
+	}
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	resp, err := a.client.Do(req)
+	if err != nil {
+		return nil, transportError(ctx, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return nil, transportError(ctx, err)
+	}
+	if len(b) > maxBody {
+		return nil, &Error{Kind: ErrBadBody, Status: resp.StatusCode, Msg: fmt.Sprintf("answer larger than %d bytes", maxBody)}
+	}
+	var env struct {
+		Status    string          `json:"status"`
+		Data      json.RawMessage `json:"data"`
+		ErrorType string          `json:"errorType"`
+		Error     string          `json:"error"`
+		Warnings  []string        `json:"warnings"`
+	}
+	decodeErr := json.Unmarshal(b, &env)
+	ok2xx := resp.StatusCode >= 200 && resp.StatusCode < 300
+	switch {
+	case decodeErr == nil && env.Status == "error":
+		et := env.ErrorType
+		if et == "" {
+			et = "unknown"
+		}
+		return nil, &Error{Kind: "status_error:" + et, Status: resp.StatusCode, Msg: clip(env.Error)}
+	case !ok2xx:
+		return nil, &Error{Kind: "http_" + strconv.Itoa(resp.StatusCode), Status: resp.StatusCode, Msg: clip(string(b))}
+	case decodeErr != nil:
+		return nil, &Error{Kind: ErrBadBody, Status: resp.StatusCode, Msg: clip(decodeErr.Error())}
+	case env.Status != "success":
+		return nil, &Error{Kind: ErrBadBody, Status: resp.StatusCode, Msg: fmt.Sprintf("status %q", clip(env.Status))}
+	}
+	if err := json.Unmarshal(env.Data, data); err != nil {
+		return nil, &Error{Kind: ErrBadBody, Status: resp.StatusCode, Msg: "data: " + clip(err.Error())}
+	}
+	return env.Warnings, nil
+}
+
+// transportError classifies an error of sending or reading: the client's deadline, the
+// caller's cancellation, or the network.
+func transportError(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return &Error{Kind: ErrTimeout, Msg: "no complete answer within the query timeout"}
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		return &Error{Kind: ErrCanceled, Msg: "canceled"}
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // the URL is the caller's to show (redacted), not the error's
+	}
+	return &Error{Kind: ErrNetwork, Msg: err.Error()}
+}
+
+// clip keeps error texts from answers short enough for a report.
+func clip(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
+}

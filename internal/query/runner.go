@@ -1,0 +1,274 @@
+package query
+
+import (
+	"container/heap"
+	"context"
+	"hash/fnv"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/storage"
+)
+
+// Runner runs the plan against one storage on an open-model schedule.
+//
+// Query q's evaluations are scheduled at start + offset(q) + k·interval(q), k = 0, 1, …; the
+// offset is a hash of q's name, so the load is spread over the interval the same way in every
+// run and for every storage. At its scheduled time an evaluation either starts or, when the
+// previous evaluation of the same query is still waiting or running, is counted missed: no
+// query ever has two evaluations at once, and none is ever delayed into the next slot.
+//
+// A started evaluation waits for one of queryConcurrency slots (like a ruler's concurrency
+// limit). The wait is part of its latency, since latency runs from the scheduled time: a
+// storage that answers slowly makes the queue, and the queue shows in the figures instead of
+// slowing the schedule (no coordinated omission). At most one evaluation per query waits, so
+// the queue is bounded by the number of queries.
+type Runner struct {
+	storage string
+	plan    *Plan
+	api     *API
+	timeout time.Duration
+	log     *slog.Logger
+	m       *Metrics
+	slots   chan struct{}
+
+	stats []*stat
+	busy  []atomic.Bool // busy[i]: query i has an evaluation waiting or running
+	tl    *timeline
+}
+
+// New returns a Runner of plan against storage's API at readURL, through client.
+func New(cfg *config.Config, plan *Plan, storage string, client *storage.Client, readURL string, logger *slog.Logger, m *Metrics) *Runner {
+	r := &Runner{
+		storage: storage,
+		plan:    plan,
+		api:     NewAPI(client, readURL),
+		timeout: cfg.QueryTimeout,
+		log:     logger.With("component", "query", "storage", storage),
+		m:       m,
+		slots:   make(chan struct{}, max(cfg.QueryConcurrency, 1)),
+		stats:   make([]*stat, len(plan.Queries)),
+		busy:    make([]atomic.Bool, len(plan.Queries)),
+		tl:      &timeline{step: max(cfg.ObserveInterval, time.Second), lat: newLatency()},
+	}
+	for i := range r.stats {
+		r.stats[i] = newStat()
+	}
+	return r
+}
+
+// offset spreads queries over their interval, stably: the same name gets the same offset.
+func offset(name string, interval time.Duration) time.Duration {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(name))
+	return time.Duration(h.Sum64() % uint64(interval))
+}
+
+// Run evaluates the plan until ctx is done, then waits for the requests in flight (each
+// bounded by queryTimeout) and returns nil. Evaluations still waiting for a slot when ctx ends
+// are never sent and are counted missed.
+func (r *Runner) Run(ctx context.Context) error {
+	for _, q := range r.plan.Queries {
+		if q.ParseError != "" {
+			r.log.Warn("query expression does not parse, sent anyway", "query", q.Name, "group", q.Group, "err", q.ParseError)
+		}
+	}
+	if len(r.plan.Queries) == 0 {
+		<-ctx.Done()
+		return nil
+	}
+	start := time.Now()
+	r.tl.start(start)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+
+	sched := make(schedule, len(r.plan.Queries))
+	for i, q := range r.plan.Queries {
+		sched[i] = tick{at: start.Add(offset(q.Name, q.Interval)), query: i}
+	}
+	heap.Init(&sched)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		next := sched[0]
+		timer.Reset(time.Until(next.at))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer.C:
+		}
+		sched[0].at = next.at.Add(r.plan.Queries[next.query].Interval)
+		heap.Fix(&sched, 0)
+		i, at := next.query, next.at
+		if !r.busy[i].CompareAndSwap(false, true) {
+			r.miss(i)
+			continue
+		}
+		wg.Go(func() {
+			defer r.busy[i].Store(false)
+			r.evaluate(ctx, i, at)
+		})
+	}
+}
+
+// evaluate waits for a slot, sends query i scheduled at at, and records the outcome.
+func (r *Runner) evaluate(ctx context.Context, i int, at time.Time) {
+	select {
+	case r.slots <- struct{}{}:
+	case <-ctx.Done():
+		r.miss(i)
+		return
+	}
+	defer func() { <-r.slots }()
+	if ctx.Err() != nil { // both were ready: the run is over, do not start anything new
+		r.miss(i)
+		return
+	}
+	// The request outlives the run's ctx so that a started query is always accounted; its own
+	// deadline, queryTimeout from the send, bounds the wait at shutdown.
+	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.timeout)
+	defer cancel()
+	sent := time.Now()
+	out := r.send(qctx, &r.plan.Queries[i], at)
+	done := time.Now()
+	r.record(i, at, sent, done, out)
+}
+
+// send runs one evaluation of q scheduled at at.
+func (r *Runner) send(ctx context.Context, q *Query, at time.Time) outcome {
+	var matchers []string
+	if q.Expr != "" && q.Kind != KindInstant && q.Kind != KindRange {
+		matchers = []string{q.Expr}
+	}
+	switch q.Kind {
+	case KindInstant:
+		res, err := r.api.Instant(ctx, q.Expr, at)
+		if err != nil {
+			return outcome{err: err}
+		}
+		return outcome{series: int64(len(res.Series)), warnings: len(res.Warnings)}
+	case KindRange:
+		// Dashboards align the range to the step so that consecutive refreshes share points.
+		end := at.Truncate(q.Step)
+		res, err := r.api.Range(ctx, q.Expr, end.Add(-q.Range), end, q.Step)
+		if err != nil {
+			return outcome{err: err}
+		}
+		return outcome{series: int64(len(res.Series)), warnings: len(res.Warnings)}
+	case KindSeries:
+		res, err := r.api.SeriesLookup(ctx, matchers, at.Add(-q.Window), at)
+		if err != nil {
+			return outcome{err: err}
+		}
+		return outcome{series: int64(len(res.Series)), warnings: len(res.Warnings)}
+	case KindLabels:
+		res, err := r.api.Labels(ctx, matchers, at.Add(-q.Window), at)
+		if err != nil {
+			return outcome{err: err}
+		}
+		return outcome{series: int64(len(res.Names)), warnings: len(res.Warnings)}
+	default: // KindLabelValues
+		res, err := r.api.LabelValues(ctx, q.Label, matchers, at.Add(-q.Window), at)
+		if err != nil {
+			return outcome{err: err}
+		}
+		return outcome{series: int64(len(res.Names)), warnings: len(res.Warnings)}
+	}
+}
+
+func (r *Runner) record(i int, at, sent, done time.Time, out outcome) {
+	q := &r.plan.Queries[i]
+	lat := done.Sub(at)
+	s := r.stats[i]
+	s.mu.Lock()
+	s.executed++
+	s.lat.record(lat)
+	s.service.record(done.Sub(sent))
+	first := false
+	var kind string
+	if out.err != nil {
+		kind = ErrorKind(out.err)
+		s.errors[kind]++
+		if s.firstError == "" {
+			s.firstError, first = out.err.Error(), true
+		}
+	} else {
+		s.ok++
+		s.resultSeries = out.series
+		if out.warnings > 0 {
+			s.warnings++
+		}
+	}
+	s.mu.Unlock()
+	r.tl.add(done, lat, out.err != nil)
+	r.m.executed.WithLabelValues(r.storage, q.Kind).Inc()
+	r.m.duration.WithLabelValues(r.storage, q.Kind).Observe(lat.Seconds())
+	if out.err != nil {
+		r.m.errors.WithLabelValues(r.storage, q.Kind, kind).Inc()
+	}
+	if first { // once per query: the hot path counts, the log shows the first occurrence
+		r.log.Warn("query error", "query", q.Name, "kind", q.Kind, "reason", kind, "err", out.err)
+	}
+}
+
+func (r *Runner) miss(i int) {
+	s := r.stats[i]
+	s.mu.Lock()
+	s.missed++
+	s.mu.Unlock()
+	r.m.missed.WithLabelValues(r.storage, r.plan.Queries[i].Kind).Inc()
+}
+
+// Results returns a snapshot of the storage's read account; safe while Run runs.
+func (r *Runner) Results() *report.Query {
+	res := &report.Query{Errors: map[string]int64{}, PerQuery: make([]report.QueryStat, len(r.stats))}
+	all, service := newLatency(), newLatency()
+	for i, s := range r.stats {
+		qs := s.snapshot(&r.plan.Queries[i])
+		res.PerQuery[i] = qs
+		res.Executed += qs.Executed
+		res.OK += qs.OK
+		res.Warnings += qs.Warnings
+		res.Missed += qs.Missed
+		for k, v := range qs.Errors {
+			res.Errors[k] += v
+		}
+		s.mu.Lock()
+		all.merge(&s.lat)
+		service.merge(&s.service)
+		s.mu.Unlock()
+	}
+	res.LatencySeconds = all.report()
+	res.ServiceSeconds = service.report()
+	res.Timeline = r.tl.snapshot(time.Now())
+	return res
+}
+
+// tick is the next scheduled evaluation of one query.
+type tick struct {
+	at    time.Time
+	query int
+}
+
+// schedule is a min-heap of ticks by time, then query index (a stable order for equal times).
+type schedule []tick
+
+func (s schedule) Len() int { return len(s) }
+func (s schedule) Less(i, j int) bool {
+	if !s[i].at.Equal(s[j].at) {
+		return s[i].at.Before(s[j].at)
+	}
+	return s[i].query < s[j].query
+}
+func (s schedule) Swap(i, j int) { s[i], s[j] = s[j], s[i] }
+func (s *schedule) Push(x any)   { *s = append(*s, x.(tick)) }
+func (s *schedule) Pop() any {
+	old := *s
+	t := old[len(old)-1]
+	*s = old[:len(old)-1]
+	return t
+}

@@ -1,0 +1,163 @@
+package query
+
+import (
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tsbench/tsbench/internal/report"
+)
+
+// Histograms hold microseconds from 1 µs to 1 h at 3 significant digits (relative error
+// ≤ 0.1%); a longer latency is recorded as 1 h, and the exact maximum is kept beside.
+const (
+	histMin    = 1
+	histMax    = int64(time.Hour / time.Microsecond)
+	histDigits = 3
+)
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histDigits) }
+
+// latency is an HDR histogram of microseconds with its exact maximum.
+type latency struct {
+	h   *hdrhistogram.Histogram
+	max time.Duration
+}
+
+func newLatency() latency { return latency{h: newHist()} }
+
+func (l *latency) record(d time.Duration) {
+	us := d.Microseconds()
+	us = max(us, histMin)
+	us = min(us, histMax)
+	_ = l.h.RecordValue(us) // in range by construction
+	l.max = max(l.max, d)
+}
+
+func (l *latency) reset() {
+	l.h.Reset()
+	l.max = 0
+}
+
+// report gives quantiles in seconds; a quantile is the highest value equivalent to its
+// bucket, never above the exact maximum.
+func (l *latency) report() report.Latency {
+	if l.h.TotalCount() == 0 {
+		return report.Latency{}
+	}
+	q := func(p float64) float64 {
+		v := time.Duration(l.h.ValueAtQuantile(p)) * time.Microsecond
+		return min(v, l.max).Seconds()
+	}
+	return report.Latency{P50: q(50), P90: q(90), P99: q(99), Max: l.max.Seconds()}
+}
+
+func (l *latency) merge(o *latency) {
+	l.h.Merge(o.h)
+	l.max = max(l.max, o.max)
+}
+
+// stat is one query's account against one storage.
+type stat struct {
+	mu           sync.Mutex // guards every field below
+	executed     int64
+	ok           int64
+	warnings     int64
+	missed       int64
+	errors       map[string]int64
+	lat          latency // from the scheduled time
+	service      latency // from the send
+	resultSeries int64
+	firstError   string
+}
+
+func newStat() *stat {
+	return &stat{errors: map[string]int64{}, lat: newLatency(), service: newLatency()}
+}
+
+// outcome is what one evaluation gave.
+type outcome struct {
+	series   int64
+	warnings int
+	err      error
+}
+
+// snapshot copies the account into q's report entry.
+func (s *stat) snapshot(q *Query) report.QueryStat {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return report.QueryStat{
+		Name: q.Name, Kind: q.Kind, Expr: describe(q),
+		Executed: s.executed, OK: s.ok, Errors: maps.Clone(s.errors), Warnings: s.warnings, Missed: s.missed,
+		LatencySeconds: s.lat.report(), ServiceSeconds: s.service.report(),
+		ResultSeries: s.resultSeries, FirstError: s.firstError,
+	}
+}
+
+// describe is the text a reader needs to rerun the query.
+func describe(q *Query) string {
+	switch q.Kind {
+	case KindLabelValues:
+		if q.Expr == "" {
+			return q.Label
+		}
+		return q.Label + " of " + q.Expr
+	default:
+		return q.Expr
+	}
+}
+
+// timeline keeps the storage's latency and errors per interval of completion time; a closed
+// interval becomes a point, so memory stays one histogram however long the run.
+type timeline struct {
+	mu     sync.Mutex // guards every field below
+	step   time.Duration
+	end    time.Time // of the open interval; zero before the run starts
+	lat    latency
+	errors int64
+	points []report.QueryPoint
+}
+
+func (t *timeline) start(now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.end = now.Add(t.step)
+}
+
+// add records one finished evaluation at now.
+func (t *timeline) add(now time.Time, d time.Duration, failed bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.roll(now)
+	t.lat.record(d)
+	if failed {
+		t.errors++
+	}
+}
+
+// roll closes every interval that ended by now. Empty intervals become points with zeros, so
+// a storage that stops answering shows as a gap of zero completions, not a missing stretch.
+func (t *timeline) roll(now time.Time) {
+	if t.end.IsZero() {
+		return
+	}
+	for !now.Before(t.end) {
+		l := t.lat.report()
+		t.points = append(t.points, report.QueryPoint{
+			Time: t.end.UTC().Format(time.RFC3339), P50: l.P50, P99: l.P99, Errors: t.errors,
+			Completed: t.lat.h.TotalCount(),
+		})
+		t.lat.reset()
+		t.errors = 0
+		t.end = t.end.Add(t.step)
+	}
+}
+
+func (t *timeline) snapshot(now time.Time) []report.QueryPoint {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.roll(now)
+	return append([]report.QueryPoint(nil), t.points...)
+}
