@@ -1,0 +1,350 @@
+package remotewrite
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tsbench/tsbench/internal/storage"
+)
+
+// batch is one compressed WriteRequest, shared read-only by every pipeline.
+type batch struct {
+	data    []byte // snappy block
+	samples int64
+	oldest  int64 // smallest sample timestamp, ms
+}
+
+// Drop reasons.
+const (
+	reasonHTTP4xx       = "http_4xx"
+	reasonRetryTimeout  = "retry_timeout"
+	reasonQueueFull     = "queue_full"
+	reasonInvalidLabels = "invalid_labels"
+)
+
+// sink is one storage: its endpoints (URL × url_replica copy), queues and account.
+type sink struct {
+	name       string
+	maxPending int64
+	log        *slog.Logger
+	m          *Metrics
+
+	mu        sync.Mutex // guards everything below and every endpoint's queues and inflight
+	endpoints []*endpoint
+	generated int64
+	acked     int64
+	pending   int64
+	retries   int64
+	bytesSent int64
+	dropped   map[string]int64
+	requests  map[string]int64
+	maxLag    float64
+	seen      map[string]bool // statuses already logged
+}
+
+// endpoint is one URL a storage's data goes to, with a queue and a sender per shard.
+type endpoint struct {
+	url      string
+	client   *storage.Client
+	queues   [][]*batch // per shard
+	inflight []*batch   // per shard
+	notify   []chan struct{}
+}
+
+func newSink(name string, maxPending int64, logger *slog.Logger, m *Metrics) *sink {
+	return &sink{
+		name: name, maxPending: maxPending, log: logger, m: m,
+		dropped: map[string]int64{}, requests: map[string]int64{}, seen: map[string]bool{},
+	}
+}
+
+func (s *sink) addEndpoint(rawURL string, client *storage.Client, shards int) {
+	ep := &endpoint{url: rawURL, client: client, queues: make([][]*batch, shards), inflight: make([]*batch, shards)}
+	for range shards {
+		ep.notify = append(ep.notify, make(chan struct{}, 1))
+	}
+	s.endpoints = append(s.endpoints, ep)
+}
+
+// push queues b on every endpoint's shard queue, dropping the oldest queued batches while
+// the storage has more than maxPending samples pending.
+func (s *sink) push(shard int, b *batch) {
+	s.mu.Lock()
+	for _, ep := range s.endpoints {
+		s.generated += b.samples
+		s.pending += b.samples
+		ep.queues[shard] = append(ep.queues[shard], b)
+		for s.pending > s.maxPending && s.dropOldestLocked() {
+		}
+	}
+	s.mu.Unlock()
+	s.m.generated.WithLabelValues(s.name).Add(float64(b.samples) * float64(len(s.endpoints)))
+	for _, ep := range s.endpoints {
+		select {
+		case ep.notify[shard] <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// dropOldestLocked drops the queued batch with the oldest samples; false when none is queued.
+func (s *sink) dropOldestLocked() bool {
+	var q *[]*batch
+	for _, ep := range s.endpoints {
+		for i := range ep.queues {
+			if len(ep.queues[i]) > 0 && (q == nil || ep.queues[i][0].oldest < (*q)[0].oldest) {
+				q = &ep.queues[i]
+			}
+		}
+	}
+	if q == nil {
+		return false
+	}
+	b := (*q)[0]
+	(*q)[0] = nil
+	*q = (*q)[1:]
+	s.settleLocked(b.samples, reasonQueueFull)
+	return true
+}
+
+// dropGenerated counts samples generated for every endpoint and dropped at once (invalid labels).
+func (s *sink) dropGenerated(n int64, reason string) {
+	s.mu.Lock()
+	copies := int64(len(s.endpoints))
+	s.generated += n * copies
+	s.pending += n * copies
+	s.settleLocked(n*copies, reason)
+	s.mu.Unlock()
+	s.m.generated.WithLabelValues(s.name).Add(float64(n * copies))
+}
+
+// settleLocked moves n pending samples to acked (reason "") or dropped{reason}.
+func (s *sink) settleLocked(n int64, reason string) {
+	s.pending -= n
+	if reason == "" {
+		s.acked += n
+		s.m.acked.WithLabelValues(s.name).Add(float64(n))
+		return
+	}
+	s.dropped[reason] += n
+	s.m.dropped.WithLabelValues(s.name, reason).Add(float64(n))
+}
+
+// next waits for the shard's next batch. It returns false when the generator is done and the
+// queue is empty, or when stop is closed (the drain deadline).
+func (s *sink) next(ep *endpoint, shard int, genDone, stop <-chan struct{}) (*batch, bool) {
+	for {
+		s.mu.Lock()
+		if q := ep.queues[shard]; len(q) > 0 {
+			b := q[0]
+			q[0] = nil
+			ep.queues[shard] = q[1:]
+			ep.inflight[shard] = b
+			s.mu.Unlock()
+			return b, true
+		}
+		s.mu.Unlock()
+		select {
+		case <-stop:
+			return nil, false
+		default:
+		}
+		select {
+		case <-ep.notify[shard]:
+		case <-stop:
+			return nil, false
+		case <-genDone:
+			s.mu.Lock()
+			empty := len(ep.queues[shard]) == 0
+			s.mu.Unlock()
+			if empty {
+				return nil, false
+			}
+		}
+	}
+}
+
+// senderConfig are the settings every sender shares.
+type senderConfig struct {
+	userAgent        string
+	maxRetryDuration time.Duration
+	minBackoff       time.Duration
+	maxBackoff       time.Duration
+	requestTimeout   time.Duration
+}
+
+// runSender sends the shard's batches one at a time, in order, until next says stop.
+func (s *sink) runSender(ctx context.Context, ep *endpoint, shard int, cfg senderConfig, genDone, stop <-chan struct{}) {
+	for {
+		b, ok := s.next(ep, shard, genDone, stop)
+		if !ok {
+			return
+		}
+		reason, settled := s.send(ctx, ep, b, cfg)
+		s.mu.Lock()
+		ep.inflight[shard] = nil
+		if settled {
+			s.settleLocked(b.samples, reason)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// send delivers b, retrying network errors, 5xx and 429 with exponential backoff and jitter
+// (or the server's Retry-After) until maxRetryDuration. It returns the drop reason ("" when
+// acked), or settled=false when ctx ended first: the samples stay pending.
+func (s *sink) send(ctx context.Context, ep *endpoint, b *batch, cfg senderConfig) (reason string, settled bool) {
+	first := time.Now()
+	backoff := cfg.minBackoff
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			s.mu.Lock()
+			s.retries++
+			s.mu.Unlock()
+			s.m.retries.WithLabelValues(s.name).Inc()
+		}
+		status, retryAfter, err := s.post(ctx, ep, b, cfg)
+		if ctx.Err() != nil {
+			return "", false
+		}
+		switch {
+		case err == nil && status/100 == 2:
+			return "", true
+		case err == nil && status/100 == 4 && status != http.StatusTooManyRequests:
+			return reasonHTTP4xx, true
+		}
+		wait := backoff
+		if retryAfter > 0 {
+			wait = retryAfter
+		} else {
+			wait = wait/2 + rand.N(wait/2+1) // jitter: [d/2, d]
+			backoff = min(2*backoff, cfg.maxBackoff)
+		}
+		if time.Since(first)+wait > cfg.maxRetryDuration {
+			return reasonRetryTimeout, true
+		}
+		select {
+		case <-ctx.Done():
+			return "", false
+		case <-time.After(wait):
+		}
+	}
+}
+
+// post sends one request and reads the answer; it counts the request by status.
+func (s *sink) post(ctx context.Context, ep *endpoint, b *batch, cfg senderConfig) (int, time.Duration, error) {
+	rctx, cancel := context.WithTimeout(ctx, cfg.requestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, ep.url, bytes.NewReader(b.data))
+	if err != nil {
+		return 0, 0, err
+	}
+	req.Header.Set("Content-Encoding", "snappy")
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	req.Header.Set("User-Agent", cfg.userAgent)
+	req.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
+	resp, err := ep.client.Do(req)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.count("network_error", len(b.data), redactErr(err, ep.url), "")
+		}
+		return 0, 0, err
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	s.count(strconv.Itoa(resp.StatusCode), len(b.data), "", string(body))
+	return resp.StatusCode, retryAfter(resp), nil
+}
+
+// count records one request; the first of each status per storage is logged with its detail,
+// so a user sees why a storage refuses data without a log line per request.
+func (s *sink) count(status string, bytes int, errText, body string) {
+	s.mu.Lock()
+	s.requests[status]++
+	s.bytesSent += int64(bytes)
+	first := !s.seen[status]
+	s.seen[status] = true
+	s.mu.Unlock()
+	s.m.requests.WithLabelValues(s.name, status).Inc()
+	s.m.sentBytes.WithLabelValues(s.name).Add(float64(bytes))
+	if !first || (len(status) == 3 && status[0] == '2') {
+		return
+	}
+	switch {
+	case status == "network_error":
+		s.log.Warn("remote write network error; retrying until maxRetryDuration, then dropping (retry_timeout)", "err", errText)
+	case status == "429" || status[0] == '5':
+		s.log.Warn("remote write refused; retrying with backoff until maxRetryDuration", "status", status, "body", body)
+	default:
+		s.log.Error("remote write rejected; samples dropped (http_4xx): check the storage's writeURL, auth and limits", "status", status, "body", body)
+	}
+}
+
+// redactErr keeps secrets in the URL's user info out of error texts.
+func redactErr(err error, raw string) string {
+	msg := err.Error()
+	if u, perr := url.Parse(raw); perr == nil {
+		msg = strings.ReplaceAll(msg, raw, u.Redacted())
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		msg = fmt.Sprintf("%s: %v", ue.Op, ue.Err)
+	}
+	return msg
+}
+
+// retryAfter reads a 429's or 503's Retry-After, in seconds or as an HTTP date.
+func retryAfter(resp *http.Response) time.Duration {
+	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
+		return 0
+	}
+	v := resp.Header.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(0, time.Until(t))
+	}
+	return 0
+}
+
+// lagLocked is now minus the scheduled time of the oldest pending sample of the storage, 0
+// when nothing is pending.
+func (s *sink) lagLocked(nowMs int64) float64 {
+	oldest := int64(-1)
+	for _, ep := range s.endpoints {
+		for i := range ep.queues {
+			for _, b := range []*batch{ep.inflight[i], first(ep.queues[i])} {
+				if b != nil && (oldest < 0 || b.oldest < oldest) {
+					oldest = b.oldest
+				}
+			}
+		}
+	}
+	if oldest < 0 {
+		return 0
+	}
+	return max(0, float64(nowMs-oldest)/1000)
+}
+
+func first(q []*batch) *batch {
+	if len(q) == 0 {
+		return nil
+	}
+	return q[0]
+}

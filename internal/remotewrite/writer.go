@@ -1,0 +1,333 @@
+package remotewrite
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/url"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/klauspost/compress/snappy"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/workload"
+)
+
+// Workload is what the writer uses of *workload.Generator.
+type Workload interface {
+	Targets() int
+	SeriesPerTarget() int
+	ScrapeInterval() time.Duration
+	ScrapeTime(target int, k int64) int64
+	Scrape(app workload.Appender, target int, k int64) (values, staleMarkers int)
+}
+
+// Writer generates the workload once and writes it to every storage.
+type Writer struct {
+	// DrainTimeout bounds how long pending samples are still sent after the load stops.
+	DrainTimeout time.Duration
+	// FlushAfter sends a batch that is not full once its oldest sample is this old.
+	FlushAfter time.Duration
+
+	work       Workload
+	sinks      []*sink // in storage name order
+	byName     map[string]*sink
+	shards     int
+	maxSamples int
+	sender     senderConfig
+	log        *slog.Logger
+	m          *Metrics
+	copies     map[string]int
+
+	start, stop atomic.Int64   // unix ms: load start and the moment generation stopped
+	openOldest  []atomic.Int64 // per shard: oldest timestamp not yet in a batch, 0 if none
+	created     atomic.Int64
+	stale       atomic.Int64
+}
+
+// New builds one pipeline per storage that writes: one endpoint per URL of its writeURL list
+// and per writeURLReplicas copy.
+func New(cfg *config.Config, wl Workload, logger *slog.Logger, m *Metrics) (*Writer, error) {
+	w := &Writer{
+		DrainTimeout: 30 * time.Second,
+		FlushAfter:   time.Second,
+		work:         wl,
+		byName:       map[string]*sink{},
+		shards:       cfg.WriteConcurrency,
+		maxSamples:   cfg.MaxSamplesPerRequest,
+		log:          logger.With("component", "remotewrite"),
+		m:            m,
+		copies:       map[string]int{},
+		openOldest:   make([]atomic.Int64, cfg.WriteConcurrency),
+		sender: senderConfig{
+			userAgent:        "tsbench/" + version(),
+			maxRetryDuration: cfg.MaxRetryDuration,
+			minBackoff:       30 * time.Millisecond, // as Prometheus' min_backoff
+			maxBackoff:       5 * time.Second,       // as Prometheus' max_backoff
+			requestTimeout:   30 * time.Second,
+		},
+	}
+	for _, name := range cfg.StorageNames() {
+		st := cfg.RemoteStorages[name]
+		if st.DisableWrite {
+			continue
+		}
+		client, err := storage.NewClient(name, st, storage.Write, cfg.WriteConcurrency)
+		if err != nil {
+			return nil, err
+		}
+		s := newSink(name, cfg.MaxPendingSamples, w.log.With("storage", name), m)
+		for _, raw := range st.WriteURLs() {
+			for r := range cfg.WriteURLReplicas {
+				u, err := replicaURL(raw, r, cfg.WriteURLReplicas)
+				if err != nil {
+					return nil, fmt.Errorf("remoteStorages.%s.writeURL: %w", name, err)
+				}
+				s.addEndpoint(u, client, w.shards)
+			}
+		}
+		w.copies[name] = len(s.endpoints)
+		w.sinks = append(w.sinks, s)
+		w.byName[name] = s
+	}
+	return w, nil
+}
+
+// replicaURL adds extra_label=url_replica=N when the data is sent more than once.
+func replicaURL(raw string, replica, replicas int) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	if replicas > 1 {
+		q := u.Query()
+		q.Add("extra_label", "url_replica="+strconv.Itoa(replica))
+		u.RawQuery = q.Encode()
+	}
+	return u.String(), nil
+}
+
+// version is tsbench's module version for the User-Agent.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// Run generates and sends until ctx is done, then stops generating, drains pending samples
+// for at most DrainTimeout, and returns nil. What is left is counted as pending.
+func (w *Writer) Run(ctx context.Context) error {
+	w.start.Store(time.Now().UnixMilli())
+	stop := make(chan struct{}) // closed at the drain deadline
+	sendCtx, cancelSend := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelSend()
+	genDone := make(chan struct{})
+	var senders sync.WaitGroup
+	for _, s := range w.sinks {
+		for _, ep := range s.endpoints {
+			for shard := range w.shards {
+				senders.Go(func() { s.runSender(sendCtx, ep, shard, w.sender, genDone, stop) })
+			}
+		}
+	}
+	lagDone := make(chan struct{})
+	var lagLoop sync.WaitGroup
+	lagLoop.Go(func() { w.watchLag(lagDone) })
+
+	var gens sync.WaitGroup
+	for shard := range w.shards {
+		gens.Go(func() { w.generate(ctx, shard) })
+	}
+	gens.Wait()
+	w.stop.Store(time.Now().UnixMilli())
+	close(genDone)
+	deadline := time.AfterFunc(w.DrainTimeout, func() { close(stop); cancelSend() })
+	senders.Wait()
+	if deadline.Stop() {
+		close(stop)
+	}
+	close(lagDone)
+	lagLoop.Wait()
+	w.updateLag()
+	return nil
+}
+
+// shardAppender batches one shard's samples, flushing at maxSamples mid-scrape if need be.
+type shardAppender struct {
+	w     *Writer
+	shard int
+	enc   encoder
+}
+
+func (a *shardAppender) Append(labels []workload.Label, t int64, v float64) {
+	a.enc.Append(labels, t, v)
+	if a.enc.samples == 1 {
+		a.w.openOldest[a.shard].Store(t)
+	}
+	if a.enc.samples >= a.w.maxSamples {
+		a.flush()
+	}
+}
+
+// flush compresses the open batch once and hands it to every storage.
+func (a *shardAppender) flush() {
+	if invalid := int64(a.enc.invalid); invalid > 0 {
+		for _, s := range a.w.sinks {
+			s.dropGenerated(invalid, reasonInvalidLabels)
+		}
+		a.enc.invalid = 0
+	}
+	if a.enc.samples == 0 {
+		return
+	}
+	b := &batch{data: snappy.Encode(nil, a.enc.buf), samples: int64(a.enc.samples), oldest: a.enc.oldest}
+	for _, s := range a.w.sinks {
+		s.push(a.shard, b)
+	}
+	a.enc.reset()
+	a.w.openOldest[a.shard].Store(0)
+}
+
+// generate walks the scrape schedule of the shard's targets in time order until ctx ends.
+func (w *Writer) generate(ctx context.Context, shard int) {
+	var targets []int
+	for t := range w.work.Targets() {
+		if shardOf(t, w.shards) == shard {
+			targets = append(targets, t)
+		}
+	}
+	// In phase order, the targets come due one after another, cycle after cycle.
+	slices.SortFunc(targets, func(a, b int) int {
+		return int(w.work.ScrapeTime(a, 0) - w.work.ScrapeTime(b, 0))
+	})
+	app := &shardAppender{w: w, shard: shard}
+	step := min(100*time.Millisecond, w.work.ScrapeInterval())
+	pos, k := 0, int64(0)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			app.flush()
+			return
+		case <-timer.C:
+		}
+		now := time.Now().UnixMilli()
+		for len(targets) > 0 && w.work.ScrapeTime(targets[pos], k) <= now {
+			_, stale := w.work.Scrape(app, targets[pos], k)
+			w.created.Add(int64(stale))
+			w.stale.Add(int64(stale))
+			if pos++; pos == len(targets) {
+				pos, k = 0, k+1
+			}
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		if app.enc.samples > 0 && now-app.enc.oldest >= w.FlushAfter.Milliseconds() {
+			app.flush()
+		}
+		timer.Reset(step)
+	}
+}
+
+// shardOf spreads targets over shards by a hash, so each series always goes through the
+// same shard and its samples arrive in order.
+func shardOf(target, shards int) int {
+	h := uint64(target)*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019
+	h ^= h >> 29
+	return int(h % uint64(shards))
+}
+
+// watchLag refreshes the lag gauges and the maximum lag every second.
+func (w *Writer) watchLag(done <-chan struct{}) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			w.updateLag()
+		}
+	}
+}
+
+func (w *Writer) updateLag() {
+	for _, s := range w.sinks {
+		s.mu.Lock()
+		lag := w.lagLocked(s)
+		s.maxLag = max(s.maxLag, lag)
+		pending := s.pending
+		s.mu.Unlock()
+		w.m.lag.WithLabelValues(s.name).Set(lag)
+		w.m.pending.WithLabelValues(s.name).Set(float64(pending))
+	}
+}
+
+// lagLocked adds the generator's own delay to the storage's queue lag: samples generated but
+// not yet in a batch are late for every storage alike.
+func (w *Writer) lagLocked(s *sink) float64 {
+	now := time.Now().UnixMilli()
+	lag := s.lagLocked(now)
+	for i := range w.openOldest {
+		if o := w.openOldest[i].Load(); o > 0 {
+			lag = max(lag, float64(now-o)/1000)
+		}
+	}
+	return lag
+}
+
+// Results returns a consistent snapshot of one storage's account.
+func (w *Writer) Results(name string) *report.Write {
+	s, ok := w.byName[name]
+	if !ok {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lag := w.lagLocked(s)
+	if w.stop.Load() != 0 && s.pending == 0 {
+		lag = 0
+	}
+	s.maxLag = max(s.maxLag, lag)
+	r := &report.Write{
+		GeneratedSamples: s.generated, AckedSamples: s.acked, PendingSamples: s.pending,
+		DroppedSamples: cloneMap(s.dropped), RequestsByStatus: cloneMap(s.requests),
+		Retries: s.retries, BytesSent: s.bytesSent, MaxLagSeconds: s.maxLag, LagSeconds: lag,
+		Copies: w.copies[name],
+		TargetSamplesPerSecond: float64(w.work.SeriesPerTarget()*w.work.Targets()*w.copies[name]) /
+			w.work.ScrapeInterval().Seconds(),
+	}
+	if start := w.start.Load(); start != 0 {
+		end := w.stop.Load()
+		if end == 0 {
+			end = time.Now().UnixMilli()
+		}
+		if secs := float64(end-start) / 1000; secs > 0 {
+			r.AchievedSamplesPerSecond = float64(s.acked) / secs
+		}
+	}
+	return r
+}
+
+func cloneMap(m map[string]int64) map[string]int64 {
+	c := make(map[string]int64, len(m))
+	maps.Copy(c, m)
+	return c
+}
+
+// WorkloadStats returns the series created by churn and the staleness markers written so
+// far: one marker per series a churned target left, and as many new series.
+func (w *Writer) WorkloadStats() (seriesCreated, staleMarkers int64) {
+	return w.created.Load(), w.stale.Load()
+}
