@@ -193,8 +193,8 @@ func (s *sink) runSender(ctx context.Context, ep *endpoint, shard int, cfg sende
 		}
 		reason, settled := s.send(ctx, ep, b, cfg)
 		s.mu.Lock()
-		ep.inflight[shard] = nil
-		if settled {
+		if settled { // an unsettled batch stays in flight: still pending, still lagging
+			ep.inflight[shard] = nil
 			s.settleLocked(b.samples, reason)
 		}
 		s.mu.Unlock()

@@ -1,0 +1,186 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/storage"
+)
+
+// seen is one request as the fake query API received it.
+type seen struct {
+	Method, Path, ContentType, Auth, Tenant string
+	Form                                    url.Values
+}
+
+func newClient(t *testing.T, st config.Storage) *storage.Client {
+	t.Helper()
+	c, err := storage.NewClient("s", st, storage.Read, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func TestAPIRequests(t *testing.T) {
+	var mu sync.Mutex
+	var got []seen
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ct := r.Header.Get("Content-Type")
+		if err := r.ParseForm(); err != nil {
+			t.Error(err)
+		}
+		form := r.PostForm
+		if r.Method == http.MethodGet {
+			form = r.URL.Query()
+		}
+		mu.Lock()
+		got = append(got, seen{r.Method, r.URL.Path, ct, r.Header.Get("Authorization"), r.Header.Get("X-Scope-OrgID"), form})
+		mu.Unlock()
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/query"), strings.HasSuffix(r.URL.Path, "/query_range"):
+			_, _ = io.WriteString(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":"1"},"value":[1700000000.5,"NaN"]}]}}`)
+		case strings.HasSuffix(r.URL.Path, "/series"):
+			_, _ = io.WriteString(w, `{"status":"success","data":[{"__name__":"up"}],"warnings":["w"]}`)
+		default:
+			_, _ = io.WriteString(w, `{"status":"success","data":["a","b"]}`)
+		}
+	}))
+	defer srv.Close()
+	st := config.Storage{ReadBearerToken: "tok", ReadHeaders: map[string]string{"X-Scope-OrgID": "team"}}
+	api := NewAPI(newClient(t, st), srv.URL+"/prefix") // no trailing slash: added
+	ctx := context.Background()
+	at := time.UnixMilli(1_700_000_000_123)
+	res, err := api.Instant(ctx, `rate(x[5m])`, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Series) != 1 || res.Series[0].Points[0].T != 1_700_000_000_500 || !math.IsNaN(res.Series[0].Points[0].V) {
+		t.Errorf("instant result = %+v", res)
+	}
+	if _, err := api.Range(ctx, "up", at.Add(-time.Hour), at, 15*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	sr, err := api.SeriesLookup(ctx, []string{`{a="1"}`}, at.Add(-time.Hour), at)
+	if err != nil || len(sr.Series) != 1 || len(sr.Warnings) != 1 {
+		t.Errorf("series = %+v, %v", sr, err)
+	}
+	if _, err := api.Labels(ctx, nil, at.Add(-time.Hour), at); err != nil {
+		t.Fatal(err)
+	}
+	nr, err := api.LabelValues(ctx, "instance", []string{`{job="j"}`}, at.Add(-time.Hour), at)
+	if err != nil || len(nr.Names) != 2 {
+		t.Errorf("label values = %+v, %v", nr, err)
+	}
+	const form = "application/x-www-form-urlencoded"
+	want := []seen{
+		{"POST", "/prefix/api/v1/query", form, "Bearer tok", "team", url.Values{"query": {`rate(x[5m])`}, "time": {"1700000000.123"}}},
+		{"POST", "/prefix/api/v1/query_range", form, "Bearer tok", "team", url.Values{"query": {"up"}, "start": {"1699996400.123"}, "end": {"1700000000.123"}, "step": {"15"}}},
+		{"POST", "/prefix/api/v1/series", form, "Bearer tok", "team", url.Values{"match[]": {`{a="1"}`}, "start": {"1699996400.123"}, "end": {"1700000000.123"}}},
+		{"POST", "/prefix/api/v1/labels", form, "Bearer tok", "team", url.Values{"start": {"1699996400.123"}, "end": {"1700000000.123"}}},
+		{"GET", "/prefix/api/v1/label/instance/values", "", "Bearer tok", "team", url.Values{"match[]": {`{job="j"}`}, "start": {"1699996400.123"}, "end": {"1700000000.123"}}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+}
+
+func TestAPIBasicAuth(t *testing.T) {
+	var user, pass string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, pass, _ = r.BasicAuth()
+		_, _ = io.WriteString(w, `{"status":"success","data":{"resultType":"scalar","result":[1,"2"]}}`)
+	}))
+	defer srv.Close()
+	api := NewAPI(newClient(t, config.Storage{BasicAuth: &config.BasicAuth{Username: "u", Password: "p"}}), srv.URL+"/")
+	res, err := api.Instant(context.Background(), "1+1", time.Unix(1, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if user != "u" || pass != "p" || res.Type != "scalar" || res.Series[0].Points[0] != (Point{T: 1000, V: 2}) {
+		t.Errorf("user %q pass %q result %+v", user, pass, res)
+	}
+}
+
+func TestAPIErrorKinds(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   string
+		want   string
+	}{
+		{"plain 503", 503, "overloaded", "http_503"},
+		{"plain 404", 404, "404 page not found", "http_404"},
+		{"prometheus bad_data", 400, `{"status":"error","errorType":"bad_data","error":"parse error"}`, "status_error:bad_data"},
+		{"victoriametrics 422", 422, `{"status":"error","errorType":"422","error":"cannot parse"}`, "status_error:422"},
+		{"error without type", 500, `{"status":"error","error":"x"}`, "status_error:unknown"},
+		{"not json", 200, "<html>", ErrBadBody},
+		{"unknown status", 200, `{"status":"maybe"}`, ErrBadBody},
+		{"bad data", 200, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,2]}]}}`, ErrBadBody},
+		{"unknown result type", 200, `{"status":"success","data":{"resultType":"tensor","result":[]}}`, ErrBadBody},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tc.status)
+				_, _ = io.WriteString(w, tc.body)
+			}))
+			defer srv.Close()
+			_, err := NewAPI(newClient(t, config.Storage{}), srv.URL).Instant(context.Background(), "up", time.Unix(0, 0))
+			if got := ErrorKind(err); got != tc.want {
+				t.Errorf("kind = %q (err %v), want %q", got, err, tc.want)
+			}
+		})
+	}
+	t.Run("timeout", func(t *testing.T) {
+		release := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}))
+		defer srv.Close()
+		defer close(release)
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		_, err := NewAPI(newClient(t, config.Storage{}), srv.URL).Instant(ctx, "up", time.Unix(0, 0))
+		if got := ErrorKind(err); got != ErrTimeout {
+			t.Errorf("kind = %q (err %v), want timeout", got, err)
+		}
+	})
+	t.Run("network", func(t *testing.T) {
+		srv := httptest.NewServer(http.NotFoundHandler())
+		u := srv.URL
+		srv.Close() // nothing listens there any more
+		_, err := NewAPI(newClient(t, config.Storage{}), u).Instant(context.Background(), "up", time.Unix(0, 0))
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != ErrNetwork {
+			t.Errorf("err = %v, want a network error", err)
+		}
+	})
+}
+
+func TestErrorHidesSecrets(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(401)
+		_, _ = io.WriteString(w, "unauthorized")
+	}))
+	defer srv.Close()
+	_, err := NewAPI(newClient(t, config.Storage{ReadBearerToken: "s3cret-token"}), srv.URL).Instant(context.Background(), "up", time.Unix(0, 0))
+	if err == nil || strings.Contains(err.Error(), "s3cret") || ErrorKind(err) != "http_401" {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -1,0 +1,357 @@
+package query
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/report"
+)
+
+// inBubble serves requests with an http.Handler in the test's synctest bubble, through
+// httptest's recorder: a real loopback server's goroutines would not be durably blocked, so
+// the bubble's clock could not advance while a request is in flight.
+type inBubble struct{ h http.Handler }
+
+func (b inBubble) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.h.ServeHTTP(rec, r)
+	}()
+	select {
+	case <-done:
+		return rec.Result(), nil
+	case <-r.Context().Done():
+		return nil, r.Context().Err()
+	}
+}
+
+func fakeRunner(t *testing.T, cfg config.Config, plan *Plan, h http.Handler) (*Runner, *prometheus.Registry) {
+	t.Helper()
+	c := newClient(t, config.Storage{})
+	c.HTTP = &http.Client{Transport: inBubble{h}}
+	reg := prometheus.NewRegistry()
+	return New(&cfg, plan, "s", c, "http://fake/", slog.New(slog.DiscardHandler), NewMetrics(reg)), reg
+}
+
+func rules(interval time.Duration, names ...string) *Plan {
+	p := &Plan{}
+	for _, n := range names {
+		p.Queries = append(p.Queries, Query{Name: n, Kind: KindInstant, Expr: n, Interval: interval})
+	}
+	return p
+}
+
+// runFor runs r from now until now+d, then waits for Run to return.
+func runFor(t *testing.T, r *Runner, d time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error)
+	go func() { done <- r.Run(ctx) }()
+	time.Sleep(d)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+const vector2 = `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":"1"},"value":[1,"1"]},{"metric":{"a":"2"},"value":[1,"2"]}]}}`
+
+// ticks counts the evaluations of a query scheduled before d from the start.
+func ticks(name string, interval, d time.Duration) int64 {
+	o := offset(name, interval)
+	if o >= d {
+		return 0
+	}
+	return int64((d - o + interval - 1) / interval)
+}
+
+// A 2.5 s answer on a 1 s interval: each rule runs one evaluation in three, the two ticks in
+// between are missed (never queued), and every latency is exactly 2.5 s.
+func TestRunnerSlowAnswersMissTicks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := config.Default()
+		cfg.QueryConcurrency = 3 // a slot for every rule: only the rule's own previous run blocks it
+		names := []string{"rule_a", "rule_b", "rule_c"}
+		r, _ := fakeRunner(t, cfg, rules(time.Second, names...), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			time.Sleep(2500 * time.Millisecond)
+			_, _ = io.WriteString(w, vector2)
+		}))
+		runFor(t, r, 10*time.Second)
+		res := r.Results()
+		var wantTotal report.Query
+		for i, name := range names {
+			n := ticks(name, time.Second, 10*time.Second)
+			exec := (n + 2) / 3
+			got := res.PerQuery[i]
+			if got.Executed != exec || got.OK != exec || got.Missed != n-exec || got.ResultSeries != 2 {
+				t.Errorf("%s: executed %d ok %d missed %d series %d, want executed=ok=%d missed %d series 2 (of %d ticks)",
+					name, got.Executed, got.OK, got.Missed, got.ResultSeries, exec, n-exec, n)
+			}
+			wantTotal.Executed += exec
+			wantTotal.Missed += n - exec
+		}
+		if res.Executed != wantTotal.Executed || res.Missed != wantTotal.Missed || res.OK != res.Executed {
+			t.Errorf("totals executed %d missed %d ok %d, want %d %d", res.Executed, res.Missed, res.OK, wantTotal.Executed, wantTotal.Missed)
+		}
+		want := report.Latency{P50: 2.5, P90: 2.5, P99: 2.5, Max: 2.5}
+		if diff := cmp.Diff(want, res.LatencySeconds); diff != "" {
+			t.Errorf("latency (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// One answer in ten stalls 3 s, the others take 10 ms, with one query slot for ten rules: the
+// stall holds the slot, the rules behind it wait, and since latency runs from the scheduled
+// time their wait shows in p90 and p99, while the service time (from the send) stays 10 ms at
+// p90. Results is read all along, as the progress line does.
+func TestRunnerStallShowsInP99(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := config.Default()
+		cfg.QueryConcurrency = 1
+		var names []string
+		for i := range 10 {
+			names = append(names, "rule_"+strconv.Itoa(i))
+		}
+		var n atomic.Int64
+		r, _ := fakeRunner(t, cfg, rules(time.Second, names...), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			if n.Add(1)%10 == 0 {
+				time.Sleep(3 * time.Second)
+			} else {
+				time.Sleep(10 * time.Millisecond)
+			}
+			_, _ = io.WriteString(w, vector2)
+		}))
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(time.Second):
+					_ = r.Results()
+				}
+			}
+		})
+		runFor(t, r, 60*time.Second)
+		close(stop)
+		wg.Wait()
+		res := r.Results()
+		var scheduled int64
+		for _, name := range names {
+			scheduled += ticks(name, time.Second, 60*time.Second)
+		}
+		if res.Executed+res.Missed != scheduled || res.Executed != n.Load() {
+			t.Errorf("executed %d + missed %d != %d scheduled, or != %d answered", res.Executed, res.Missed, scheduled, n.Load())
+		}
+		if res.LatencySeconds.P99 < 3 || res.LatencySeconds.P90 < 1 {
+			t.Errorf("latency %+v: want the stall in p99 (>= 3 s) and the queue behind it in p90 (>= 1 s)", res.LatencySeconds)
+		}
+		if res.ServiceSeconds.P90 > 0.0101 || res.ServiceSeconds.Max != 3 {
+			t.Errorf("service time %+v: want p90 10 ms and max 3 s", res.ServiceSeconds)
+		}
+		if len(res.Timeline) != 6 { // observeInterval 10 s over 60 s
+			t.Errorf("timeline has %d points, want 6: %+v", len(res.Timeline), res.Timeline)
+		}
+		var completed int64
+		for _, p := range res.Timeline {
+			completed += p.Completed
+		}
+		if completed > res.Executed || completed < res.Executed-int64(len(names)) {
+			t.Errorf("timeline completions %d, want the %d executed less those ending after 60 s", completed, res.Executed)
+		}
+	})
+}
+
+// Each error kind is classified and counted per query, the timeout on the client after
+// queryTimeout, and the metrics agree with the results.
+func TestRunnerErrorKinds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := config.Default()
+		cfg.QueryTimeout = time.Second
+		cfg.QueryConcurrency = 8
+		plan := rules(10*time.Second, "ok", "slow", "bad", "down", "garbage")
+		r, reg := fakeRunner(t, cfg, plan, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			switch req.PostFormValue("query") {
+			case "ok":
+				_, _ = io.WriteString(w, `{"status":"success","data":{"resultType":"vector","result":[]},"warnings":["partial"]}`)
+			case "slow":
+				select {
+				case <-time.After(5 * time.Second):
+				case <-req.Context().Done():
+				}
+			case "bad":
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = io.WriteString(w, `{"status":"error","errorType":"bad_data","error":"1:1: parse error"}`)
+			case "down":
+				http.Error(w, "down", http.StatusServiceUnavailable)
+			case "garbage":
+				_, _ = io.WriteString(w, "<html>")
+			}
+		}))
+		runFor(t, r, 30*time.Second) // offsets < 10 s: ticks at o, o+10 s, o+20 s
+		res := r.Results()
+		type row struct {
+			Name         string
+			Executed, OK int64
+			Warnings     int64
+			Errors       map[string]int64
+			HasFirst     bool
+		}
+		var got []row
+		for _, q := range res.PerQuery {
+			got = append(got, row{q.Name, q.Executed, q.OK, q.Warnings, q.Errors, q.FirstError != ""})
+		}
+		want := []row{
+			{"ok", 3, 3, 3, map[string]int64{}, false},
+			{"slow", 3, 0, 0, map[string]int64{"timeout": 3}, true},
+			{"bad", 3, 0, 0, map[string]int64{"status_error:bad_data": 3}, true},
+			{"down", 3, 0, 0, map[string]int64{"http_503": 3}, true},
+			{"garbage", 3, 0, 0, map[string]int64{"bad_body": 3}, true},
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("per query (-want +got):\n%s", diff)
+		}
+		if l := res.PerQuery[1].LatencySeconds; l.Max != 1 || l.P50 != 1 {
+			t.Errorf("timeout latency %+v, want 1 s (queryTimeout)", l)
+		}
+		wantErrs := map[string]int64{"timeout": 3, "status_error:bad_data": 3, "http_503": 3, "bad_body": 3}
+		if diff := cmp.Diff(wantErrs, res.Errors); diff != "" || res.Executed != 15 || res.OK != 3 {
+			t.Errorf("totals executed %d ok %d errors (-want +got):\n%s", res.Executed, res.OK, diff)
+		}
+		m := gather(t, reg)
+		for key, want := range map[string]float64{
+			`tsbench_query_executed_total{kind="instant",storage="s"}`:                 15,
+			`tsbench_query_errors_total{kind="instant",reason="timeout",storage="s"}`:  3,
+			`tsbench_query_errors_total{kind="instant",reason="http_503",storage="s"}`: 3,
+			`tsbench_query_duration_seconds_count{kind="instant",storage="s"}`:         15,
+		} {
+			if m[key] != want {
+				t.Errorf("%s = %v, want %v", key, m[key], want)
+			}
+		}
+	})
+}
+
+// An evaluation still waiting for a slot when the run ends is never sent and counts as missed;
+// the one in flight is accounted when its timeout ends it, and Run waits for it.
+func TestRunnerShutdown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := config.Default()
+		cfg.QueryConcurrency = 1
+		cfg.QueryTimeout = 30 * time.Second
+		plan := rules(10*time.Second, "first", "second")
+		r, _ := fakeRunner(t, cfg, plan, http.HandlerFunc(func(_ http.ResponseWriter, req *http.Request) {
+			<-req.Context().Done()
+		}))
+		o1, o2 := offset("first", 10*time.Second), offset("second", 10*time.Second)
+		start := time.Now()
+		runFor(t, r, max(o1, o2)+time.Millisecond)
+		if got, want := time.Since(start), min(o1, o2)+30*time.Second; got != want {
+			t.Errorf("Run returned after %v, want %v (the in-flight query's timeout)", got, want)
+		}
+		res := r.Results()
+		if res.Executed != 1 || res.Errors["timeout"] != 1 || res.Missed != 1 {
+			t.Errorf("executed %d errors %v missed %d, want 1 timeout and 1 missed", res.Executed, res.Errors, res.Missed)
+		}
+	})
+}
+
+// Range queries end at the scheduled time aligned to their step; index lookups send their
+// matcher over the last hour; every kind is counted under its name.
+func TestRunnerKinds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := config.Default()
+		plan := &Plan{Queries: append([]Query{{Name: "panel", Kind: KindRange, Expr: "up", Interval: 30 * time.Second, Range: time.Hour, Step: 15 * time.Second}},
+			indexLookups(30*time.Second)...)}
+		var mu sync.Mutex
+		paths := map[string]int{}
+		r, _ := fakeRunner(t, cfg, plan, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			_ = req.ParseForm()
+			mu.Lock()
+			paths[req.URL.Path]++
+			mu.Unlock()
+			end, _ := strconv.ParseFloat(req.Form.Get("end"), 64)
+			start, _ := strconv.ParseFloat(req.Form.Get("start"), 64)
+			switch {
+			case strings.HasSuffix(req.URL.Path, "query_range"):
+				if int64(end)%15 != 0 || end-start != 3600 || req.Form.Get("step") != "15" {
+					t.Errorf("range query start %v end %v step %v: want an hour ending on a multiple of 15 s", start, end, req.Form.Get("step"))
+				}
+				_, _ = io.WriteString(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1,"1"],[2,"2"]]}]}}`)
+			case strings.HasSuffix(req.URL.Path, "series"):
+				if end-start != 3600 || len(req.Form["match[]"]) != 1 {
+					t.Errorf("series lookup %v", req.Form)
+				}
+				_, _ = io.WriteString(w, `{"status":"success","data":[{"a":"1"},{"a":"2"},{"a":"3"}]}`)
+			default:
+				_, _ = io.WriteString(w, `{"status":"success","data":["x"]}`)
+			}
+		}))
+		runFor(t, r, 30*time.Second)
+		res := r.Results()
+		for i, q := range res.PerQuery {
+			if q.Executed != 1 || q.OK != 1 || q.Kind != plan.Queries[i].Kind {
+				t.Errorf("%s (%s): executed %d ok %d errors %v", q.Name, q.Kind, q.Executed, q.OK, q.Errors)
+			}
+			want := int64(1)
+			switch q.Kind {
+			case KindSeries:
+				want = 3
+			}
+			if q.ResultSeries != want {
+				t.Errorf("%s: resultSeries %d, want %d", q.Name, q.ResultSeries, want)
+			}
+		}
+		want := map[string]int{
+			"/api/v1/query_range": 1, "/api/v1/series": 6, "/api/v1/labels": 2,
+			"/api/v1/label/__name__/values": 1, "/api/v1/label/instance/values": 1,
+			"/api/v1/label/device/values": 1, "/api/v1/label/mountpoint/values": 1,
+		}
+		if diff := cmp.Diff(want, paths); diff != "" {
+			t.Errorf("paths (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// gather returns every sample of reg by name{labels} (histograms by their _count).
+func gather(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			var ls []string
+			for _, l := range m.GetLabel() {
+				ls = append(ls, l.GetName()+`="`+l.GetValue()+`"`)
+			}
+			key := "{" + strings.Join(ls, ",") + "}"
+			switch {
+			case m.GetCounter() != nil:
+				out[mf.GetName()+key] = m.GetCounter().GetValue()
+			case m.GetHistogram() != nil:
+				out[mf.GetName()+"_count"+key] = float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return out
+}
