@@ -5,6 +5,7 @@ import (
 	"context"
 	"hash/fnv"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,27 +40,37 @@ type Runner struct {
 	stats []*stat
 	busy  []atomic.Bool // busy[i]: query i has an evaluation waiting or running
 	tl    *timeline
+
+	// earlyWake: see the constant. Tests in a synctest bubble set it to 0: there, time
+	// stands still while a goroutine yields, so the last stretch would never pass.
+	earlyWake time.Duration
 }
 
 // New returns a Runner of plan against storage's API at readURL, through client.
 func New(cfg *config.Config, plan *Plan, storage string, client *storage.Client, readURL string, logger *slog.Logger, m *Metrics) *Runner {
 	r := &Runner{
-		storage: storage,
-		plan:    plan,
-		api:     NewAPI(client, readURL),
-		timeout: cfg.QueryTimeout,
-		log:     logger.With("component", "query", "storage", storage),
-		m:       m,
-		slots:   make(chan struct{}, max(cfg.QueryConcurrency, 1)),
-		stats:   make([]*stat, len(plan.Queries)),
-		busy:    make([]atomic.Bool, len(plan.Queries)),
-		tl:      &timeline{step: max(cfg.ObserveInterval, time.Second), lat: newLatency()},
+		storage:   storage,
+		plan:      plan,
+		api:       NewAPI(client, readURL),
+		timeout:   cfg.QueryTimeout,
+		log:       logger.With("component", "query", "storage", storage),
+		m:         m,
+		slots:     make(chan struct{}, max(cfg.QueryConcurrency, 1)),
+		stats:     make([]*stat, len(plan.Queries)),
+		busy:      make([]atomic.Bool, len(plan.Queries)),
+		tl:        &timeline{step: max(cfg.ObserveInterval, time.Second), lat: newLatency()},
+		earlyWake: earlyWake,
 	}
 	for i := range r.stats {
 		r.stats[i] = newStat()
 	}
 	return r
 }
+
+// earlyWake is how much before an evaluation's scheduled time the scheduler's timer fires;
+// it then yields until the time comes. A Go timer can fire up to a millisecond late (the
+// poller waits in whole milliseconds), and that delay would count in every latency.
+const earlyWake = 2 * time.Millisecond
 
 // offset spreads queries over their interval, stably: the same name gets the same offset.
 func offset(name string, interval time.Duration) time.Duration {
@@ -95,11 +106,14 @@ func (r *Runner) Run(ctx context.Context) error {
 	defer timer.Stop()
 	for {
 		next := sched[0]
-		timer.Reset(time.Until(next.at))
+		timer.Reset(time.Until(next.at) - r.earlyWake)
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-timer.C:
+		}
+		for time.Now().Before(next.at) { // the last stretch, which a timer may overshoot
+			runtime.Gosched()
 		}
 		sched[0].at = next.at.Add(r.plan.Queries[next.query].Interval)
 		heap.Fix(&sched, 0)

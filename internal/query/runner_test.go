@@ -46,7 +46,9 @@ func fakeRunner(t *testing.T, cfg config.Config, plan *Plan, h http.Handler) (*R
 	c := newClient(t, config.Storage{})
 	c.HTTP = &http.Client{Transport: inBubble{h}}
 	reg := prometheus.NewRegistry()
-	return New(&cfg, plan, "s", c, "http://fake/", slog.New(slog.DiscardHandler), NewMetrics(reg)), reg
+	r := New(&cfg, plan, "s", c, "http://fake/", slog.New(slog.DiscardHandler), NewMetrics(reg))
+	r.earlyWake = 0 // in the bubble, time does not pass while the scheduler yields
+	return r, reg
 }
 
 func rules(interval time.Duration, names ...string) *Plan {

@@ -1,6 +1,7 @@
 package remotewrite
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -163,9 +164,10 @@ func (w *Writer) Run(ctx context.Context) error {
 
 // shardAppender batches one shard's samples, flushing at maxSamples mid-scrape if need be.
 type shardAppender struct {
-	w     *Writer
-	shard int
-	enc   encoder
+	w       *Writer
+	shard   int
+	enc     encoder
+	snappyd []byte // reused: snappy needs its worst case, the batch keeps only what it used
 }
 
 func (a *shardAppender) Append(labels []workload.Label, t int64, v float64) {
@@ -189,7 +191,8 @@ func (a *shardAppender) flush() {
 	if a.enc.samples == 0 {
 		return
 	}
-	b := &batch{data: snappy.Encode(nil, a.enc.buf), samples: int64(a.enc.samples), oldest: a.enc.oldest}
+	a.snappyd = snappy.Encode(a.snappyd[:cap(a.snappyd)], a.enc.buf)
+	b := &batch{data: bytes.Clone(a.snappyd), samples: int64(a.enc.samples), oldest: a.enc.oldest}
 	for _, s := range a.w.sinks {
 		s.push(a.shard, b)
 	}

@@ -218,7 +218,11 @@ func TestServerErrorsRetriedWithGrowingDelay(t *testing.T) {
 		return true
 	})
 	w := run(t, map[string]config.Storage{"s": func() config.Storage { s := writeTo(srv.URL); return s }()}, 200*time.Millisecond,
-		func(c *config.Config, w *Writer) { w.shards = 1; w.openOldest = w.openOldest[:1]; w.sinks[0].endpoints = w.sinks[0].endpoints[:1] })
+		func(c *config.Config, w *Writer) {
+			w.shards = 1
+			w.openOldest = w.openOldest[:1]
+			w.sinks[0].endpoints = w.sinks[0].endpoints[:1]
+		})
 	r := w.Results("s")
 	if r.AckedSamples != r.GeneratedSamples || r.Retries < 5 {
 		t.Errorf("account %+v: want 5 retries then all acked", r)

@@ -1,0 +1,176 @@
+package remotewrite
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	tsbench "github.com/tsbench/tsbench"
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/workload"
+)
+
+// BenchmarkPipeline measures the whole write path — generate, encode, compress, send — into
+// an in-process receiver that reads and discards each request, with the default
+// node_exporter profile. Each iteration starts the run three scrape intervals in the past,
+// so every target has three scrapes due at once and the writer goes as fast as it can;
+// the iteration ends when the receiver acknowledged every sample.
+//
+// Reported: samples per CPU-second of the whole process (receiver included, so the figure
+// understates the writer), and the peak heap over the baseline per active series.
+func BenchmarkPipeline(b *testing.B) {
+	profile, err := workload.LoadProfile(tsbench.Assets, "profiles/node_exporter.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	b.Cleanup(srv.Close)
+	for _, active := range []int{100_000, 1_000_000} {
+		targets := (active + len(profile.Series) - 1) / len(profile.Series)
+		b.Run(fmt.Sprintf("activeSeries=%d", targets*len(profile.Series)), func(b *testing.B) {
+			var samples int64
+			var cpu time.Duration
+			var peak uint64
+			for b.Loop() {
+				n, c, p := pipelineOnce(b, profile, targets, srv.URL)
+				samples, cpu, peak = samples+n, cpu+c, max(peak, p)
+			}
+			b.ReportMetric(float64(samples)/cpu.Seconds(), "samples/cpu-s")
+			b.ReportMetric(float64(samples)/b.Elapsed().Seconds(), "samples/s")
+			b.ReportMetric(float64(peak)/float64(targets*len(profile.Series)), "heap-bytes/series")
+			b.ReportMetric(float64(peak)/(1<<20), "heap-MiB")
+		})
+	}
+}
+
+// pipelineOnce writes three scrapes of every target and returns the samples acked, the
+// process CPU time it took and the peak heap growth.
+func pipelineOnce(b *testing.B, profile *workload.Profile, targets int, url string) (int64, time.Duration, uint64) {
+	const scrapes = 3
+	interval := 10 * time.Second
+	cfg := config.Default()
+	cfg.TargetsCount = targets
+	cfg.ScrapeInterval = interval
+	cfg.ScrapeConfigUpdatePercent = 0
+	cfg.MaxPendingSamples = 1 << 40
+	cfg.RemoteStorages = map[string]config.Storage{"discard": {WriteURL: url + "/api/v1/write"}}
+	// The generator would produce the next scrapes as they come due: stop before them.
+	start := time.Now().Add(-scrapes*interval + time.Second)
+	gen, err := workload.New(profile, workload.Options{Seed: 1, Start: start, Targets: targets, ScrapeInterval: interval})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := New(&cfg, gen, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	want := int64(scrapes * targets * len(profile.Series))
+	runtime.GC()
+	base := heapInUse()
+	cpu0 := cpuTime()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = w.Run(ctx); close(done) }()
+	var peak uint64
+	for w.Results("discard").AckedSamples < want {
+		peak = max(peak, heapInUse())
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	cpu := cpuTime() - cpu0
+	r := w.Results("discard")
+	if r.Dropped() != 0 || r.AckedSamples < want {
+		b.Fatalf("account %+v: want %d acked, nothing dropped", r, want)
+	}
+	return r.AckedSamples, cpu, max(peak, base) - base
+}
+
+func heapInUse() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkSteadyMemory runs the write path in real time — every target scraped once per
+// interval at its own phase, as in a benchmark run — for a little more than one interval,
+// and reports the peak heap over the baseline per active series: what the generator and its
+// pipeline hold when the storage keeps up. It should stay flat as series grow, since the
+// generator keeps no per-series state.
+func BenchmarkSteadyMemory(b *testing.B) {
+	profile, err := workload.LoadProfile(tsbench.Assets, "profiles/node_exporter.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	b.Cleanup(srv.Close)
+	const interval = 5 * time.Second
+	for _, active := range []int{100_000, 1_000_000} {
+		targets := (active + len(profile.Series) - 1) / len(profile.Series)
+		series := targets * len(profile.Series)
+		b.Run(fmt.Sprintf("activeSeries=%d", series), func(b *testing.B) {
+			var peak uint64
+			for b.Loop() {
+				peak = max(peak, steadyOnce(b, profile, targets, interval, srv.URL))
+			}
+			b.ReportMetric(float64(peak)/float64(series), "heap-bytes/series")
+			b.ReportMetric(float64(peak)/(1<<20), "heap-MiB")
+		})
+	}
+}
+
+func steadyOnce(b *testing.B, profile *workload.Profile, targets int, interval time.Duration, url string) uint64 {
+	cfg := config.Default()
+	cfg.TargetsCount = targets
+	cfg.ScrapeInterval = interval
+	cfg.RemoteStorages = map[string]config.Storage{"discard": {WriteURL: url + "/api/v1/write"}}
+	gen, err := workload.New(profile, workload.Options{Seed: 1, Start: time.Now(), Targets: targets,
+		ScrapeInterval: interval, ChurnPercent: 1, ChurnInterval: interval})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := New(&cfg, gen, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC()
+	base := heapInUse()
+	ctx, cancel := context.WithTimeout(context.Background(), interval+interval/5)
+	defer cancel()
+	done := make(chan struct{})
+	go func() { _ = w.Run(ctx); close(done) }()
+	var peak uint64
+	for ctx.Err() == nil {
+		peak = max(peak, heapInUse())
+		time.Sleep(20 * time.Millisecond)
+	}
+	<-done
+	if r := w.Results("discard"); r.Dropped() != 0 || r.PendingSamples != 0 {
+		b.Fatalf("account %+v: the receiver did not keep up", r)
+	}
+	return max(peak, base) - base
+}
