@@ -3,11 +3,39 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
+	"time"
 
+	tsbench "github.com/tsbench/tsbench"
+	"github.com/tsbench/tsbench/internal/bench"
 	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/report"
 )
+
+// loadConfig reads and checks a config and everything it names; "" is the embedded default.
+// Problems are usage errors: they exit with ExitUsage.
+func loadConfig(path string) (*bench.Prepared, error) {
+	cfg := config.Default()
+	if path != "" {
+		c, err := config.Load(path)
+		if err != nil {
+			return nil, errUsage{errors.New(joinLines(err))}
+		}
+		cfg = *c
+	}
+	p, err := bench.Prepare(tsbench.Assets, &cfg)
+	if err != nil {
+		where := path
+		if where == "" {
+			where = "embedded default config"
+		}
+		return nil, usageErrorf("%s: %s", where, joinLines(err))
+	}
+	return p, nil
+}
 
 func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlagSet("validate", stderr)
@@ -21,17 +49,104 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) (in
 	if *path == "" {
 		return ExitUsage, usageErrorf("-config FILE is required")
 	}
-	cfg, err := config.Load(*path)
+	p, err := loadConfig(*path)
 	if err != nil {
-		return ExitUsage, errUsage{errors.New(joinLines(err))}
+		return ExitUsage, err
 	}
-	for _, w := range cfg.Warnings() {
+	for _, w := range p.Warnings() {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
-	fmt.Fprintf(stdout, "%s: ok, %d storages\n", *path, len(cfg.RemoteStorages))
+	fmt.Fprintf(stdout, "%s: ok, %d storages, %d queries, %d thresholds\n",
+		*path, len(p.Config.RemoteStorages), len(p.Plan.Queries), len(p.Thresholds))
 	return ExitOK, nil
 }
 
-func cmdRun(_ context.Context, _ []string, _, _ io.Writer) (int, error) {
-	return ExitError, errors.New("run: not wired yet")
+// runFlags are run's flags; everything else is in the config.
+type runFlags struct {
+	config, out, listen, logLevel string
+	duration                      time.Duration
+	durationSet, keep             bool
+}
+
+func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
+	var f runFlags
+	fs := newFlagSet("run", stderr)
+	fs.StringVar(&f.config, "config", "", "benchmark config (YAML); without it, local VictoriaMetrics and Prometheus get the default load")
+	fs.DurationVar(&f.duration, "duration", 0, "how long the load runs, overriding the config's duration (0 = until interrupted)")
+	fs.StringVar(&f.out, "out", "out", "directory for results.json and report.html")
+	fs.StringVar(&f.listen, "httpListenAddr", "127.0.0.1:8436", "address of tsbench's own /metrics (\"\" for none)")
+	fs.BoolVar(&f.keep, "keep", false, "leave the storages tsbench started running, and print their URLs")
+	fs.StringVar(&f.logLevel, "logLevel", "info", "debug, info, warn or error")
+	if err := parseFlags(fs, args); err != nil {
+		return f, err
+	}
+	if fs.NArg() > 0 {
+		return f, usageErrorf("unexpected argument %q: run takes only flags", fs.Arg(0))
+	}
+	fs.Visit(func(fl *flag.Flag) { f.durationSet = f.durationSet || fl.Name == "duration" })
+	return f, nil
+}
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	f, err := parseRunFlags(args, stderr)
+	if err != nil {
+		return ExitUsage, err
+	}
+	logger, err := newLogger(stderr, f.logLevel)
+	if err != nil {
+		return ExitUsage, err
+	}
+	p, err := loadConfig(f.config)
+	if err != nil {
+		return ExitUsage, err
+	}
+	if f.durationSet {
+		if f.duration < 0 {
+			return ExitUsage, usageErrorf("-duration: must be >= 0")
+		}
+		p.Config.Duration = f.duration
+	}
+	for _, w := range p.Warnings() {
+		logger.Warn(w)
+	}
+	res, err := bench.Run(ctx, p, bench.Options{
+		HTTPListenAddr: f.listen, Keep: f.keep, Progress: stderr, Logger: logger,
+	})
+	if err != nil {
+		var ce *bench.ConfigError
+		if errors.As(err, &ce) {
+			return ExitUsage, errUsage{err}
+		}
+		return ExitError, err
+	}
+	return finish(res, f.out, stdout)
+}
+
+// finish writes results.json and report.html, prints the summary and picks the exit code.
+func finish(res *report.Results, dir string, stdout io.Writer) (int, error) {
+	path, err := res.WriteFile(dir)
+	if err != nil {
+		return ExitError, fmt.Errorf("write results: %w", err)
+	}
+	if err := report.WriteSummary(stdout, res); err != nil {
+		return ExitError, err
+	}
+	html := filepath.Join(dir, "report.html")
+	if err := writeFile(html, func(w io.Writer) error { return report.WriteHTML(w, res) }); err != nil {
+		return ExitError, err
+	}
+	fmt.Fprintf(stdout, "\nresults: %s\nreport:  %s\n", path, html)
+	if len(res.AccountingErrors) > 0 {
+		return ExitError, fmt.Errorf("the write accounting did not balance %d times: %s", len(res.AccountingErrors), res.AccountingErrors[0])
+	}
+	failed := 0
+	for _, t := range res.Thresholds {
+		if !t.OK {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return ExitThreshold, fmt.Errorf("%d of %d thresholds failed (marked ✗ above)", failed, len(res.Thresholds))
+	}
+	return ExitOK, nil
 }

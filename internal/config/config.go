@@ -86,11 +86,11 @@ func Default() Config {
 		Seed: 1,
 		// Long enough for two churn rounds and several query evaluations, short enough to try.
 		Duration: 3 * time.Minute,
-		// 500 targets × ~900 series / 10s ≈ 45k samples/s to each storage: both local storages
+		// 200 targets × 839 series / 10s ≈ 17k samples/s to each storage: both local storages
 		// and the generator fit on a 2-core machine with room to measure them.
-		TargetsCount:   500,
+		TargetsCount:   200,
 		ScrapeInterval: 10 * time.Second,
-		// 1% of 500 targets = 5 targets get a new revision every minute ≈ 4.5k new series/min.
+		// 1% of 200 targets = 2 targets get a new revision every minute ≈ 1.7k new series/min.
 		// The chart's default interval is 10m; 1m shows churn within a short run.
 		ScrapeConfigUpdatePercent:  1,
 		ScrapeConfigUpdateInterval: time.Minute,

@@ -52,6 +52,8 @@ type Storage struct {
 	Query     *Query     `json:"query,omitempty"`
 	Resources *Resources `json:"resources,omitempty"`
 	Verify    *Verify    `json:"verify,omitempty"`
+	// Problems are what went wrong with the storage during the run (it exited, ...).
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Write is the write path's account for one storage: exact integer counts, where

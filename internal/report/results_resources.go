@@ -19,6 +19,17 @@ type Resources struct {
 	Reasons                 map[string]string     `json:"reasons,omitempty"` // figure name → why unknown
 	Timeline                []ResourcePoint       `json:"timeline,omitempty"`
 	Components              map[string]*Resources `json:"components,omitempty"` // per metrics URL of a cluster
+	// Crosscheck holds the same figures from each source when both /proc and /metrics
+	// observed the process, so a reader can see they agree.
+	Crosscheck *Crosscheck `json:"crosscheck,omitempty"`
+}
+
+// Crosscheck compares /proc and the storage's own process_* metrics for one process.
+type Crosscheck struct {
+	ProcCPUCoresMean    *float64 `json:"procCpuCoresMean"`
+	MetricsCPUCoresMean *float64 `json:"metricsCpuCoresMean"`
+	ProcRSSBytesMean    *float64 `json:"procRssBytesMean"`
+	MetricsRSSBytesMean *float64 `json:"metricsRssBytesMean"`
 }
 
 // ResourcePoint is one observation of a storage's resources; nil is unknown.

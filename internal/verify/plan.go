@@ -271,7 +271,7 @@ func (c *collector) Append(ls []workload.Label, t int64, v float64) {
 			c.init = true
 			for _, l := range ls {
 				if l.Name != "__name__" {
-					c.common = append(c.common, label{l.Name, l.Value})
+					c.common = append(c.common, label{strings.Clone(l.Name), strings.Clone(l.Value)})
 				}
 			}
 			return
@@ -326,7 +326,8 @@ func matches(ls []workload.Label, sel []label) bool {
 func toLabels(ls []workload.Label) []label {
 	out := make([]label, len(ls))
 	for i, l := range ls {
-		out[i] = label{l.Name, l.Value}
+		// The generator's label strings are valid only during Append: keep copies.
+		out[i] = label{strings.Clone(l.Name), strings.Clone(l.Value)}
 	}
 	return out
 }

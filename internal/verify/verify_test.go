@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	tsbench "github.com/tsbench/tsbench"
 
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/query"
@@ -342,3 +345,35 @@ func TestExactAndVerdict(t *testing.T) {
 }
 
 var _ = context.Background
+
+// TestExpectKeepsItsOwnLabels plans with the real generator, whose label strings live in
+// buffers it reuses: every expected series must still name its own target after the
+// generator scraped others.
+func TestExpectKeepsItsOwnLabels(t *testing.T) {
+	p, err := workload.LoadProfile(tsbench.Assets, "profiles/node_exporter.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := workload.New(p, workload.Options{Seed: 1, Start: time.UnixMilli(1_000_000), Targets: 20, ScrapeInterval: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	units := []unit{{target: 3, kFrom: 0, kTo: 1}, {target: 17, kFrom: 0, kTo: 1}}
+	for i := range units {
+		expect(g, &units[i], 10_000)
+	}
+	g.Scrape(&collector{u: &unit{series: map[string]*expSeries{}}, mode: collectCommon}, 9, 0) // reuse the buffers once more
+	for _, u := range units {
+		want := fmt.Sprintf(`instance="host-%06d:9100"`, u.target)
+		for _, s := range u.series {
+			if got := render(s.labels); !strings.Contains(got, want) {
+				t.Fatalf("target %d: expected series %s", u.target, got)
+			}
+		}
+		for _, l := range u.selector {
+			if l.Name == "instance" && l.Value != fmt.Sprintf("host-%06d:9100", u.target) {
+				t.Fatalf("target %d: selector %v", u.target, u.selector)
+			}
+		}
+	}
+}

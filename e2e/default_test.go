@@ -1,0 +1,72 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEmbeddedDefault runs `tsbench run` with no config, as `make run` does (shortened to 60 s
+// and 100 targets): tsbench starts VictoriaMetrics and Prometheus itself and reports write,
+// query, resources and verification for both.
+func TestEmbeddedDefault(t *testing.T) {
+	requireBinaries(t, "victoria-metrics", "prometheus")
+	rr := runTsbench(t, 5*time.Minute, "", "-duration", "60s")
+	if rr.code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", rr.code, rr.stderr)
+	}
+	res := rr.results
+	if len(res.Storages) != 2 || res.Storages[0].Name != "prometheus" || res.Storages[1].Name != "victoriametrics" {
+		t.Fatalf("storages %+v, want prometheus and victoriametrics in name order", res.Storages)
+	}
+	for _, s := range res.Storages {
+		t.Run(s.Name, func(t *testing.T) {
+			if s.Write == nil || s.Write.AckedSamples == 0 || s.Write.Dropped() != 0 || s.Write.PendingSamples != 0 {
+				t.Errorf("write %+v: want acked > 0, nothing dropped or pending", s.Write)
+			}
+			checkReadLoad(t, s)
+			r := s.Resources
+			if r == nil {
+				t.Fatal("no resources section")
+			}
+			for name, v := range map[string]*float64{
+				"cpuCoresMean": r.CPUCoresMean, "rssBytesMax": r.RSSBytesMax, "diskBytesEnd": r.DiskBytesEnd,
+				"bytesPerSample": r.BytesPerSample, "snapshotBytes": r.SnapshotBytes,
+			} {
+				if v == nil || *v <= 0 {
+					t.Errorf("resources.%s = %v (reason %q), want > 0", name, v, r.Reasons[name])
+				}
+			}
+			v := s.Verify
+			if v == nil {
+				t.Fatal("no verify section")
+			}
+			if v.CheckedSamples < 10_000 {
+				t.Errorf("verify checked %d samples, want >= 10000", v.CheckedSamples)
+			}
+			t.Logf("%s: resources cpu %.3f cores, rss %.0f B, disk %.0f B, %.3f B/sample (snapshot %v); verify %+v",
+				s.Name, deref(r.CPUCoresMean), deref(r.RSSBytesMax), deref(r.DiskBytesEnd), deref(r.BytesPerSample), deref(r.SnapshotBytesPerSample), *v)
+		})
+	}
+	if res.Generator == nil || res.Generator.CPUCoresMean == nil {
+		t.Errorf("generator figures missing: %+v", res.Generator)
+	}
+	html, err := os.ReadFile(filepath.Join(rr.outDir, "report.html"))
+	if err != nil || !strings.Contains(string(html), "victoriametrics") {
+		t.Errorf("report.html: %v", err)
+	}
+	for _, want := range []string{"prometheus", "victoriametrics"} {
+		if !strings.Contains(rr.stdout, want) {
+			t.Errorf("summary lacks %q", want)
+		}
+	}
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}

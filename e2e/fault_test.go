@@ -1,0 +1,66 @@
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tsbench/tsbench/internal/storage"
+)
+
+// TestDeadStorage runs against a real VictoriaMetrics and a storage that is down: the dead one
+// never slows the live one, its samples are retried, then dropped and counted, the accounting
+// balances for both, the report is still written, and a threshold on drops sets exit code 3.
+func TestDeadStorage(t *testing.T) {
+	requireBinaries(t, "victoria-metrics")
+	vm := startStorage(t, storage.KindVictoriaMetrics, "vm")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadAddr := ln.Addr().String()
+	ln.Close() // nothing listens there now: connections are refused
+	cfg := fmt.Sprintf(`
+duration: 20s
+targetsCount: 20
+scrapeInterval: 2s
+maxRetryDuration: 3s
+verifySamples: 0
+thresholds: ["write.droppedSamples == 0"]
+remoteStorages:
+  vm: {writeURL: %sapi/v1/write}
+  dead: {writeURL: http://%s/api/v1/write}
+`, vm.URL, deadAddr)
+	rr := runTsbench(t, 2*time.Minute, cfg)
+	if rr.code != 3 {
+		t.Errorf("exit code %d, want 3 (threshold failed); stderr:\n%s", rr.code, rr.stderr)
+	}
+	if rr.results == nil {
+		t.Fatal("no results.json")
+	}
+	live := storageResult(t, rr.results, "vm").Write
+	if live.Dropped() != 0 || live.PendingSamples != 0 || live.AckedSamples != live.GeneratedSamples {
+		t.Errorf("live storage: %+v, want every sample acked", live)
+	}
+	if live.MaxLagSeconds > 5 {
+		t.Errorf("live storage lag %.1fs: the dead storage slowed it", live.MaxLagSeconds)
+	}
+	dead := storageResult(t, rr.results, "dead").Write
+	if ok, diff := dead.Balanced(); !ok {
+		t.Errorf("dead storage accounting off by %d: %+v", diff, dead)
+	}
+	if dead.AckedSamples != 0 || dead.DroppedSamples["retry_timeout"] == 0 || dead.Retries == 0 {
+		t.Errorf("dead storage: %+v, want retries then retry_timeout drops", dead)
+	}
+	if dead.GeneratedSamples != live.GeneratedSamples {
+		t.Errorf("generated %d for the dead storage, %d for the live one: both get the same load", dead.GeneratedSamples, live.GeneratedSamples)
+	}
+	if !strings.Contains(rr.stdout, "✗") {
+		t.Errorf("summary does not mark the failed threshold:\n%s", rr.stdout)
+	}
+	if !strings.Contains(rr.stderr, "dead") {
+		t.Errorf("log does not name the dead storage:\n%s", rr.stderr)
+	}
+}

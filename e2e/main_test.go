@@ -1,0 +1,220 @@
+// Package e2e builds tsbench and runs it against real VictoriaMetrics and Prometheus from
+// their Debian packages, on free loopback ports with temporary data dirs.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/storage"
+)
+
+// tsbenchBin is the binary built once for every test.
+var tsbenchBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tsbench-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	tsbenchBin = filepath.Join(dir, "tsbench")
+	build := exec.Command("go", "build", "-race", "-o", tsbenchBin, "../cmd/tsbench")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build tsbench:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// requireBinaries skips when a storage binary is missing, and fails under CI=true.
+func requireBinaries(t *testing.T, bins ...string) {
+	t.Helper()
+	for _, bin := range bins {
+		if _, err := exec.LookPath(bin); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s not installed: make deps installs it", bin)
+			}
+			t.Skipf("%s not installed", bin)
+		}
+	}
+}
+
+// startStorage starts a real storage for the test and stops it at cleanup.
+func startStorage(t *testing.T, kind, name string) *storage.Local {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l, err := storage.Start(ctx, kind, name, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := l.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return l
+}
+
+// runResult is what one tsbench run left behind.
+type runResult struct {
+	code    int
+	stdout  string
+	stderr  string
+	results *report.Results
+	outDir  string
+}
+
+// runTsbench runs the binary with args (plus -out and -httpListenAddr) and a config, bounded by
+// timeout, and loads results.json when there is one.
+func runTsbench(t *testing.T, timeout time.Duration, configYAML string, args ...string) runResult {
+	t.Helper()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	args = append(args, "-out", out, "-httpListenAddr", "127.0.0.1:0")
+	if configYAML != "" {
+		cfgPath := filepath.Join(dir, "bench.yaml")
+		if err := os.WriteFile(cfgPath, []byte(configYAML), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "-config", cfgPath)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, tsbenchBin, append([]string{"run"}, args...)...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	rr := runResult{stdout: stdout.String(), stderr: stderr.String(), outDir: out}
+	if ee, ok := err.(*exec.ExitError); ok {
+		rr.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("tsbench run: %v\nstderr:\n%s", err, stderr.String())
+	}
+	t.Logf("tsbench run exit %d; stdout:\n%s", rr.code, rr.stdout)
+	if res, err := report.ReadFile(filepath.Join(out, "results.json")); err == nil {
+		rr.results = res
+	} else {
+		t.Logf("no results: %v; stderr:\n%s", err, stderr.String())
+	}
+	return rr
+}
+
+// storageResult finds a storage's section in results.json.
+func storageResult(t *testing.T, res *report.Results, name string) report.Storage {
+	t.Helper()
+	for _, s := range res.Storages {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("storage %s not in results", name)
+	return report.Storage{}
+}
+
+// scrapeMetric sums the samples of a metric family on a /metrics page whose labels include match.
+func scrapeMetric(t *testing.T, metricsURL, name string, match map[string]string) float64 {
+	t.Helper()
+	resp, err := http.Get(metricsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parse %s: %v", metricsURL, err)
+	}
+	mf, ok := families[name]
+	if !ok {
+		t.Fatalf("%s has no %s", metricsURL, name)
+	}
+	sum := 0.0
+	for _, m := range mf.GetMetric() {
+		labels := map[string]string{}
+		for _, lp := range m.GetLabel() {
+			labels[lp.GetName()] = lp.GetValue()
+		}
+		ok := true
+		for k, v := range match {
+			ok = ok && labels[k] == v
+		}
+		if !ok {
+			continue
+		}
+		switch {
+		case m.Counter != nil:
+			sum += m.GetCounter().GetValue()
+		case m.Gauge != nil:
+			sum += m.GetGauge().GetValue()
+		case m.Untyped != nil:
+			sum += m.GetUntyped().GetValue()
+		}
+	}
+	return sum
+}
+
+// seriesCount asks a storage's /api/v1/series how many series match a selector since start.
+func seriesCount(t *testing.T, readURL, selector string, start time.Time) int {
+	t.Helper()
+	form := url.Values{"match[]": {selector}, "start": {strconv.FormatInt(start.Add(-time.Minute).Unix(), 10)},
+		"end": {strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10)}}
+	resp, err := http.PostForm(readURL+"api/v1/series", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string            `json:"status"`
+		Data   []json.RawMessage `json:"data"`
+		Error  string            `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Status != "success" {
+		t.Fatalf("series %s: %v %s", selector, err, body.Error)
+	}
+	return len(body.Data)
+}
+
+// eventually retries f until it returns "" or the deadline passes, then fails with its last word.
+func eventually(t *testing.T, d time.Duration, f func() string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		msg := f()
+		if msg == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Error(msg)
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// within reports whether a and b differ by at most frac of the larger.
+func within(a, b, frac float64) bool {
+	return math.Abs(a-b) <= frac*math.Max(math.Abs(a), math.Abs(b))
+}

@@ -1,0 +1,149 @@
+// Package bench is one benchmark run: it starts the local storages when the config names none,
+// wires the write, read, observe and verify paths to every storage, stops them in order and
+// assembles the results.
+//
+// Invariant: shutdown runs in one order — stop the load, drain the writes (bounded by
+// DrainTimeout), wait for the queries in flight, verify, snapshot, assemble — and a storage
+// that fails on the way is reported, never the reason the results are not written.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"time"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/query"
+	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/workload"
+)
+
+// DefaultProfilePath is the embedded node_exporter profile.
+const DefaultProfilePath = "profiles/node_exporter.json"
+
+// DefaultStorages are started when the config names no storage: name → kind.
+var DefaultStorages = map[string]string{
+	"prometheus":      storage.KindPrometheus,
+	"victoriametrics": storage.KindVictoriaMetrics,
+}
+
+// Options are the run's settings that are not part of the benchmark's config.
+type Options struct {
+	// HTTPListenAddr serves tsbench's own /metrics; "" serves nothing.
+	HTTPListenAddr string
+	// Keep leaves the storages tsbench started running after the run.
+	Keep bool
+	// Progress receives a progress line every ProgressEvery; nil prints none.
+	Progress      io.Writer
+	ProgressEvery time.Duration
+	// DrainTimeout bounds the sending of pending samples after the load stops.
+	DrainTimeout time.Duration
+	// VerifyTimeout bounds the read-back at the end.
+	VerifyTimeout time.Duration
+	Logger        *slog.Logger
+}
+
+func (o *Options) setDefaults() {
+	if o.ProgressEvery <= 0 {
+		o.ProgressEvery = 10 * time.Second
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = 30 * time.Second
+	}
+	if o.VerifyTimeout <= 0 {
+		o.VerifyTimeout = 3 * time.Minute
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// ConfigError is a problem of the config found while loading what it names (profile, rules,
+// thresholds): the user fixes the file.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Prepared is a config with everything it names loaded and checked.
+type Prepared struct {
+	Config     *config.Config
+	Profile    *workload.Profile
+	Plan       *query.Plan
+	Thresholds []report.Threshold
+}
+
+// Prepare loads the profile, the query plan and the thresholds of cfg; assets holds the
+// embedded defaults. Every problem is returned at once, as a ConfigError.
+func Prepare(assets fs.FS, cfg *config.Config) (*Prepared, error) {
+	p := &Prepared{Config: cfg}
+	var errs []error
+	var err error
+	if cfg.Profile == "" {
+		p.Profile, err = workload.LoadProfile(assets, DefaultProfilePath)
+	} else {
+		p.Profile, err = workload.LoadProfileFile(cfg.Profile)
+	}
+	if err != nil {
+		errs = append(errs, fmt.Errorf("profile: %w", err))
+	}
+	if p.Plan, err = query.LoadPlan(assets, cfg); err != nil {
+		errs = append(errs, fmt.Errorf("queryRules: %w", err))
+	}
+	if p.Thresholds, err = report.ParseThresholds(cfg.Thresholds, storageNames(cfg)); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, &ConfigError{errors.Join(errs...)}
+	}
+	return p, nil
+}
+
+// storageNames are the configured storages, or the default ones when there are none.
+func storageNames(cfg *config.Config) []string {
+	if len(cfg.RemoteStorages) > 0 {
+		return cfg.StorageNames()
+	}
+	return []string{"prometheus", "victoriametrics"}
+}
+
+// Warnings are the things a user should know before the run starts.
+func (p *Prepared) Warnings() []string {
+	return append(p.Config.Warnings(), p.Plan.Warnings()...)
+}
+
+// Run runs the benchmark until ctx ends or the configured duration passes, then shuts down
+// in order and returns the results. An error means there are no results (a storage could not
+// be started, a port could not be opened); a storage failing during the run is in the results.
+func Run(ctx context.Context, p *Prepared, opts Options) (*report.Results, error) {
+	opts.setDefaults()
+	cfg := *p.Config
+	kinds := map[string]string{}
+	var locals []*storage.Local
+	if len(cfg.RemoteStorages) == 0 {
+		var err error
+		if locals, err = startLocals(ctx, opts.Logger); err != nil {
+			return nil, err
+		}
+		defer stopLocals(locals, opts)
+		cfg.RemoteStorages = map[string]config.Storage{}
+		for _, l := range locals {
+			cfg.RemoteStorages[l.Name] = l.Storage
+			kinds[l.Name] = l.Kind
+		}
+	}
+	r, err := newRun(&cfg, p, opts, kinds)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	for _, l := range locals {
+		go r.watchExit(ctx, l)
+	}
+	return r.run(ctx)
+}

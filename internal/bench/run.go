@@ -1,0 +1,254 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/observe"
+	"github.com/tsbench/tsbench/internal/query"
+	"github.com/tsbench/tsbench/internal/remotewrite"
+	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/verify"
+	"github.com/tsbench/tsbench/internal/workload"
+)
+
+// run is one benchmark's parts, wired to the storages of cfg.
+type run struct {
+	cfg     *config.Config
+	p       *Prepared
+	opts    Options
+	log     *slog.Logger
+	kinds   map[string]string // storage name → kind, where known
+	start   time.Time
+	gen     *workload.Generator
+	writer  *remotewrite.Writer
+	runners map[string]*query.Runner
+	readers map[string]*storage.Client
+	obs     *observe.Observer
+	srv     *http.Server
+	closed  atomic.Bool
+
+	mu         sync.Mutex // guards below
+	timeline   map[string][]report.WritePoint
+	accounting []string            // every moment the accounting did not balance
+	problems   map[string][]string // per storage, what went wrong during the run
+}
+
+func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]string) (*run, error) {
+	r := &run{
+		cfg: cfg, p: p, opts: opts, log: opts.Logger, kinds: kinds, start: time.Now(),
+		runners: map[string]*query.Runner{}, readers: map[string]*storage.Client{},
+		timeline: map[string][]report.WritePoint{}, problems: map[string][]string{},
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var err error
+	r.gen, err = workload.New(p.Profile, workload.Options{
+		Seed: cfg.Seed, Start: r.start, Targets: cfg.TargetsCount, Replicas: cfg.WriteReplicas,
+		ScrapeInterval: cfg.ScrapeInterval, ChurnPercent: cfg.ScrapeConfigUpdatePercent,
+		ChurnInterval: cfg.ScrapeConfigUpdateInterval,
+	})
+	if err != nil {
+		return nil, &ConfigError{fmt.Errorf("workload: %w", err)}
+	}
+	if r.writer, err = remotewrite.New(cfg, r.gen, r.log, remotewrite.NewMetrics(reg)); err != nil {
+		return nil, &ConfigError{err}
+	}
+	r.writer.DrainTimeout = opts.DrainTimeout
+	qm := query.NewMetrics(reg)
+	var targets []observe.Target
+	for _, name := range cfg.StorageNames() {
+		st := cfg.RemoteStorages[name]
+		client, err := storage.NewClient(name, st, storage.Read, max(cfg.QueryConcurrency, 4))
+		if err != nil {
+			r.close()
+			return nil, &ConfigError{fmt.Errorf("remoteStorages.%s: %w", name, err)}
+		}
+		r.readers[name] = client
+		if st.ReadURL != "" {
+			r.runners[name] = query.New(cfg, p.Plan, name, client, st.ReadURL, r.log, qm)
+		}
+		targets = append(targets, observe.Target{
+			Name: name, PID: st.PID, DataDir: st.DataDir, MetricsURLs: st.MetricsURLs,
+			Client: client, BaseURL: st.ReadURL, Kind: kinds[name],
+		})
+	}
+	r.obs = observe.New(observe.Options{Interval: cfg.ObserveInterval, Logger: r.log, Registerer: reg}, targets)
+	if err := r.serve(reg); err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// serve starts tsbench's own /metrics on HTTPListenAddr.
+func (r *run) serve(reg *prometheus.Registry) error {
+	if r.opts.HTTPListenAddr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", r.opts.HTTPListenAddr)
+	if err != nil {
+		return fmt.Errorf("-httpListenAddr %s: %w (another tsbench running? pick another address, or \"\" for none)", r.opts.HTTPListenAddr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = r.srv.Serve(ln) }()
+	r.log.Info("serving tsbench's metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	return nil
+}
+
+func (r *run) close() {
+	r.closed.Store(true)
+	if r.srv != nil {
+		_ = r.srv.Close()
+	}
+	for _, c := range r.readers {
+		c.Close()
+	}
+}
+
+// watchExit reports a local storage that exits while the run still needs it.
+func (r *run) watchExit(ctx context.Context, l *storage.Local) {
+	<-l.Exited()
+	if r.closed.Load() {
+		return
+	}
+	msg := fmt.Sprintf("the %s process exited during the run; writes to it retry, then drop (retry_timeout); see %s", l.Kind, l.LogPath)
+	r.log.Error("storage exited", "storage", l.Name, "log", l.LogPath)
+	r.problem(l.Name, msg)
+}
+
+func (r *run) problem(name, msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.problems[name] = append(r.problems[name], msg)
+}
+
+// run drives the load until ctx ends or the duration passes, then shuts down in order.
+func (r *run) run(ctx context.Context) (*report.Results, error) {
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	if r.cfg.Duration > 0 {
+		loadCtx, stopLoad = context.WithTimeout(ctx, r.cfg.Duration)
+	}
+	defer stopLoad()
+	// The observer and the end of the run outlive the load: a first interrupt stops the load
+	// only; the second one exits the process.
+	after := context.WithoutCancel(ctx)
+	obsCtx, stopObs := context.WithCancel(after)
+	defer stopObs()
+	obsDone := make(chan struct{})
+	go func() { _ = r.obs.Run(obsCtx); close(obsDone) }()
+
+	r.log.Info("load started", "storages", r.cfg.StorageNames(), "targets", r.gen.Targets(),
+		"series_per_target", r.gen.SeriesPerTarget(), "duration", r.cfg.Duration)
+	var g errgroup.Group
+	g.Go(func() error { return r.writer.Run(loadCtx) })
+	for _, q := range r.runners {
+		g.Go(func() error { return q.Run(loadCtx) })
+	}
+	g.Go(func() error { r.progress(loadCtx); return nil })
+	<-loadCtx.Done()
+	loadEnd := time.Now()
+	r.log.Info("load stopped; draining pending samples and queries in flight", "deadline", r.opts.DrainTimeout)
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	r.checkAccounting(time.Now())
+	verified := r.verify(after, loadEnd)
+
+	snapCtx, cancel := context.WithTimeout(after, 2*time.Minute)
+	r.obs.Snapshot(snapCtx)
+	cancel()
+	stopObs()
+	<-obsDone
+	return r.results(verified), nil
+}
+
+// verify reads back what each storage stored over the run.
+func (r *run) verify(ctx context.Context, loadEnd time.Time) map[string]*report.Verify {
+	if r.cfg.VerifySamples <= 0 {
+		return nil
+	}
+	var targets []verify.Target
+	for _, name := range r.cfg.StorageNames() {
+		if st := r.cfg.RemoteStorages[name]; st.ReadURL != "" {
+			targets = append(targets, verify.Target{Name: name, ReadURL: st.ReadURL, Client: r.readers[name], Kind: r.kinds[name]})
+		}
+	}
+	if len(targets) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.opts.VerifyTimeout)
+	defer cancel()
+	r.log.Info("verifying what each storage returns", "samples", r.cfg.VerifySamples)
+	v := verify.New(r.cfg, r.gen, targets, r.p.Plan.RuleExprs(), r.log)
+	return v.Run(ctx, r.start, loadEnd)
+}
+
+// checkAccounting records every storage whose account does not balance at now.
+func (r *run) checkAccounting(now time.Time) {
+	for _, name := range r.cfg.StorageNames() {
+		w := r.writer.Results(name)
+		if w == nil {
+			continue
+		}
+		if ok, diff := w.Balanced(); !ok {
+			msg := fmt.Sprintf("%s at %s: generated %d != acked %d + dropped %d + pending %d (off by %d)",
+				name, now.UTC().Format(time.RFC3339), w.GeneratedSamples, w.AckedSamples, w.Dropped(), w.PendingSamples, diff)
+			r.log.Error("accounting does not balance", "storage", name, "detail", msg)
+			r.mu.Lock()
+			r.accounting = append(r.accounting, msg)
+			r.mu.Unlock()
+		}
+	}
+}
+
+// results assembles results.json from every part.
+func (r *run) results(verified map[string]*report.Verify) *report.Results {
+	created, stale := r.writer.WorkloadStats()
+	res := &report.Results{
+		SchemaVersion: report.SchemaVersion,
+		StartTime:     r.start.UTC(),
+		EndTime:       time.Now().UTC(),
+		Config:        r.cfg.Redacted(),
+		Workload: report.Workload{
+			Targets: r.gen.Targets(), SeriesPerTarget: r.gen.SeriesPerTarget(),
+			ActiveSeries:  int64(r.gen.Targets() * r.gen.SeriesPerTarget()),
+			SeriesCreated: created, StaleMarkers: stale,
+			ScrapeIntervalSeconds: r.cfg.ScrapeInterval.Seconds(), Seed: r.cfg.Seed,
+		},
+		Generator: r.obs.Generator(),
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, name := range r.cfg.StorageNames() {
+		s := report.Storage{Name: name, Verify: verified[name], Problems: r.problems[name]}
+		var acked int64
+		if w := r.writer.Results(name); w != nil {
+			w.Timeline = r.timeline[name]
+			s.Write, acked = w, w.AckedSamples
+		}
+		if q := r.runners[name]; q != nil {
+			s.Query = q.Results()
+		}
+		s.Resources = r.obs.Resources(name, acked)
+		res.Storages = append(res.Storages, s)
+	}
+	res.AccountingErrors = r.accounting
+	res.Thresholds = report.EvaluateThresholds(r.p.Thresholds, res)
+	return res
+}

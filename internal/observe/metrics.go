@@ -1,0 +1,155 @@
+package observe
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Doer sends a request with a storage's auth, headers and TLS (a *storage.Client).
+type Doer interface {
+	Do(req *http.Request) (*http.Response, error)
+}
+
+// Disk and ingestion metrics per storage kind. Each family's samples are summed (every
+// label set), and the families of a figure are added: Prometheus' disk is its blocks plus
+// its WAL plus its head chunks. The first kind whose figure is exposed is used.
+var (
+	diskFamilies = [][]string{
+		{"vm_data_size_bytes"}, // VictoriaMetrics single and vmstorage: every part type
+		{"prometheus_tsdb_storage_blocks_bytes", "prometheus_tsdb_wal_storage_size_bytes", "prometheus_tsdb_head_chunks_storage_size_bytes"},
+		// Mimir and Cortex ingesters: local blocks only (WAL and head are not exposed as sizes).
+		// Thanos receive and sidecar expose Prometheus' own prometheus_tsdb_* names.
+		{"cortex_ingester_tsdb_storage_blocks_bytes"},
+	}
+	ingestFamilies = [][]string{
+		{"vm_rows_inserted_total"},
+		{"prometheus_tsdb_head_samples_appended_total"},
+		{"cortex_ingester_ingested_samples_total"},
+	}
+)
+
+// metricsSource scrapes one /metrics page.
+type metricsSource struct {
+	url    string
+	client Doer
+}
+
+func (m metricsSource) Collect(ctx context.Context, _ time.Time) (Sample, error) {
+	families, err := m.scrape(ctx)
+	if err != nil {
+		return Sample{}, err
+	}
+	return fromFamilies(families), nil
+}
+
+func (m metricsSource) scrape(ctx context.Context) (map[string]*dto.MetricFamily, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	resp, err := m.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %v", redact(m.url), unwrapURLError(err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return nil, fmt.Errorf("GET %s: HTTP %d", redact(m.url), resp.StatusCode)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: not the Prometheus text format: %v", redact(m.url), err)
+	}
+	return families, nil
+}
+
+// fromFamilies picks tsbench's figures out of a /metrics page.
+func fromFamilies(families map[string]*dto.MetricFamily) Sample {
+	var s Sample
+	if v, ok := sum(families, "process_cpu_seconds_total"); ok {
+		s.CPUSeconds = &v
+	} else {
+		s.miss(figCPU, "metric process_cpu_seconds_total not exposed")
+	}
+	if v, ok := sum(families, "process_resident_memory_bytes"); ok {
+		s.RSSBytes = &v
+	} else {
+		s.miss(figRSS, "metric process_resident_memory_bytes not exposed")
+	}
+	if v, ok := firstKnown(families, diskFamilies); ok {
+		s.DiskBytes = &v
+	} else {
+		s.miss(figDisk, "no known storage size metric exposed (vm_data_size_bytes, prometheus_tsdb_storage_blocks_bytes, ...)")
+	}
+	if v, ok := firstKnown(families, ingestFamilies); ok {
+		s.Ingested = &v
+	} else {
+		s.miss(figIngested, "no known ingestion metric exposed (vm_rows_inserted_total, prometheus_tsdb_head_samples_appended_total, ...)")
+	}
+	s.miss(figRead, "a /metrics page does not give disk IO: set pid for /proc")
+	s.miss(figWrite, "a /metrics page does not give disk IO: set pid for /proc")
+	return s
+}
+
+// firstKnown adds the families of the first group of which any family is exposed.
+func firstKnown(families map[string]*dto.MetricFamily, groups [][]string) (float64, bool) {
+	for _, group := range groups {
+		total, found := 0.0, false
+		for _, name := range group {
+			if v, ok := sum(families, name); ok {
+				total, found = total+v, true
+			}
+		}
+		if found {
+			return total, true
+		}
+	}
+	return 0, false
+}
+
+// sum adds every sample of a family; false when the family is absent.
+func sum(families map[string]*dto.MetricFamily, name string) (float64, bool) {
+	mf, ok := families[name]
+	if !ok {
+		return 0, false
+	}
+	total := 0.0
+	for _, m := range mf.GetMetric() {
+		switch {
+		case m.Counter != nil:
+			total += m.GetCounter().GetValue()
+		case m.Gauge != nil:
+			total += m.GetGauge().GetValue()
+		case m.Untyped != nil:
+			total += m.GetUntyped().GetValue()
+		}
+	}
+	return total, true
+}
+
+// redact hides the userinfo of a URL.
+func redact(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	return raw
+}
+
+func unwrapURLError(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err
+	}
+	return err
+}

@@ -1,0 +1,57 @@
+package observe
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/tsbench/tsbench/internal/report"
+)
+
+// metrics are the observed figures on tsbench's own /metrics.
+type metrics struct {
+	storage  map[string]*prometheus.GaugeVec // figure → gauge with the storage label
+	cpu, rss prometheus.Gauge                // tsbench's own
+}
+
+// newMetrics registers the observe metrics; a nil registerer gets unregistered ones.
+func newMetrics(reg prometheus.Registerer) *metrics {
+	f := promauto.With(reg)
+	gauge := func(name, help string) *prometheus.GaugeVec {
+		return f.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, []string{"storage"})
+	}
+	return &metrics{
+		storage: map[string]*prometheus.GaugeVec{
+			figCPU:      gauge("tsbench_storage_cpu_cores", "CPU cores the storage used over the last observe interval."),
+			figRSS:      gauge("tsbench_storage_rss_bytes", "Resident memory of the storage."),
+			figDisk:     gauge("tsbench_storage_disk_bytes", "Bytes the storage holds on disk (data dir, or its own size metrics)."),
+			figRead:     gauge("tsbench_storage_disk_read_bytes_per_second", "Bytes the storage read from disk per second over the last observe interval."),
+			figWrite:    gauge("tsbench_storage_disk_write_bytes_per_second", "Bytes the storage wrote to disk per second over the last observe interval."),
+			figIngested: gauge("tsbench_storage_ingested_samples", "Samples the storage says it ingested since tsbench started observing it."),
+		},
+		cpu: f.NewGauge(prometheus.GaugeOpts{Name: "tsbench_generator_cpu_cores", Help: "CPU cores tsbench itself used over the last observe interval."}),
+		rss: f.NewGauge(prometheus.GaugeOpts{Name: "tsbench_generator_rss_bytes", Help: "Resident memory of tsbench itself."}),
+	}
+}
+
+// set exports one storage's point; an unknown figure has no series rather than a zero.
+func (m *metrics) set(name string, p report.ResourcePoint) {
+	for fig, v := range map[string]*float64{
+		figCPU: p.CPUCores, figRSS: p.RSSBytes, figDisk: p.DiskBytes,
+		figRead: p.DiskReadBytesPerSecond, figWrite: p.DiskWriteBytesPerSecond, figIngested: p.IngestedSamples,
+	} {
+		if v == nil {
+			m.storage[fig].DeleteLabelValues(name)
+			continue
+		}
+		m.storage[fig].WithLabelValues(name).Set(*v)
+	}
+}
+
+func (m *metrics) setSelf(p report.ResourcePoint) {
+	if p.CPUCores != nil {
+		m.cpu.Set(*p.CPUCores)
+	}
+	if p.RSSBytes != nil {
+		m.rss.Set(*p.RSSBytes)
+	}
+}

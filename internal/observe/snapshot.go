@@ -1,0 +1,122 @@
+package observe
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tsbench/tsbench/internal/storage"
+)
+
+// snapshotResult is the size of a storage's snapshot, or why there is none.
+type snapshotResult struct {
+	bytes *float64
+	err   string
+}
+
+func (s snapshotResult) reason() string {
+	if s.err == "" {
+		return "no snapshot taken"
+	}
+	return s.err
+}
+
+// Snapshot takes a snapshot of every storage whose API allows it and whose data dir tsbench
+// can read, measures it like `du -L` (hard links once) and deletes it. It never fails the
+// run: a storage that cannot be snapshotted gets a reason.
+func (o *Observer) Snapshot(ctx context.Context) {
+	for _, ob := range o.targets {
+		res := ob.takeSnapshot(ctx)
+		if res.err != "" {
+			o.opts.Logger.Warn("no snapshot", "storage", ob.Name, "reason", res.err)
+		}
+		o.mu.Lock()
+		ob.snapshot = res
+		o.mu.Unlock()
+	}
+}
+
+func (ob *observed) takeSnapshot(ctx context.Context) snapshotResult {
+	if ob.DataDir == "" {
+		return snapshotResult{err: "no dataDir: the snapshot could not be measured"}
+	}
+	if ob.BaseURL == "" {
+		return snapshotResult{err: "no readURL to ask for a snapshot"}
+	}
+	var (
+		name string
+		err  error
+	)
+	switch ob.Kind {
+	case storage.KindVictoriaMetrics:
+		var body struct{ Status, Snapshot, Msg string }
+		err = ob.call(ctx, http.MethodPost, "snapshot/create", &body)
+		if err == nil && body.Status != "ok" {
+			err = fmt.Errorf("snapshot/create: status %q %s", body.Status, body.Msg)
+		}
+		name = body.Snapshot
+	case storage.KindPrometheus:
+		var body struct {
+			Status string
+			Error  string
+			Data   struct{ Name string }
+		}
+		err = ob.call(ctx, http.MethodPost, "api/v1/admin/tsdb/snapshot", &body)
+		if err == nil && body.Status != "success" {
+			err = fmt.Errorf("admin/tsdb/snapshot: status %q %s (is --web.enable-admin-api set?)", body.Status, body.Error)
+		}
+		name = body.Data.Name
+	default:
+		return snapshotResult{err: "snapshots are taken of VictoriaMetrics and Prometheus only"}
+	}
+	if err == nil && (name == "" || strings.ContainsAny(name, `/\`) || name == "..") {
+		err = fmt.Errorf("unexpected snapshot name %q", name)
+	}
+	if err != nil {
+		return snapshotResult{err: err.Error()}
+	}
+	dir := filepath.Join(ob.DataDir, "snapshots", name)
+	n, err := DirBytes(dir)
+	res := snapshotResult{bytes: &n}
+	if err != nil {
+		res = snapshotResult{err: err.Error()}
+	}
+	if ob.Kind == storage.KindVictoriaMetrics {
+		err = ob.call(ctx, http.MethodPost, "snapshot/delete?snapshot="+url.QueryEscape(name), nil)
+	} else {
+		err = os.RemoveAll(dir) // Prometheus has no API to delete a snapshot
+	}
+	if err != nil { // the size stands; the leftover is worth a warning
+		ob.log.Warn("could not delete the snapshot", "dir", dir, "err", err)
+	}
+	return res
+}
+
+func (ob *observed) call(ctx context.Context, method, path string, into any) error {
+	req, err := http.NewRequestWithContext(ctx, method, ob.BaseURL+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := ob.Client.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %v", method, redact(ob.BaseURL+path), unwrapURLError(err))
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: HTTP %d %s", method, redact(ob.BaseURL+path), resp.StatusCode, strings.TrimSpace(string(b)))
+	}
+	if into == nil {
+		return nil
+	}
+	if err := json.Unmarshal(b, into); err != nil {
+		return fmt.Errorf("%s %s: %v", method, redact(ob.BaseURL+path), err)
+	}
+	return nil
+}

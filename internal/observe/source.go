@@ -1,0 +1,185 @@
+package observe
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Figures a source may give; the names are those of results.json.
+const (
+	figCPU      = "cpuCores"
+	figRSS      = "rssBytes"
+	figDisk     = "diskBytes"
+	figRead     = "diskReadBytesPerSecond"
+	figWrite    = "diskWriteBytesPerSecond"
+	figIngested = "ingestedSamples"
+)
+
+// Sample is one collection: cumulative counters (CPU seconds, read and written bytes,
+// ingested samples) and current values (RSS, disk bytes). A nil figure is unknown, and
+// Missing says why.
+type Sample struct {
+	CPUSeconds, RSSBytes, DiskBytes, ReadBytes, WriteBytes, Ingested *float64
+	Missing                                                          map[string]string
+}
+
+func (s *Sample) miss(figure, reason string) {
+	if s.Missing == nil {
+		s.Missing = map[string]string{}
+	}
+	s.Missing[figure] = reason
+}
+
+// Source gives one storage's (or tsbench's own) resource figures.
+type Source interface {
+	Collect(ctx context.Context, now time.Time) (Sample, error)
+}
+
+// userHZ is the unit of CPU times in /proc/PID/stat: 100 on every Linux tsbench runs on.
+const userHZ = 100
+
+// procSource reads a local process from /proc and walks its data dir.
+type procSource struct {
+	root    string // "/proc", or testdata
+	pid     int    // 0: no process
+	dataDir string // "": no data dir
+}
+
+func (p procSource) Collect(_ context.Context, _ time.Time) (Sample, error) {
+	var s Sample
+	if p.pid != 0 {
+		dir := filepath.Join(p.root, strconv.Itoa(p.pid))
+		if err := p.readProc(dir, &s); err != nil {
+			return s, err
+		}
+	}
+	if p.dataDir != "" {
+		n, err := DirBytes(p.dataDir)
+		if err != nil {
+			s.miss(figDisk, err.Error())
+		} else {
+			s.DiskBytes = &n
+		}
+	}
+	return s, nil
+}
+
+// readProc fills CPU from stat, RSS from status and IO from io; a process that is gone is an
+// error, an unreadable io file only leaves disk IO unknown.
+func (p procSource) readProc(dir string, s *Sample) error {
+	stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+	if err != nil {
+		return fmt.Errorf("process %d: %w", p.pid, err)
+	}
+	// The command name may hold spaces and parentheses: the fields start after the last ')'.
+	i := bytes.LastIndexByte(stat, ')')
+	fields := strings.Fields(string(stat[i+1:]))
+	if i < 0 || len(fields) < 13 {
+		return fmt.Errorf("process %d: unexpected %s/stat", p.pid, dir)
+	}
+	utime, err1 := strconv.ParseFloat(fields[11], 64) // field 14 of proc(5)
+	stime, err2 := strconv.ParseFloat(fields[12], 64) // field 15
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("process %d: unexpected %s/stat", p.pid, dir)
+	}
+	cpu := (utime + stime) / userHZ
+	s.CPUSeconds = &cpu
+	if rss, err := keyValue(filepath.Join(dir, "status"), "VmRSS:"); err == nil {
+		rss *= 1024 // kB
+		s.RSSBytes = &rss
+	} else {
+		s.miss(figRSS, err.Error())
+	}
+	path := filepath.Join(dir, "io")
+	read, err := keyValue(path, "read_bytes:")
+	if err == nil {
+		var write float64
+		if write, err = keyValue(path, "write_bytes:"); err == nil {
+			s.ReadBytes, s.WriteBytes = &read, &write
+		}
+	}
+	if err != nil {
+		s.miss(figRead, err.Error())
+		s.miss(figWrite, err.Error())
+	}
+	return nil
+}
+
+// keyValue reads the first number after key in a "key value" file of /proc.
+func keyValue(path, key string) (float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), key); ok {
+			fields := strings.Fields(rest)
+			if len(fields) == 0 {
+				break
+			}
+			return strconv.ParseFloat(fields[0], 64)
+		}
+	}
+	return 0, fmt.Errorf("%s: no %s", path, strings.TrimSuffix(key, ":"))
+}
+
+// DirBytes is what `du -L --apparent-size` counts: the size of every file under dir,
+// following symbolic links, each file (device and inode) once however many links it has.
+func DirBytes(dir string) (float64, error) {
+	seen := map[[2]uint64]bool{}
+	var total float64
+	var walk func(path string) error
+	walk = func(path string) error {
+		fi, err := os.Stat(path) // follows links
+		if err != nil {
+			if os.IsNotExist(err) { // removed while we walk: a compaction, a dangling link
+				return nil
+			}
+			return err
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			key := [2]uint64{uint64(st.Dev), st.Ino}
+			if seen[key] {
+				return nil
+			}
+			seen[key] = true
+		}
+		if !fi.IsDir() {
+			if fi.Mode().IsRegular() {
+				total += float64(fi.Size())
+			}
+			return nil
+		}
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		for _, e := range entries {
+			if err := walk(filepath.Join(path, e.Name())); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(dir); err != nil {
+		if pe, ok := err.(*fs.PathError); ok {
+			return 0, fmt.Errorf("data dir %s: %v", dir, pe)
+		}
+		return 0, err
+	}
+	return total, nil
+}
