@@ -2,19 +2,24 @@ package observe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/tsbench/tsbench/internal/storage"
 )
 
-// Doer sends a request with a storage's auth, headers and TLS (a *storage.Client).
-type Doer interface {
+// doer sends a request: a *storage.Client with the storage's auth, headers and TLS, or a
+// plain *http.Client.
+type doer interface {
 	Do(req *http.Request) (*http.Response, error)
 }
 
@@ -30,16 +35,50 @@ var (
 		{"cortex_ingester_tsdb_storage_blocks_bytes"},
 	}
 	ingestFamilies = [][]string{
-		{"vm_rows_inserted_total"},
-		{"prometheus_tsdb_head_samples_appended_total"},
-		{"cortex_ingester_ingested_samples_total"},
+		// vm_rows_inserted_total is handled first, by ingestedVM.
+		{"prometheus_tsdb_head_samples_appended_total"}, // every type (float, histogram) and tenant
+		{"cortex_ingester_ingested_samples_total"},      // Mimir and Cortex ingesters, per tenant
 	}
 )
+
+// ingestedVM is what VictoriaMetrics (single node or vminsert) took in by remote write:
+// vm_rows_inserted_total{type="promremotewrite"}, or every type when that one is absent.
+func ingestedVM(families map[string]*dto.MetricFamily) (float64, bool) {
+	mf, ok := families["vm_rows_inserted_total"]
+	if !ok {
+		return 0, false
+	}
+	total, found := 0.0, false
+	for _, m := range mf.GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "type" && l.GetValue() == "promremotewrite" {
+				total, found = total+value(m), true
+			}
+		}
+	}
+	if found {
+		return total, true
+	}
+	return sum(families, "vm_rows_inserted_total")
+}
+
+// kindOf guesses the storage from the names of its metrics.
+func kindOf(families map[string]*dto.MetricFamily) string {
+	for name := range families {
+		switch {
+		case strings.HasPrefix(name, "vm_"):
+			return storage.KindVictoriaMetrics
+		case strings.HasPrefix(name, "prometheus_tsdb_"):
+			return storage.KindPrometheus
+		}
+	}
+	return ""
+}
 
 // metricsSource scrapes one /metrics page.
 type metricsSource struct {
 	url    string
-	client Doer
+	client doer
 }
 
 func (m metricsSource) Collect(ctx context.Context, _ time.Time) (Sample, error) {
@@ -60,24 +99,26 @@ func (m metricsSource) scrape(ctx context.Context) (map[string]*dto.MetricFamily
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
 	resp, err := m.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %v", redact(m.url), unwrapURLError(err))
+		return nil, fmt.Errorf("GET %s: %w", redact(m.url), unwrapURLError(err))
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	defer func() {
 		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+	}()
+	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: HTTP %d", redact(m.url), resp.StatusCode)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: not the Prometheus text format: %v", redact(m.url), err)
+		return nil, fmt.Errorf("GET %s: not the Prometheus text format: %w", redact(m.url), err)
 	}
 	return families, nil
 }
 
 // fromFamilies picks tsbench's figures out of a /metrics page.
 func fromFamilies(families map[string]*dto.MetricFamily) Sample {
-	var s Sample
+	s := Sample{Kind: kindOf(families)}
 	if v, ok := sum(families, "process_cpu_seconds_total"); ok {
 		s.CPUSeconds = &v
 	} else {
@@ -93,7 +134,9 @@ func fromFamilies(families map[string]*dto.MetricFamily) Sample {
 	} else {
 		s.miss(figDisk, "no known storage size metric exposed (vm_data_size_bytes, prometheus_tsdb_storage_blocks_bytes, ...)")
 	}
-	if v, ok := firstKnown(families, ingestFamilies); ok {
+	if v, ok := ingestedVM(families); ok {
+		s.Ingested = &v
+	} else if v, ok := firstKnown(families, ingestFamilies); ok {
 		s.Ingested = &v
 	} else {
 		s.miss(figIngested, "no known ingestion metric exposed (vm_rows_inserted_total, prometheus_tsdb_head_samples_appended_total, ...)")
@@ -127,16 +170,22 @@ func sum(families map[string]*dto.MetricFamily, name string) (float64, bool) {
 	}
 	total := 0.0
 	for _, m := range mf.GetMetric() {
-		switch {
-		case m.Counter != nil:
-			total += m.GetCounter().GetValue()
-		case m.Gauge != nil:
-			total += m.GetGauge().GetValue()
-		case m.Untyped != nil:
-			total += m.GetUntyped().GetValue()
-		}
+		total += value(m)
 	}
 	return total, true
+}
+
+// value of a counter, gauge or untyped sample; 0 for other types.
+func value(m *dto.Metric) float64 {
+	switch {
+	case m.Counter != nil:
+		return m.GetCounter().GetValue()
+	case m.Gauge != nil:
+		return m.GetGauge().GetValue()
+	case m.Untyped != nil:
+		return m.GetUntyped().GetValue()
+	}
+	return 0
 }
 
 // redact hides the userinfo of a URL.
@@ -147,8 +196,10 @@ func redact(raw string) string {
 	return raw
 }
 
+// unwrapURLError drops url.Error's own "Get \"URL\":" prefix: our messages name the
+// redacted URL themselves.
 func unwrapURLError(err error) error {
-	if ue, ok := err.(*url.Error); ok {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
 		return ue.Err
 	}
 	return err

@@ -9,24 +9,25 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"os"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/storage"
 )
 
 // Target is one storage to observe.
 type Target struct {
 	Name        string
-	PID         int      // a local process: read /proc/PID
-	DataDir     string   // its data dir: walk it for disk bytes
-	MetricsURLs []string // its /metrics pages; several (a cluster's components) are added up
-	Client      Doer     // for /metrics and snapshots (auth, TLS); nil: a plain client
-	BaseURL     string   // HTTP root for the snapshot APIs, with a trailing slash
-	Kind        string   // storage.KindVictoriaMetrics, storage.KindPrometheus or ""
+	PID         int             // 0: no local process; else read /proc/PID
+	DataDir     string          // "": none; else walk it for disk bytes (hard links once)
+	MetricsURLs []string        // its own /metrics pages; several (a cluster's components) are added up
+	Client      *storage.Client // for /metrics and snapshots (auth, TLS); nil: a plain client, 10 s timeout
+	BaseURL     string          // HTTP root for the snapshot APIs, with a trailing slash; "": no snapshot
+	Kind        string          // storage.KindVictoriaMetrics, storage.KindPrometheus, or "": guessed from its metrics
 }
 
 // Options configure an Observer.
@@ -51,9 +52,11 @@ type Observer struct {
 // observed is one storage: a /proc source and one source per /metrics URL.
 type observed struct {
 	Target
+	client   doer
 	log      *slog.Logger
 	proc     *tracker
 	comps    []*tracker // per metrics URL
+	merged   []rates // every observation of the storage, sources merged; guarded by Observer.mu
 	timeline []report.ResourcePoint
 	snapshot snapshotResult
 }
@@ -70,18 +73,23 @@ func New(opts Options, targets []Target) *Observer {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	o := &Observer{opts: opts, m: newMetrics(opts.Registerer)}
-	o.self = newTracker("tsbench", "/proc", procSource{root: opts.ProcRoot, pid: os.Getpid()}, opts.Logger)
+	log := opts.Logger.With("component", "observe")
+	o.self = newTracker("tsbench", opts.ProcRoot+"/self", procSource{root: opts.ProcRoot, self: true}, log.With("storage", "tsbench"))
 	for _, t := range targets {
+		ob := &observed{Target: t, log: log.With("storage", t.Name)}
+		ob.client = t.Client
 		if t.Client == nil {
-			t.Client = &http.Client{Timeout: 10 * time.Second}
+			ob.client = &http.Client{Timeout: 10 * time.Second}
 		}
-		log := opts.Logger.With("component", "observe", "storage", t.Name)
-		ob := &observed{Target: t, log: log}
 		if t.PID != 0 || t.DataDir != "" {
-			ob.proc = newTracker(t.Name, "/proc", procSource{root: opts.ProcRoot, pid: t.PID, dataDir: t.DataDir}, log)
+			where := opts.ProcRoot + "/" + strconv.Itoa(t.PID)
+			if t.PID == 0 {
+				where = t.DataDir
+			}
+			ob.proc = newTracker(t.Name, where, procSource{root: opts.ProcRoot, pid: t.PID, dataDir: t.DataDir}, ob.log)
 		}
 		for _, u := range t.MetricsURLs {
-			ob.comps = append(ob.comps, newTracker(t.Name, redact(u), metricsSource{url: u, client: t.Client}, log))
+			ob.comps = append(ob.comps, newTracker(t.Name, redact(u), metricsSource{url: u, client: ob.client}, ob.log))
 		}
 		o.targets = append(o.targets, ob)
 	}
@@ -108,9 +116,11 @@ func (o *Observer) collect(ctx context.Context, now time.Time) {
 	var wg sync.WaitGroup
 	for _, ob := range o.targets {
 		wg.Go(func() {
-			p := ob.observe(ctx, now)
+			r := ob.observe(ctx, now)
+			p := r.point(now)
 			o.m.set(ob.Name, p)
 			o.mu.Lock()
+			ob.merged = append(ob.merged, r)
 			ob.timeline = append(ob.timeline, p)
 			o.mu.Unlock()
 		})
@@ -123,9 +133,16 @@ func (o *Observer) collect(ctx context.Context, now time.Time) {
 	o.mu.Unlock()
 }
 
-// observe samples every source of the storage and merges them into one point: /proc wins
-// where it gives a figure, the /metrics pages (added up) give the rest.
-func (ob *observed) observe(ctx context.Context, now time.Time) report.ResourcePoint {
+// observe samples every source of the storage and merges them: /proc wins where it gives a
+// figure, the /metrics pages (added up) give the rest.
+func (ob *observed) observe(ctx context.Context, now time.Time) rates {
+	if ob.proc == nil && len(ob.comps) == 0 {
+		r := rates{missing: map[string]string{}}
+		for _, f := range allFigures {
+			r.missing[f] = "no pid or dataDir and no metricsURLs"
+		}
+		return r
+	}
 	var proc rates
 	if ob.proc != nil {
 		proc = ob.proc.observe(ctx, now)
@@ -136,6 +153,30 @@ func (ob *observed) observe(ctx context.Context, now time.Time) report.ResourceP
 		wg.Go(func() { comps[i] = c.observe(ctx, now) })
 	}
 	wg.Wait()
+	if ob.proc == nil {
+		return addRates(comps)
+	}
 	metrics := addRates(comps)
-	return proc.or(metrics).point(now)
+	if ob.DataDir != "" {
+		// The data dir is the disk figure: a failed walk stays unknown with its reason
+		// rather than silently becoming the storage's own, differently defined, size.
+		metrics.disk = nil
+	}
+	if len(ob.comps) == 0 {
+		return proc
+	}
+	return proc.or(metrics)
+}
+
+// kind is the target's kind, or the one its metric names reveal.
+func (ob *observed) kind() string {
+	if ob.Kind != "" {
+		return ob.Kind
+	}
+	for _, c := range ob.comps {
+		if k := c.kind(); k != "" {
+			return k
+		}
+	}
+	return ""
 }

@@ -5,40 +5,39 @@ import (
 )
 
 // Resources summarises one storage over the run; ackedSamples is tsbench's own count of
-// what the storage acknowledged, the divisor of bytes per sample.
+// what the storage acknowledged, the divisor of both bytes-per-sample figures.
 func (o *Observer) Resources(name string, ackedSamples int64) *report.Resources {
-	var ob *observed
-	for _, t := range o.targets {
-		if t.Name == name {
-			ob = t
-		}
-	}
+	ob := o.target(name)
 	if ob == nil {
-		return nil
+		res := summarise(nil)
+		for field := range res.Reasons {
+			res.Reasons[field] = "storage " + name + " was not observed"
+		}
+		res.Source = "none"
+		return res
 	}
 	o.mu.Lock()
+	merged := append([]rates(nil), ob.merged...)
 	timeline := append([]report.ResourcePoint(nil), ob.timeline...)
 	snap := ob.snapshot
 	o.mu.Unlock()
 
-	var proc []rates
-	if ob.proc != nil {
-		proc = ob.proc.history()
-	}
-	metrics := metricsHistory(ob.comps)
-	res := summarise(merge(proc, metrics))
+	res := summarise(merged)
 	res.Timeline = timeline
-	res.Source = source(ob)
+	res.Source = ob.source()
 	if len(ob.comps) > 1 {
 		res.Components = map[string]*report.Resources{}
 		for _, c := range ob.comps {
 			cr := summarise(c.history())
 			cr.Source = "metrics"
+			if len(cr.Reasons) == 0 {
+				cr.Reasons = nil
+			}
 			res.Components[c.where] = cr
 		}
 	}
-	if proc != nil && metrics != nil {
-		p, m := summarise(proc), summarise(metrics)
+	if ob.proc != nil && len(ob.comps) > 0 {
+		p, m := summarise(ob.proc.history()), summarise(metricsHistory(ob.comps))
 		res.Crosscheck = &report.Crosscheck{
 			ProcCPUCoresMean: p.CPUCoresMean, MetricsCPUCoresMean: m.CPUCoresMean,
 			ProcRSSBytesMean: p.RSSBytesMean, MetricsRSSBytesMean: m.RSSBytesMean,
@@ -56,18 +55,23 @@ func (o *Observer) Resources(name string, ackedSamples int64) *report.Resources 
 	return res
 }
 
-// perSample divides a size by the acked samples, or records why it cannot.
-func perSample(bytes *float64, acked int64, sizeReason, field string, reasons map[string]string) *float64 {
-	switch {
-	case bytes == nil:
-		reasons[field] = sizeReason
-	case acked <= 0:
-		reasons[field] = "no sample was acked"
-	default:
-		v := *bytes / float64(acked)
-		return &v
+// Agreement returns the mean CPU cores and mean RSS bytes that /proc and the storage's own
+// process_* metrics each saw, so the caller can check they agree; nil is unknown (no such
+// source, or it never gave the figure).
+func (o *Observer) Agreement(name string) (procCPU, metricsCPU, procRSS, metricsRSS *float64) {
+	ob := o.target(name)
+	if ob == nil {
+		return nil, nil, nil, nil
 	}
-	return nil
+	if ob.proc != nil {
+		p := summarise(ob.proc.history())
+		procCPU, procRSS = p.CPUCoresMean, p.RSSBytesMean
+	}
+	if len(ob.comps) > 0 {
+		m := summarise(metricsHistory(ob.comps))
+		metricsCPU, metricsRSS = m.CPUCoresMean, m.RSSBytesMean
+	}
+	return procCPU, metricsCPU, procRSS, metricsRSS
 }
 
 // Generator is tsbench's own CPU and RSS over the run.
@@ -82,7 +86,30 @@ func (o *Observer) Generator() *report.Generator {
 	}
 }
 
-func source(ob *observed) string {
+func (o *Observer) target(name string) *observed {
+	for _, t := range o.targets {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// perSample divides a size by the acked samples, or records why it cannot.
+func perSample(bytes *float64, acked int64, sizeReason, field string, reasons map[string]string) *float64 {
+	switch {
+	case bytes == nil:
+		reasons[field] = sizeReason
+	case acked <= 0:
+		reasons[field] = "no sample was acked"
+	default:
+		v := *bytes / float64(acked)
+		return &v
+	}
+	return nil
+}
+
+func (ob *observed) source() string {
 	switch {
 	case ob.proc != nil && len(ob.comps) > 0:
 		return "proc+metrics"
@@ -118,24 +145,10 @@ func metricsHistory(comps []*tracker) []rates {
 	return out
 }
 
-// merge takes /proc's figures where known, else the /metrics ones, observation by observation.
-func merge(proc, metrics []rates) []rates {
-	switch {
-	case proc == nil:
-		return metrics
-	case metrics == nil:
-		return proc
-	}
-	out := make([]rates, min(len(proc), len(metrics)))
-	for i := range out {
-		out[i] = proc[i].or(metrics[i])
-	}
-	return out
-}
-
-// summarise turns observations into the summary figures; every unknown one gets a reason.
+// summarise turns observations into the summary figures: means and maxima over the
+// observations that gave a figure, the last one for sizes and counts. Every unknown figure
+// gets a reason.
 func summarise(all []rates) *report.Resources {
-	res := &report.Resources{Reasons: map[string]string{}}
 	type agg struct {
 		sum, max, last float64
 		n              int
@@ -143,9 +156,9 @@ func summarise(all []rates) *report.Resources {
 	figures := map[string]*agg{}
 	reason := map[string]string{}
 	for _, r := range all {
-		for fig, v := range map[string]*float64{figCPU: r.cpu, figRSS: r.rss, figDisk: r.disk, figRead: r.read, figWrite: r.write, figIngested: r.ingested} {
+		for fig, v := range r.figures() {
 			if v == nil {
-				if m := r.missing[fig]; m != "" && m != "needs two observations" {
+				if m := r.missing[fig]; m != "" && m != needsTwo {
 					reason[fig] = m
 				}
 				continue
@@ -158,16 +171,15 @@ func summarise(all []rates) *report.Resources {
 			a.sum, a.max, a.last, a.n = a.sum+*v, max(a.max, *v), *v, a.n+1
 		}
 	}
-	get := func(fig string, f func(a *agg) float64, fields ...string) *float64 {
+	res := &report.Resources{Reasons: map[string]string{}}
+	get := func(fig, field string, f func(a *agg) float64) *float64 {
 		a := figures[fig]
 		if a == nil {
 			why := reason[fig]
 			if why == "" {
-				why = "no observation gave it (the run was shorter than two observe intervals?)"
+				why = "no observation gave it (a rate needs two observations)"
 			}
-			for _, field := range fields {
-				res.Reasons[field] = why
-			}
+			res.Reasons[field] = why
 			return nil
 		}
 		v := f(a)
@@ -176,14 +188,14 @@ func summarise(all []rates) *report.Resources {
 	mean := func(a *agg) float64 { return a.sum / float64(a.n) }
 	maxOf := func(a *agg) float64 { return a.max }
 	last := func(a *agg) float64 { return a.last }
-	res.CPUCoresMean = get(figCPU, mean, "cpuCoresMean")
-	res.CPUCoresMax = get(figCPU, maxOf, "cpuCoresMax")
-	res.RSSBytesMean = get(figRSS, mean, "rssBytesMean")
-	res.RSSBytesMax = get(figRSS, maxOf, "rssBytesMax")
-	res.DiskBytesEnd = get(figDisk, last, "diskBytesEnd")
-	res.DiskBytesMax = get(figDisk, maxOf, "diskBytesMax")
-	res.DiskReadBytesPerSecond = get(figRead, mean, "diskReadBytesPerSecond")
-	res.DiskWriteBytesPerSecond = get(figWrite, mean, "diskWriteBytesPerSecond")
-	res.IngestedSamples = get(figIngested, last, "ingestedSamples")
+	res.CPUCoresMean = get(figCPU, "cpuCoresMean", mean)
+	res.CPUCoresMax = get(figCPU, "cpuCoresMax", maxOf)
+	res.RSSBytesMean = get(figRSS, "rssBytesMean", mean)
+	res.RSSBytesMax = get(figRSS, "rssBytesMax", maxOf)
+	res.DiskBytesEnd = get(figDisk, "diskBytesEnd", last)
+	res.DiskBytesMax = get(figDisk, "diskBytesMax", maxOf)
+	res.DiskReadBytesPerSecond = get(figRead, "diskReadBytesPerSecond", mean)
+	res.DiskWriteBytesPerSecond = get(figWrite, "diskWriteBytesPerSecond", mean)
+	res.IngestedSamples = get(figIngested, "ingestedSamples", last)
 	return res
 }

@@ -22,7 +22,7 @@ type snapshotResult struct {
 
 func (s snapshotResult) reason() string {
 	if s.err == "" {
-		return "no snapshot taken"
+		return "no snapshot was taken (Snapshot not called)"
 	}
 	return s.err
 }
@@ -33,8 +33,11 @@ func (s snapshotResult) reason() string {
 func (o *Observer) Snapshot(ctx context.Context) {
 	for _, ob := range o.targets {
 		res := ob.takeSnapshot(ctx)
-		if res.err != "" {
-			o.opts.Logger.Warn("no snapshot", "storage", ob.Name, "reason", res.err)
+		switch {
+		case res.err != "" && ob.DataDir != "" && ob.BaseURL != "":
+			ob.log.Warn("no snapshot size", "reason", res.err)
+		case res.err != "":
+			ob.log.Info("no snapshot size", "reason", res.err)
 		}
 		o.mu.Lock()
 		ob.snapshot = res
@@ -53,10 +56,11 @@ func (ob *observed) takeSnapshot(ctx context.Context) snapshotResult {
 		name string
 		err  error
 	)
-	switch ob.Kind {
+	kind := ob.kind()
+	switch kind {
 	case storage.KindVictoriaMetrics:
 		var body struct{ Status, Snapshot, Msg string }
-		err = ob.call(ctx, http.MethodPost, "snapshot/create", &body)
+		err = ob.call(ctx, http.MethodGet, "snapshot/create", &body)
 		if err == nil && body.Status != "ok" {
 			err = fmt.Errorf("snapshot/create: status %q %s", body.Status, body.Msg)
 		}
@@ -73,7 +77,7 @@ func (ob *observed) takeSnapshot(ctx context.Context) snapshotResult {
 		}
 		name = body.Data.Name
 	default:
-		return snapshotResult{err: "snapshots are taken of VictoriaMetrics and Prometheus only"}
+		return snapshotResult{err: fmt.Sprintf("storage kind %q: snapshots are taken of %s and %s only", kind, storage.KindVictoriaMetrics, storage.KindPrometheus)}
 	}
 	if err == nil && (name == "" || strings.ContainsAny(name, `/\`) || name == "..") {
 		err = fmt.Errorf("unexpected snapshot name %q", name)
@@ -82,13 +86,13 @@ func (ob *observed) takeSnapshot(ctx context.Context) snapshotResult {
 		return snapshotResult{err: err.Error()}
 	}
 	dir := filepath.Join(ob.DataDir, "snapshots", name)
-	n, err := DirBytes(dir)
+	n, err := dirBytes(dir)
 	res := snapshotResult{bytes: &n}
 	if err != nil {
 		res = snapshotResult{err: err.Error()}
 	}
-	if ob.Kind == storage.KindVictoriaMetrics {
-		err = ob.call(ctx, http.MethodPost, "snapshot/delete?snapshot="+url.QueryEscape(name), nil)
+	if kind == storage.KindVictoriaMetrics {
+		err = ob.call(ctx, http.MethodGet, "snapshot/delete?snapshot="+url.QueryEscape(name), nil)
 	} else {
 		err = os.RemoveAll(dir) // Prometheus has no API to delete a snapshot
 	}
@@ -103,12 +107,18 @@ func (ob *observed) call(ctx context.Context, method, path string, into any) err
 	if err != nil {
 		return err
 	}
-	resp, err := ob.Client.Do(req)
+	resp, err := ob.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %v", method, redact(ob.BaseURL+path), unwrapURLError(err))
+		return fmt.Errorf("%s %s: %w", method, redact(ob.BaseURL+path), unwrapURLError(err))
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if cerr := resp.Body.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, redact(ob.BaseURL+path), err)
+	}
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("%s %s: HTTP %d %s", method, redact(ob.BaseURL+path), resp.StatusCode, strings.TrimSpace(string(b)))
 	}
@@ -116,7 +126,7 @@ func (ob *observed) call(ctx context.Context, method, path string, into any) err
 		return nil
 	}
 	if err := json.Unmarshal(b, into); err != nil {
-		return fmt.Errorf("%s %s: %v", method, redact(ob.BaseURL+path), err)
+		return fmt.Errorf("%s %s: %w", method, redact(ob.BaseURL+path), err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -30,6 +31,7 @@ const (
 type Sample struct {
 	CPUSeconds, RSSBytes, DiskBytes, ReadBytes, WriteBytes, Ingested *float64
 	Missing                                                          map[string]string
+	Kind                                                             string // storage kind the metric names reveal, or ""
 }
 
 func (s *Sample) miss(figure, reason string) {
@@ -51,19 +53,26 @@ const userHZ = 100
 type procSource struct {
 	root    string // "/proc", or testdata
 	pid     int    // 0: no process
+	self    bool   // read root/self instead of pid
 	dataDir string // "": no data dir
 }
 
 func (p procSource) Collect(_ context.Context, _ time.Time) (Sample, error) {
 	var s Sample
-	if p.pid != 0 {
-		dir := filepath.Join(p.root, strconv.Itoa(p.pid))
-		if err := p.readProc(dir, &s); err != nil {
-			return s, err
+	switch {
+	case p.self:
+		p.readProc(filepath.Join(p.root, "self"), &s)
+	case p.pid != 0:
+		p.readProc(filepath.Join(p.root, strconv.Itoa(p.pid)), &s)
+	default:
+		for _, f := range []string{figCPU, figRSS, figRead, figWrite} {
+			s.miss(f, "no pid")
 		}
 	}
-	if p.dataDir != "" {
-		n, err := DirBytes(p.dataDir)
+	if p.dataDir == "" {
+		s.miss(figDisk, "no dataDir")
+	} else {
+		n, err := dirBytes(p.dataDir)
 		if err != nil {
 			s.miss(figDisk, err.Error())
 		} else {
@@ -73,23 +82,39 @@ func (p procSource) Collect(_ context.Context, _ time.Time) (Sample, error) {
 	return s, nil
 }
 
-// readProc fills CPU from stat, RSS from status and IO from io; a process that is gone is an
-// error, an unreadable io file only leaves disk IO unknown.
-func (p procSource) readProc(dir string, s *Sample) error {
+// readProc fills CPU from stat, RSS from status and IO from io. A process that is gone
+// leaves them unknown ("process PID exited"); an unreadable io file (another user's process)
+// leaves only disk IO unknown.
+func (p procSource) readProc(dir string, s *Sample) {
+	fail := func(reason string) {
+		for _, f := range []string{figCPU, figRSS, figRead, figWrite} {
+			if s.Missing[f] == "" {
+				s.miss(f, reason)
+			}
+		}
+	}
 	stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+	if errors.Is(err, fs.ErrNotExist) {
+		fail(fmt.Sprintf("process %d exited", p.pid))
+		return
+	}
 	if err != nil {
-		return fmt.Errorf("process %d: %w", p.pid, err)
+		fail(err.Error())
+		return
 	}
 	// The command name may hold spaces and parentheses: the fields start after the last ')'.
+	// After it, field 3 of proc(5) (state) is fields[0]: utime (14) and stime (15) are 11, 12.
 	i := bytes.LastIndexByte(stat, ')')
 	fields := strings.Fields(string(stat[i+1:]))
 	if i < 0 || len(fields) < 13 {
-		return fmt.Errorf("process %d: unexpected %s/stat", p.pid, dir)
+		fail("unexpected " + filepath.Join(dir, "stat"))
+		return
 	}
-	utime, err1 := strconv.ParseFloat(fields[11], 64) // field 14 of proc(5)
-	stime, err2 := strconv.ParseFloat(fields[12], 64) // field 15
+	utime, err1 := strconv.ParseFloat(fields[11], 64)
+	stime, err2 := strconv.ParseFloat(fields[12], 64)
 	if err1 != nil || err2 != nil {
-		return fmt.Errorf("process %d: unexpected %s/stat", p.pid, dir)
+		fail("unexpected " + filepath.Join(dir, "stat"))
+		return
 	}
 	cpu := (utime + stime) / userHZ
 	s.CPUSeconds = &cpu
@@ -111,7 +136,6 @@ func (p procSource) readProc(dir string, s *Sample) error {
 		s.miss(figRead, err.Error())
 		s.miss(figWrite, err.Error())
 	}
-	return nil
 }
 
 // keyValue reads the first number after key in a "key value" file of /proc.
@@ -134,16 +158,16 @@ func keyValue(path, key string) (float64, error) {
 	return 0, fmt.Errorf("%s: no %s", path, strings.TrimSuffix(key, ":"))
 }
 
-// DirBytes is what `du -L --apparent-size` counts: the size of every file under dir,
+// dirBytes is what `du -L --apparent-size` counts: the size of every file under dir,
 // following symbolic links, each file (device and inode) once however many links it has.
-func DirBytes(dir string) (float64, error) {
+func dirBytes(dir string) (float64, error) {
 	seen := map[[2]uint64]bool{}
 	var total float64
 	var walk func(path string) error
 	walk = func(path string) error {
 		fi, err := os.Stat(path) // follows links
 		if err != nil {
-			if os.IsNotExist(err) { // removed while we walk: a compaction, a dangling link
+			if errors.Is(err, fs.ErrNotExist) && path != dir { // removed while we walk (a merge), a dangling link
 				return nil
 			}
 			return err
@@ -163,7 +187,7 @@ func DirBytes(dir string) (float64, error) {
 		}
 		entries, err := os.ReadDir(path)
 		if err != nil {
-			if os.IsNotExist(err) {
+			if errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}
 			return err
@@ -176,10 +200,7 @@ func DirBytes(dir string) (float64, error) {
 		return nil
 	}
 	if err := walk(dir); err != nil {
-		if pe, ok := err.(*fs.PathError); ok {
-			return 0, fmt.Errorf("data dir %s: %v", dir, pe)
-		}
-		return 0, err
+		return 0, fmt.Errorf("measure %s: %w", dir, err)
 	}
 	return total, nil
 }
