@@ -56,7 +56,7 @@ type observed struct {
 	log      *slog.Logger
 	proc     *tracker
 	comps    []*tracker // per metrics URL
-	merged   []rates // every observation of the storage, sources merged; guarded by Observer.mu
+	merged   []rates    // every observation of the storage, sources merged; guarded by Observer.mu
 	timeline []report.ResourcePoint
 	snapshot snapshotResult
 }

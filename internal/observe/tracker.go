@@ -2,8 +2,8 @@ package observe
 
 import (
 	"context"
-	"maps"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
