@@ -39,6 +39,18 @@ func TestEmbeddedDefault(t *testing.T) {
 					t.Errorf("resources.%s = %v (reason %q), want > 0", name, v, r.Reasons[name])
 				}
 			}
+			// /proc and the storage's own process_* metrics see the same process: they agree.
+			if c := r.Crosscheck; c == nil {
+				t.Error("no crosscheck of /proc against /metrics")
+			} else {
+				for _, pair := range [][2]*float64{{c.ProcCPUCoresMean, c.MetricsCPUCoresMean}, {c.ProcRSSBytesMean, c.MetricsRSSBytesMean}} {
+					if pair[0] == nil || pair[1] == nil || !within(*pair[0], *pair[1], 0.10) {
+						t.Errorf("/proc %v and /metrics %v differ by more than 10%%", deref(pair[0]), deref(pair[1]))
+					}
+				}
+				t.Logf("%s: cpu cores /proc %.4f /metrics %.4f; rss /proc %.0f /metrics %.0f", s.Name,
+					deref(c.ProcCPUCoresMean), deref(c.MetricsCPUCoresMean), deref(c.ProcRSSBytesMean), deref(c.MetricsRSSBytesMean))
+			}
 			v := s.Verify
 			if v == nil {
 				t.Fatal("no verify section")

@@ -31,8 +31,8 @@ verifySamples: 0
 thresholds: ["write.droppedSamples == 0"]
 remoteStorages:
   vm: {writeURL: %sapi/v1/write}
-  dead: {writeURL: http://%s/api/v1/write}
-`, vm.URL, deadAddr)
+  dead: {writeURL: http://%s/api/v1/write, metricsURLs: [http://%s/metrics]}
+`, vm.URL, deadAddr, deadAddr)
 	rr := runTsbench(t, 2*time.Minute, cfg)
 	if rr.code != 3 {
 		t.Errorf("exit code %d, want 3 (threshold failed); stderr:\n%s", rr.code, rr.stderr)
@@ -56,6 +56,11 @@ remoteStorages:
 	}
 	if dead.GeneratedSamples != live.GeneratedSamples {
 		t.Errorf("generated %d for the dead storage, %d for the live one: both get the same load", dead.GeneratedSamples, live.GeneratedSamples)
+	}
+	// Its /metrics is down too: unknown figures with the reason, never zeros.
+	res := storageResult(t, rr.results, "dead").Resources
+	if res == nil || res.CPUCoresMean != nil || !strings.Contains(res.Reasons["cpuCoresMean"], deadAddr) {
+		t.Errorf("dead storage resources %+v: want cpu unknown with a reason naming %s", res, deadAddr)
 	}
 	if !strings.Contains(rr.stdout, "✗") {
 		t.Errorf("summary does not mark the failed threshold:\n%s", rr.stdout)

@@ -45,6 +45,7 @@ type run struct {
 	timeline   map[string][]report.WritePoint
 	accounting []string            // every moment the accounting did not balance
 	problems   map[string][]string // per storage, what went wrong during the run
+	during     map[string][]*report.Verify
 }
 
 func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]string) (*run, error) {
@@ -52,6 +53,7 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 		cfg: cfg, p: p, opts: opts, log: opts.Logger, kinds: kinds, start: time.Now(),
 		runners: map[string]*query.Runner{}, readers: map[string]*storage.Client{},
 		timeline: map[string][]report.WritePoint{}, problems: map[string][]string{},
+		during: map[string][]*report.Verify{},
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -161,6 +163,9 @@ func (r *run) run(ctx context.Context) (*report.Results, error) {
 		g.Go(func() error { return q.Run(loadCtx) })
 	}
 	g.Go(func() error { r.progress(loadCtx); return nil })
+	if r.cfg.VerifyDelay > 0 {
+		g.Go(func() error { r.verifyDuring(loadCtx); return nil })
+	}
 	<-loadCtx.Done()
 	loadEnd := time.Now()
 	r.log.Info("load stopped; draining pending samples and queries in flight", "deadline", r.opts.DrainTimeout)
@@ -178,8 +183,8 @@ func (r *run) run(ctx context.Context) (*report.Results, error) {
 	return r.results(verified), nil
 }
 
-// verify reads back what each storage stored over the run.
-func (r *run) verify(ctx context.Context, loadEnd time.Time) map[string]*report.Verify {
+// verifier checks every storage with a readURL; nil when there is nothing to check.
+func (r *run) verifier() *verify.Verifier {
 	if r.cfg.VerifySamples <= 0 {
 		return nil
 	}
@@ -192,11 +197,50 @@ func (r *run) verify(ctx context.Context, loadEnd time.Time) map[string]*report.
 	if len(targets) == 0 {
 		return nil
 	}
+	return verify.New(r.cfg, r.gen, targets, r.p.Plan.RuleExprs(), r.log)
+}
+
+// verify reads back what each storage stored over the run, after the load.
+func (r *run) verify(ctx context.Context, loadEnd time.Time) map[string]*report.Verify {
+	v := r.verifier()
+	if v == nil {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, r.opts.VerifyTimeout)
 	defer cancel()
 	r.log.Info("verifying what each storage returns", "samples", r.cfg.VerifySamples)
-	v := verify.New(r.cfg, r.gen, targets, r.p.Plan.RuleExprs(), r.log)
 	return v.Run(ctx, r.start, loadEnd)
+}
+
+// verifyDuring checks, every verifyDelay while the load runs, the data written since the
+// previous check that is older than verifyDelay.
+func (r *run) verifyDuring(ctx context.Context) {
+	v := r.verifier()
+	if v == nil {
+		return
+	}
+	t := time.NewTicker(r.cfg.VerifyDelay)
+	defer t.Stop()
+	from := r.start
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			to := now.Add(-r.cfg.VerifyDelay)
+			if !to.After(from) {
+				continue
+			}
+			// Run leaves out the newest Margin of its window: add it back.
+			res := v.Run(ctx, from, to.Add(v.Margin))
+			r.mu.Lock()
+			for name, vr := range res {
+				r.during[name] = append(r.during[name], vr)
+			}
+			r.mu.Unlock()
+			from = to.Add(time.Millisecond)
+		}
+	}
 }
 
 // checkAccounting records every storage whose account does not balance at now.
@@ -237,6 +281,9 @@ func (r *run) results(verified map[string]*report.Verify) *report.Results {
 	defer r.mu.Unlock()
 	for _, name := range r.cfg.StorageNames() {
 		s := report.Storage{Name: name, Verify: verified[name], Problems: r.problems[name]}
+		if s.Verify != nil {
+			s.Verify.During = r.during[name]
+		}
 		var acked int64
 		if w := r.writer.Results(name); w != nil {
 			w.Timeline = r.timeline[name]

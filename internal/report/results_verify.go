@@ -54,6 +54,9 @@ type Verify struct {
 	// Export is the same check on raw samples from /api/v1/export, where the storage offers
 	// it (VictoriaMetrics): no query engine in between, staleness markers visible.
 	Export *ExportCheck `json:"export,omitempty"`
+	// During holds the checks made while the load ran (verifyDelay > 0), oldest first: each
+	// covers the data written since the previous one that is older than verifyDelay.
+	During []*Verify `json:"during,omitempty"`
 }
 
 // ExportCheck is the read-back of raw samples through a storage's export API: the counts

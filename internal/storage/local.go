@@ -55,6 +55,9 @@ func specs() map[string]spec {
 					// Answer queries with the newest samples too: by default VictoriaMetrics hides
 					// the last 30s, which read-back and "newest minute" probes would see as missing.
 					"-search.latencyOffset=0s",
+					// /api/v1/series refuses more than 30000 series by default, fewer than the
+					// default workload writes (200 targets × 839 series).
+					"-search.maxSeries=10000000",
 					"-retentionPeriod=1",
 				}, nil
 			},
