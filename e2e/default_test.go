@@ -8,12 +8,12 @@ import (
 	"time"
 )
 
-// TestEmbeddedDefault runs `tsbench run` with no config, as `make run` does (shortened to 60 s
-// and 100 targets): tsbench starts VictoriaMetrics and Prometheus itself and reports write,
-// query, resources and verification for both.
+// TestEmbeddedDefault runs `tsbench run` with no config, as `make run` does (shortened to
+// 2 minutes): tsbench starts VictoriaMetrics and Prometheus itself and reports write, query
+// (every default rule, under the write load), resources and verification for both.
 func TestEmbeddedDefault(t *testing.T) {
 	requireBinaries(t, "victoria-metrics", "prometheus")
-	rr := runTsbench(t, 5*time.Minute, "", "-duration", "60s")
+	rr := runTsbench(t, 6*time.Minute, "", "-duration", "2m")
 	if rr.code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", rr.code, rr.stderr)
 	}
@@ -68,6 +68,9 @@ func TestEmbeddedDefault(t *testing.T) {
 	html, err := os.ReadFile(filepath.Join(rr.outDir, "report.html"))
 	if err != nil || !strings.Contains(string(html), "victoriametrics") {
 		t.Errorf("report.html: %v", err)
+	}
+	if !strings.Contains(rr.stderr, "samples/s, lag") {
+		t.Errorf("no progress line on stderr:\n%s", rr.stderr)
 	}
 	for _, want := range []string{"prometheus", "victoriametrics"} {
 		if !strings.Contains(rr.stdout, want) {

@@ -1,12 +1,17 @@
 package e2e
 
 import (
+	"bytes"
 	"fmt"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tsbench/tsbench/internal/report"
 	"github.com/tsbench/tsbench/internal/storage"
 )
 
@@ -67,5 +72,54 @@ remoteStorages:
 	}
 	if !strings.Contains(rr.stderr, "dead") {
 		t.Errorf("log does not name the dead storage:\n%s", rr.stderr)
+	}
+}
+
+// TestInterruptStillReports runs without a duration and sends SIGINT: the load stops, the
+// pending samples drain, and results.json, report.html and the summary are still written.
+func TestInterruptStillReports(t *testing.T) {
+	requireBinaries(t, "victoria-metrics")
+	vm := startStorage(t, storage.KindVictoriaMetrics, "vm")
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "bench.yaml")
+	cfg := fmt.Sprintf("duration: 0s\ntargetsCount: 20\nscrapeInterval: 2s\nremoteStorages:\n  vm: {writeURL: %sapi/v1/write, readURL: %s}\n", vm.URL, vm.URL)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	cmd := exec.Command(tsbenchBin, "run", "-config", cfgPath, "-out", out, "-httpListenAddr", "127.0.0.1:0")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(12 * time.Second) // past the first progress line
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("tsbench after SIGINT: %v\nstderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(2 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("tsbench did not stop within 2 minutes of SIGINT\nstderr:\n%s", stderr.String())
+	}
+	res, err := report.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := storageResult(t, res, "vm").Write
+	if w.AckedSamples == 0 || w.AckedSamples != w.GeneratedSamples || w.PendingSamples != 0 {
+		t.Errorf("write %+v: want everything generated acked after the drain", w)
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
+		t.Error(err)
+	}
+	if !strings.Contains(stderr.String(), "samples/s, lag") || !strings.Contains(stdout.String(), "acked") {
+		t.Errorf("want a progress line on stderr and the summary on stdout\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	}
 }

@@ -2,7 +2,12 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -11,6 +16,13 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"tsbench": func() { os.Exit(Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr)) },
+		// tsbench-code is tsbench that also prints its exit code last on stderr, for scripts
+		// that check which non-zero code it was.
+		"tsbench-code": func() {
+			code := Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+			fmt.Fprintf(os.Stderr, "exit code %d\n", code)
+			os.Exit(code)
+		},
 	})
 }
 
@@ -19,5 +31,36 @@ func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: os.Getenv("UPDATE") != "",
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"fakestorage": fakeStorage,
+		},
 	})
+}
+
+// fakeStorage starts a storage on loopback that acknowledges every remote write and answers
+// every query with an empty result, and writes its URL where the files named say FAKE_URL.
+func fakeStorage(ts *testscript.TestScript, neg bool, files []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! fakestorage")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/write"):
+			w.WriteHeader(http.StatusNoContent)
+		case strings.HasSuffix(r.URL.Path, "/query"):
+			_, _ = io.WriteString(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
+		case strings.HasSuffix(r.URL.Path, "/query_range"):
+			_, _ = io.WriteString(w, `{"status":"success","data":{"resultType":"matrix","result":[]}}`)
+		default: // series, labels, label values
+			_, _ = io.WriteString(w, `{"status":"success","data":[]}`)
+		}
+	}))
+	ts.Defer(srv.Close)
+	for _, f := range files {
+		path := ts.MkAbs(f)
+		b, err := os.ReadFile(path)
+		ts.Check(err)
+		ts.Check(os.WriteFile(path, []byte(strings.ReplaceAll(string(b), "FAKE_URL", srv.URL+"/")), 0o644))
+	}
 }
