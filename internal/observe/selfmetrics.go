@@ -10,7 +10,7 @@ import (
 // metrics are the observed figures on tsbench's own /metrics.
 type metrics struct {
 	storage  map[string]*prometheus.GaugeVec // figure → gauge with the storage label
-	cpu, rss prometheus.Gauge                // tsbench's own
+	cpu, rss *prometheus.GaugeVec            // tsbench's own, no labels: a vec so an unknown figure can have no series
 }
 
 // newMetrics registers the observe metrics; a nil registerer gets unregistered ones.
@@ -26,10 +26,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			figDisk:     gauge("tsbench_storage_disk_bytes", "Bytes the storage holds on disk (data dir, or its own size metrics)."),
 			figRead:     gauge("tsbench_storage_disk_read_bytes_per_second", "Bytes the storage read from disk per second over the last observe interval."),
 			figWrite:    gauge("tsbench_storage_disk_write_bytes_per_second", "Bytes the storage wrote to disk per second over the last observe interval."),
-			figIngested: gauge("tsbench_storage_ingested_samples", "Samples the storage says it ingested since tsbench started observing it."),
+			figIngested: gauge("tsbench_storage_ingested_samples", "Samples the storage says it ingested: its own cumulative count, corrected for restarts."),
 		},
-		cpu: f.NewGauge(prometheus.GaugeOpts{Name: "tsbench_generator_cpu_cores", Help: "CPU cores tsbench itself used over the last observe interval."}),
-		rss: f.NewGauge(prometheus.GaugeOpts{Name: "tsbench_generator_rss_bytes", Help: "Resident memory of tsbench itself."}),
+		cpu: f.NewGaugeVec(prometheus.GaugeOpts{Name: "tsbench_generator_cpu_cores", Help: "CPU cores tsbench itself used over the last observe interval."}, nil),
+		rss: f.NewGaugeVec(prometheus.GaugeOpts{Name: "tsbench_generator_rss_bytes", Help: "Resident memory of tsbench itself."}, nil),
 	}
 }
 
@@ -48,10 +48,11 @@ func (m *metrics) set(name string, p report.ResourcePoint) {
 }
 
 func (m *metrics) setSelf(p report.ResourcePoint) {
-	if p.CPUCores != nil {
-		m.cpu.Set(*p.CPUCores)
-	}
-	if p.RSSBytes != nil {
-		m.rss.Set(*p.RSSBytes)
+	for g, v := range map[*prometheus.GaugeVec]*float64{m.cpu: p.CPUCores, m.rss: p.RSSBytes} {
+		if v == nil {
+			g.DeleteLabelValues()
+			continue
+		}
+		g.WithLabelValues().Set(*v)
 	}
 }
