@@ -30,14 +30,18 @@ var (
 	diskFamilies = [][]string{
 		{"vm_data_size_bytes"}, // VictoriaMetrics single and vmstorage: every part type
 		{"prometheus_tsdb_storage_blocks_bytes", "prometheus_tsdb_wal_storage_size_bytes", "prometheus_tsdb_head_chunks_storage_size_bytes"},
-		// Mimir and Cortex ingesters: local blocks only (WAL and head are not exposed as sizes).
-		// Thanos receive and sidecar expose Prometheus' own prometheus_tsdb_* names.
+		// Mimir and Cortex ingesters: local blocks only, per tenant (name confirmed in
+		// Mimir's mixin and ingester tests; their WAL and head sizes have no such gauge).
+		// Thanos receive embeds Prometheus' TSDB and, as far as we know, exposes its
+		// prometheus_tsdb_* names (per tenant): not confirmed, so no Thanos-only name here.
 		{"cortex_ingester_tsdb_storage_blocks_bytes"},
 	}
 	ingestFamilies = [][]string{
 		// vm_rows_inserted_total is handled first, by ingestedVM.
 		{"prometheus_tsdb_head_samples_appended_total"}, // every type (float, histogram) and tenant
-		{"cortex_ingester_ingested_samples_total"},      // Mimir and Cortex ingesters, per tenant
+		// Mimir and Cortex ingesters, per tenant. Summed over a cluster's ingesters it counts
+		// each sample once per replica (replication factor 3 by default).
+		{"cortex_ingester_ingested_samples_total"},
 	}
 )
 
@@ -64,15 +68,16 @@ func ingestedVM(families map[string]*dto.MetricFamily) (float64, bool) {
 
 // kindOf guesses the storage from the names of its metrics.
 func kindOf(families map[string]*dto.MetricFamily) string {
+	kind := ""
 	for name := range families {
 		switch {
 		case strings.HasPrefix(name, "vm_"):
 			return storage.KindVictoriaMetrics
 		case strings.HasPrefix(name, "prometheus_tsdb_"):
-			return storage.KindPrometheus
+			kind = storage.KindPrometheus // unless vm_ names show up too
 		}
 	}
-	return ""
+	return kind
 }
 
 // metricsSource scrapes one /metrics page.
@@ -93,8 +98,8 @@ func (m metricsSource) scrape(ctx context.Context) (map[string]*dto.MetricFamily
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.url, nil)
-	if err != nil {
-		return nil, err
+	if err != nil { // its text quotes the URL, password included
+		return nil, fmt.Errorf("GET %s: invalid URL", redact(m.url))
 	}
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
 	resp, err := m.client.Do(req)

@@ -46,7 +46,7 @@ type Observer struct {
 	selfTL  []report.ResourcePoint
 	m       *metrics
 
-	mu sync.Mutex // guards every observed's figures
+	mu sync.Mutex // guards selfTL and every observed's merged, timeline and snapshot
 }
 
 // observed is one storage: a /proc source and one source per /metrics URL.

@@ -104,8 +104,8 @@ func (ob *observed) takeSnapshot(ctx context.Context) snapshotResult {
 
 func (ob *observed) call(ctx context.Context, method, path string, into any) error {
 	req, err := http.NewRequestWithContext(ctx, method, ob.BaseURL+path, nil)
-	if err != nil {
-		return err
+	if err != nil { // its text quotes the URL, password included
+		return fmt.Errorf("%s %s: invalid URL", method, redact(ob.BaseURL+path))
 	}
 	resp, err := ob.client.Do(req)
 	if err != nil {
