@@ -55,25 +55,6 @@ func (o *Observer) Resources(name string, ackedSamples int64) *report.Resources 
 	return res
 }
 
-// Agreement returns the mean CPU cores and mean RSS bytes that /proc and the storage's own
-// process_* metrics each saw, so the caller can check they agree; nil is unknown (no such
-// source, or it never gave the figure).
-func (o *Observer) Agreement(name string) (procCPU, metricsCPU, procRSS, metricsRSS *float64) {
-	ob := o.target(name)
-	if ob == nil {
-		return nil, nil, nil, nil
-	}
-	if ob.proc != nil {
-		p := summarise(ob.proc.history())
-		procCPU, procRSS = p.CPUCoresMean, p.RSSBytesMean
-	}
-	if len(ob.comps) > 0 {
-		m := summarise(metricsHistory(ob.comps))
-		metricsCPU, metricsRSS = m.CPUCoresMean, m.RSSBytesMean
-	}
-	return procCPU, metricsCPU, procRSS, metricsRSS
-}
-
 // Generator is tsbench's own CPU and RSS over the run.
 func (o *Observer) Generator() *report.Generator {
 	r := summarise(o.self.history())
