@@ -7,7 +7,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	tsbench "github.com/tsbench/tsbench"
 	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/workload"
 )
 
 // TestWriteAccounting is the write path's acceptance check: a 60 s run of 50 targets at a 5 s
@@ -74,12 +76,19 @@ remoteStorages:
 			if got := ingested[name](); got != float64(wr.AckedSamples) {
 				t.Errorf("storage ingested %.0f samples, tsbench acked %d", got, wr.AckedSamples)
 			}
+			want := wantSeries
+			if name == "vm" {
+				// VictoriaMetrics drops NaN samples (staleness markers aside), so a series whose
+				// every value is NaN exists there only if a marker ended it: the current
+				// revision of each target has nanSeries that VictoriaMetrics never stores.
+				want -= 50 * nanSeries(t)
+			}
 			// The series index is eventually consistent in VictoriaMetrics: retry briefly.
 			eventually(t, 20*time.Second, func() string {
 				got := seriesCount(t, readURL[name], `{job="node_exporter"}`, start)
-				if got != wantSeries {
-					return fmt.Sprintf("storage holds %d series, want %d targets × %d + %d churned = %d",
-						got, 50, w.SeriesPerTarget, w.SeriesCreated, wantSeries)
+				if got != want {
+					return fmt.Sprintf("storage holds %d series, want %d (%d targets × %d + %d churned = %d, less what it cannot hold)",
+						got, want, 50, w.SeriesPerTarget, w.SeriesCreated, wantSeries)
 				}
 				return ""
 			})
@@ -89,4 +98,20 @@ remoteStorages:
 	if diff := cmp.Diff([]string(nil), res.AccountingErrors); diff != "" {
 		t.Errorf("accounting errors (-want +got):\n%s", diff)
 	}
+}
+
+// nanSeries is how many series of the default profile are NaN at every scrape.
+func nanSeries(t *testing.T) int {
+	t.Helper()
+	p, err := workload.LoadProfile(tsbench.Assets, "profiles/node_exporter.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range p.Series {
+		if s.Shape.Kind == "nan" {
+			n++
+		}
+	}
+	return n
 }
