@@ -14,17 +14,13 @@ import (
 func (r *run) progress(ctx context.Context) {
 	t := time.NewTicker(r.opts.ProgressEvery)
 	defer t.Stop()
-	prev := map[string]report.WritePoint{}
-	for _, name := range r.cfg.StorageNames() {
-		prev[name] = report.WritePoint{Time: r.start}
-	}
 	for {
 		select {
 		case <-ctx.Done():
-			r.record(time.Now(), prev) // the last point, at the end of the load
+			r.record(time.Now()) // the end of the load
 			return
 		case now := <-t.C:
-			line := r.record(now, prev)
+			line := r.record(now)
 			r.checkAccounting(now)
 			if r.opts.Progress != nil {
 				fmt.Fprintln(r.opts.Progress, line)
@@ -33,8 +29,15 @@ func (r *run) progress(ctx context.Context) {
 	}
 }
 
-// record appends a timeline point per storage and returns the progress line.
-func (r *run) record(now time.Time, prev map[string]report.WritePoint) string {
+// record appends a timeline point per storage and returns the progress line. A point less
+// than a second after the previous one replaces its counts and keeps its rate: a rate over a
+// few milliseconds would be noise.
+func (r *run) record(now time.Time) string {
+	r.mu.Lock()
+	prev := r.last
+	r.last = now
+	r.mu.Unlock()
+	replace := now.Sub(prev) < time.Second
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%6s]", now.Sub(r.start).Round(time.Second))
 	for _, name := range r.cfg.StorageNames() {
@@ -44,12 +47,19 @@ func (r *run) record(now time.Time, prev map[string]report.WritePoint) string {
 				Time: now.UTC(), Generated: w.GeneratedSamples, Acked: w.AckedSamples, Dropped: w.Dropped(),
 				Pending: w.PendingSamples, Retries: w.Retries, LagSeconds: w.LagSeconds,
 			}
-			if secs := now.Sub(prev[name].Time).Seconds(); secs > 0 {
-				p.SamplesPerSecs = float64(p.Acked-prev[name].Acked) / secs
-			}
-			prev[name] = p
 			r.mu.Lock()
-			r.timeline[name] = append(r.timeline[name], p)
+			tl := r.timeline[name]
+			switch {
+			case replace && len(tl) > 0:
+				p.SamplesPerSecs = tl[len(tl)-1].SamplesPerSecs
+				tl[len(tl)-1] = p
+			case len(tl) > 0:
+				p.SamplesPerSecs = float64(p.Acked-tl[len(tl)-1].Acked) / now.Sub(prev).Seconds()
+				r.timeline[name] = append(tl, p)
+			default:
+				p.SamplesPerSecs = float64(p.Acked) / now.Sub(prev).Seconds()
+				r.timeline[name] = append(tl, p)
+			}
 			r.mu.Unlock()
 			fmt.Fprintf(&b, " %.0f samples/s, lag %.1fs, pending %d", p.SamplesPerSecs, p.LagSeconds, p.Pending)
 			if p.Dropped > 0 {
@@ -63,6 +73,32 @@ func (r *run) record(now time.Time, prev map[string]report.WritePoint) string {
 		b.WriteString(";")
 	}
 	return strings.TrimSuffix(b.String(), ";")
+}
+
+// bytesPerSample fills each resource point's bytes per sample: the storage's disk bytes then
+// over the samples it had acked by then (the newest write point not after it).
+func bytesPerSample(res *report.Resources, writes []report.WritePoint) {
+	if res == nil {
+		return
+	}
+	for i := range res.Timeline {
+		p := &res.Timeline[i]
+		at, err := time.Parse(time.RFC3339, p.Time)
+		if err != nil || p.DiskBytes == nil {
+			continue
+		}
+		var acked int64
+		for _, w := range writes {
+			if w.Time.After(at) {
+				break
+			}
+			acked = w.Acked
+		}
+		if acked > 0 {
+			v := *p.DiskBytes / float64(acked)
+			p.BytesPerSample = &v
+		}
+	}
 }
 
 func sumValues(m map[string]int64) int64 {

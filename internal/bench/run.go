@@ -46,6 +46,7 @@ type run struct {
 	accounting []string            // every moment the accounting did not balance
 	problems   map[string][]string // per storage, what went wrong during the run
 	during     map[string][]*report.Verify
+	last       time.Time // of the newest timeline point
 }
 
 func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]string) (*run, error) {
@@ -55,6 +56,7 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 		timeline: map[string][]report.WritePoint{}, problems: map[string][]string{},
 		during: map[string][]*report.Verify{},
 	}
+	r.last = r.start
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var err error
@@ -172,6 +174,7 @@ func (r *run) run(ctx context.Context) (*report.Results, error) {
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	r.record(time.Now()) // after the drain: what the storages finally acked
 	r.checkAccounting(time.Now())
 	verified := r.verify(after, loadEnd)
 
@@ -293,6 +296,9 @@ func (r *run) results(verified map[string]*report.Verify) *report.Results {
 			s.Query = q.Results()
 		}
 		s.Resources = r.obs.Resources(name, acked)
+		if s.Write != nil {
+			bytesPerSample(s.Resources, s.Write.Timeline)
+		}
 		res.Storages = append(res.Storages, s)
 	}
 	res.AccountingErrors = r.accounting
