@@ -26,7 +26,7 @@ func TestDeadStorage(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadAddr := ln.Addr().String()
-	ln.Close() // nothing listens there now: connections are refused
+	_ = ln.Close() // nothing listens there now: connections are refused
 	cfg := fmt.Sprintf(`
 duration: 20s
 targetsCount: 20

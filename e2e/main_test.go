@@ -6,8 +6,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
 
@@ -65,7 +65,7 @@ func startStorage(t *testing.T, kind, name string) *storage.Local {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	l, err := storage.Start(ctx, kind, name, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	l, err := storage.Start(ctx, kind, name, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func runTsbench(t *testing.T, timeout time.Duration, configYAML string, args ...
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	rr := runResult{stdout: stdout.String(), stderr: stderr.String(), outDir: out}
-	if ee, ok := err.(*exec.ExitError); ok {
+	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
 		rr.code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("tsbench run: %v\nstderr:\n%s", err, stderr.String())
@@ -179,8 +179,10 @@ func scrapeMetric(t *testing.T, metricsURL, name string, match map[string]string
 // seriesCount asks a storage's /api/v1/series how many series match a selector since start.
 func seriesCount(t *testing.T, readURL, selector string, start time.Time) int {
 	t.Helper()
-	form := url.Values{"match[]": {selector}, "start": {strconv.FormatInt(start.Add(-time.Minute).Unix(), 10)},
-		"end": {strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10)}}
+	form := url.Values{
+		"match[]": {selector}, "start": {strconv.FormatInt(start.Add(-time.Minute).Unix(), 10)},
+		"end": {strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10)},
+	}
 	resp, err := http.PostForm(readURL+"api/v1/series", form)
 	if err != nil {
 		t.Fatal(err)

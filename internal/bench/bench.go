@@ -143,7 +143,7 @@ func Run(ctx context.Context, p *Prepared, opts Options) (*report.Results, error
 	}
 	defer r.close()
 	for _, l := range locals {
-		go r.watchExit(ctx, l)
+		go r.watchExit(l)
 	}
 	return r.run(ctx)
 }

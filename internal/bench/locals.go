@@ -48,7 +48,7 @@ func stopLocals(locals []*storage.Local, opts Options) {
 	for _, l := range locals {
 		if opts.Keep {
 			opts.Logger.Info("storage left running (-keep)", "storage", l.Name, "url", l.URL, "pid", l.Storage.PID,
-				"dataDir", l.DataDir, "log", l.LogPath)
+				"data_dir", l.DataDir, "log", l.LogPath)
 			if opts.Progress != nil {
 				fmt.Fprintf(opts.Progress, "kept running: %s at %s (pid %d, data %s); stop it with: kill %d\n",
 					l.Name, l.URL, l.Storage.PID, l.DataDir, l.Storage.PID)

@@ -103,7 +103,7 @@ func (r *run) serve(reg *prometheus.Registry) error {
 	if r.opts.HTTPListenAddr == "" {
 		return nil
 	}
-	ln, err := net.Listen("tcp", r.opts.HTTPListenAddr)
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", r.opts.HTTPListenAddr)
 	if err != nil {
 		return fmt.Errorf("-httpListenAddr %s: %w (another tsbench running? pick another address, or \"\" for none)", r.opts.HTTPListenAddr, err)
 	}
@@ -126,7 +126,7 @@ func (r *run) close() {
 }
 
 // watchExit reports a local storage that exits while the run still needs it.
-func (r *run) watchExit(ctx context.Context, l *storage.Local) {
+func (r *run) watchExit(l *storage.Local) {
 	<-l.Exited()
 	if r.closed.Load() {
 		return

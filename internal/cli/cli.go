@@ -87,8 +87,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return ExitOK
 		}
 		fmt.Fprintf(stderr, "tsbench %s: %v\n", name, err)
-		var ue errUsage
-		if errors.As(err, &ue) {
+		if _, ok := errors.AsType[errUsage](err); ok {
 			return ExitUsage
 		}
 		if code == ExitOK {

@@ -107,14 +107,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		p.Config.Duration = f.duration
 	}
 	for _, w := range p.Warnings() {
-		logger.Warn(w)
+		logger.Warn("config", "warning", w)
 	}
 	res, err := bench.Run(ctx, p, bench.Options{
 		HTTPListenAddr: f.listen, Keep: f.keep, Progress: stderr, Logger: logger,
 	})
 	if err != nil {
-		var ce *bench.ConfigError
-		if errors.As(err, &ce) {
+		if _, ok := errors.AsType[*bench.ConfigError](err); ok {
 			return ExitUsage, errUsage{err}
 		}
 		return ExitError, err

@@ -119,7 +119,7 @@ func TestWriteURLs(t *testing.T) {
 }
 
 func TestRedactedHidesSecrets(t *testing.T) {
-	c, err := Parse([]byte(`
+	_, err := Parse([]byte(`
 remoteStorages:
   vm:
     writeURL: http://user:hunter2@127.0.0.1:8428/api/v1/write
@@ -132,7 +132,7 @@ remoteStorages:
 	if err == nil {
 		t.Fatal("basic auth with a bearer token must be refused")
 	}
-	c, err = Parse([]byte(`
+	c, err := Parse([]byte(`
 remoteStorages:
   vm:
     writeURL: http://user:hunter2@127.0.0.1:8428/api/v1/write

@@ -132,7 +132,7 @@ func (s Storage) validate(key string) []error {
 func checkURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("not an absolute http(s) URL like http://host:port/: %v", errors.Unwrap(err))
+		return fmt.Errorf("not an absolute http(s) URL like http://host:port/: %w", errors.Unwrap(err))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return fmt.Errorf("scheme must be http or https, got %q", u.Scheme)

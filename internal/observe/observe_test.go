@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -194,7 +195,9 @@ func TestGeneratorIsObserved(t *testing.T) {
 }
 
 func busy(d time.Duration) {
-	for end := time.Now().Add(d); time.Now().Before(end); {
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		runtime.Gosched()
 	}
 }
 

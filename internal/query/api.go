@@ -42,8 +42,7 @@ func (e *Error) Error() string {
 
 // ErrorKind returns the kind of a classified error, and ErrNetwork for any other error.
 func ErrorKind(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e.Kind
 	}
 	return ErrNetwork
@@ -76,9 +75,9 @@ type Series struct {
 	Points []Point
 }
 
-// QueryResult is a decoded instant or range query answer. A scalar is one Series without
+// Result is a decoded instant or range query answer. A scalar is one Series without
 // labels; a string result has no series.
-type QueryResult struct {
+type Result struct {
 	Type     string // vector, matrix, scalar, string
 	Series   []Series
 	Warnings []string
@@ -97,13 +96,13 @@ type NamesResult struct {
 }
 
 // Instant runs an instant query at t (POST api/v1/query, form-encoded).
-func (a *API) Instant(ctx context.Context, query string, t time.Time) (*QueryResult, error) {
+func (a *API) Instant(ctx context.Context, query string, t time.Time) (*Result, error) {
 	form := url.Values{"query": {query}, "time": {formatTime(t)}}
 	return a.query(ctx, "api/v1/query", form)
 }
 
 // Range runs a range query from start to end every step (POST api/v1/query_range).
-func (a *API) Range(ctx context.Context, query string, start, end time.Time, step time.Duration) (*QueryResult, error) {
+func (a *API) Range(ctx context.Context, query string, start, end time.Time, step time.Duration) (*Result, error) {
 	form := url.Values{
 		"query": {query}, "start": {formatTime(start)}, "end": {formatTime(end)},
 		"step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)},
@@ -162,7 +161,7 @@ func formatTime(t time.Time) string {
 	return fmt.Sprintf("%s%d.%03d", sign, ms/1000, ms%1000)
 }
 
-func (a *API) query(ctx context.Context, path string, form url.Values) (*QueryResult, error) {
+func (a *API) query(ctx context.Context, path string, form url.Values) (*Result, error) {
 	var data struct {
 		ResultType string          `json:"resultType"`
 		Result     json.RawMessage `json:"result"`
@@ -171,8 +170,8 @@ func (a *API) query(ctx context.Context, path string, form url.Values) (*QueryRe
 	if err != nil {
 		return nil, err
 	}
-	res := &QueryResult{Type: data.ResultType, Warnings: w}
-	bad := func(err error) (*QueryResult, error) {
+	res := &Result{Type: data.ResultType, Warnings: w}
+	bad := func(err error) (*Result, error) {
 		return nil, &Error{Kind: ErrBadBody, Msg: fmt.Sprintf("%s result: %v", data.ResultType, err)}
 	}
 	switch data.ResultType {
@@ -315,8 +314,7 @@ func transportError(ctx context.Context, err error) error {
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
 		return &Error{Kind: ErrCanceled, Msg: "canceled"}
 	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
 		err = ue.Err // the URL is the caller's to show (redacted), not the error's
 	}
 	return &Error{Kind: ErrNetwork, Msg: err.Error()}

@@ -133,7 +133,7 @@ func TestAPIErrorKinds(t *testing.T) {
 		{"unknown result type", 200, `{"status":"success","data":{"resultType":"tensor","result":[]}}`, ErrBadBody},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 				w.WriteHeader(tc.status)
 				_, _ = io.WriteString(w, tc.body)
 			}))
@@ -146,7 +146,7 @@ func TestAPIErrorKinds(t *testing.T) {
 	}
 	t.Run("timeout", func(t *testing.T) {
 		release := make(chan struct{})
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 			select {
 			case <-release:
 			case <-r.Context().Done():
@@ -174,7 +174,7 @@ func TestAPIErrorKinds(t *testing.T) {
 }
 
 func TestErrorHidesSecrets(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(401)
 		_, _ = io.WriteString(w, "unauthorized")
 	}))

@@ -148,8 +148,10 @@ func steadyOnce(b *testing.B, profile *workload.Profile, targets int, interval t
 	cfg.TargetsCount = targets
 	cfg.ScrapeInterval = interval
 	cfg.RemoteStorages = map[string]config.Storage{"discard": {WriteURL: url + "/api/v1/write"}}
-	gen, err := workload.New(profile, workload.Options{Seed: 1, Start: time.Now(), Targets: targets,
-		ScrapeInterval: interval, ChurnPercent: 1, ChurnInterval: interval})
+	gen, err := workload.New(profile, workload.Options{
+		Seed: 1, Start: time.Now(), Targets: targets,
+		ScrapeInterval: interval, ChurnPercent: 1, ChurnInterval: interval,
+	})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -85,7 +85,10 @@ func (s *sink) push(shard int, b *batch) {
 		s.generated += b.samples
 		s.pending += b.samples
 		ep.queues[shard] = append(ep.queues[shard], b)
-		for s.pending > s.maxPending && s.dropOldestLocked() {
+		for s.pending > s.maxPending {
+			if !s.dropOldestLocked() {
+				break
+			}
 		}
 	}
 	s.mu.Unlock()
@@ -298,8 +301,7 @@ func redactErr(err error, raw string) string {
 	if u, perr := url.Parse(raw); perr == nil {
 		msg = strings.ReplaceAll(msg, raw, u.Redacted())
 	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
 		msg = fmt.Sprintf("%s: %v", ue.Op, ue.Err)
 	}
 	return msg

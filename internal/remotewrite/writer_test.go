@@ -145,8 +145,10 @@ func TestAllAckedInOrderWithHeaders(t *testing.T) {
 	if r.AckedSamples != rc.samples {
 		t.Errorf("acked %d, receiver got %d", r.AckedSamples, rc.samples)
 	}
-	for k, want := range map[string]string{"Content-Encoding": "snappy", "Content-Type": "application/x-protobuf",
-		"X-Prometheus-Remote-Write-Version": "0.1.0", "Authorization": "Bearer tok"} {
+	for k, want := range map[string]string{
+		"Content-Encoding": "snappy", "Content-Type": "application/x-protobuf",
+		"X-Prometheus-Remote-Write-Version": "0.1.0", "Authorization": "Bearer tok",
+	} {
 		if got := rc.headers.Get(k); got != want {
 			t.Errorf("header %s = %q, want %q", k, got, want)
 		}
@@ -193,7 +195,7 @@ func TestTooManyRequestsHonoursRetryAfter(t *testing.T) {
 		}
 		return true
 	})
-	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 300*time.Millisecond, func(c *config.Config, _ *Writer) {})
+	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 300*time.Millisecond, func(_ *config.Config, _ *Writer) {})
 	r := w.Results("s")
 	if r.AckedSamples != r.GeneratedSamples || r.Retries < 1 || r.RequestsByStatus["429"] != 1 {
 		t.Errorf("account %+v: want one 429, retried, all acked", r)
@@ -207,7 +209,7 @@ func TestTooManyRequestsHonoursRetryAfter(t *testing.T) {
 func TestServerErrorsRetriedWithGrowingDelay(t *testing.T) {
 	var mu sync.Mutex
 	var attempts []time.Time
-	_, srv := newReceiver(t, func(n int, w http.ResponseWriter, _ *http.Request) bool {
+	_, srv := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		if len(attempts) < 5 {
@@ -218,7 +220,7 @@ func TestServerErrorsRetriedWithGrowingDelay(t *testing.T) {
 		return true
 	})
 	w := run(t, map[string]config.Storage{"s": func() config.Storage { s := writeTo(srv.URL); return s }()}, 200*time.Millisecond,
-		func(c *config.Config, w *Writer) {
+		func(_ *config.Config, w *Writer) {
 			w.shards = 1
 			w.openOldest = w.openOldest[:1]
 			w.sinks[0].endpoints = w.sinks[0].endpoints[:1]
@@ -239,7 +241,7 @@ func TestPersistentErrorsDroppedAfterMaxRetryDuration(t *testing.T) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		return false
 	})
-	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 300*time.Millisecond, func(c *config.Config, w *Writer) {
+	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 300*time.Millisecond, func(_ *config.Config, w *Writer) {
 		w.sender.maxRetryDuration = 200 * time.Millisecond
 	})
 	r := w.Results("s")
@@ -253,8 +255,8 @@ func TestResetConnectionsRetried(t *testing.T) {
 		if n < 3 {
 			conn, _, err := w.(http.Hijacker).Hijack()
 			if err == nil {
-				conn.(*net.TCPConn).SetLinger(0)
-				conn.Close()
+				_ = conn.(*net.TCPConn).SetLinger(0)
+				_ = conn.Close()
 			}
 			return false
 		}
@@ -270,14 +272,14 @@ func TestResetConnectionsRetried(t *testing.T) {
 func TestSlowStorageLeavesPendingAtDrainDeadline(t *testing.T) {
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
-	_, srv := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) bool {
+	_, srv := newReceiver(t, func(_ int, _ http.ResponseWriter, r *http.Request) bool {
 		select {
 		case <-release:
 		case <-r.Context().Done():
 		}
 		return false
 	})
-	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 300*time.Millisecond, func(c *config.Config, w *Writer) {
+	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 300*time.Millisecond, func(_ *config.Config, w *Writer) {
 		w.DrainTimeout = 200 * time.Millisecond
 	})
 	r := w.Results("s")
@@ -289,14 +291,14 @@ func TestSlowStorageLeavesPendingAtDrainDeadline(t *testing.T) {
 func TestQueueFullDropsOldest(t *testing.T) {
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
-	_, srv := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) bool {
+	_, srv := newReceiver(t, func(_ int, _ http.ResponseWriter, r *http.Request) bool {
 		select {
 		case <-release:
 		case <-r.Context().Done():
 		}
 		return false
 	})
-	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 500*time.Millisecond, func(c *config.Config, w *Writer) {
+	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 500*time.Millisecond, func(_ *config.Config, w *Writer) {
 		w.sinks[0].maxPending = 200
 		w.DrainTimeout = 100 * time.Millisecond
 	})
@@ -312,9 +314,9 @@ func TestDeadStorageDoesNotSlowLiveOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	dead := "http://" + ln.Addr().String()
-	ln.Close()
+	_ = ln.Close()
 	rc, live := newReceiver(t, nil)
-	w := run(t, map[string]config.Storage{"dead": writeTo(dead), "live": writeTo(live.URL)}, time.Second, func(c *config.Config, w *Writer) {
+	w := run(t, map[string]config.Storage{"dead": writeTo(dead), "live": writeTo(live.URL)}, time.Second, func(_ *config.Config, w *Writer) {
 		w.sender.maxRetryDuration = 300 * time.Millisecond
 	})
 	l, d := w.Results("live"), w.Results("dead")
@@ -330,7 +332,7 @@ func TestURLReplicasAndCommaList(t *testing.T) {
 	rc1, s1 := newReceiver(t, nil)
 	rc2, s2 := newReceiver(t, nil)
 	st := config.Storage{WriteURL: s1.URL + "/api/v1/write, " + s2.URL + "/api/v1/write?db=x"}
-	w := run(t, map[string]config.Storage{"s": st}, 500*time.Millisecond, func(c *config.Config, w *Writer) {})
+	w := run(t, map[string]config.Storage{"s": st}, 500*time.Millisecond, nil)
 	_ = w
 	// Rebuild with two URL replicas: 2 URLs × 2 copies = 4 endpoints.
 	rc1.series, rc2.series = map[string][]int64{}, map[string][]int64{}
@@ -346,7 +348,7 @@ func TestURLReplicasAndCommaList(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	w2.Run(ctx)
+	_ = w2.Run(ctx)
 	r := w2.Results("s")
 	if r.Copies != 4 || r.AckedSamples != r.GeneratedSamples || r.AckedSamples != rc1.samples+rc2.samples || rc1.samples != rc2.samples {
 		t.Errorf("account %+v, receivers %d + %d: want 4 copies, split evenly", r, rc1.samples, rc2.samples)

@@ -56,7 +56,7 @@ func TestReportInBrowser(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("chromium: %v\n%s", err, stderr.String())
 	}
-	for _, line := range strings.Split(stderr.String(), "\n") {
+	for line := range strings.SplitSeq(stderr.String(), "\n") {
 		if strings.Contains(line, ":CONSOLE") {
 			t.Errorf("console message: %s", line)
 		}
@@ -126,7 +126,7 @@ func decodePNG(t *testing.T, path string) image.Image {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	img, err := png.Decode(f)
 	if err != nil {
 		t.Fatal(err)

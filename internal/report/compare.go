@@ -99,11 +99,11 @@ func exactFigure(figure string) bool {
 const fallbackNoise = 0.05
 
 // Compare compares every figure of every storage present in both runs.
-func Compare(old, new *Results) *Comparison {
-	c := &Comparison{Old: old.StartTime, New: new.StartTime}
+func Compare(old, cur *Results) *Comparison {
+	c := &Comparison{Old: old.StartTime, New: cur.StartTime}
 	figures := Figures()
-	for i := range new.Storages {
-		ns := &new.Storages[i]
+	for i := range cur.Storages {
+		ns := &cur.Storages[i]
 		var os *Storage
 		for j := range old.Storages {
 			if old.Storages[j].Name == ns.Name {
@@ -122,7 +122,7 @@ func Compare(old, new *Results) *Comparison {
 			row.Noise, row.Method = noise(name, os, ns, ov, nv)
 			if ov != nil && nv != nil {
 				if *ov != 0 {
-					row.Change = ptr(100 * (*nv - *ov) / math.Abs(*ov))
+					row.Change = new(100 * (*nv - *ov) / math.Abs(*ov))
 				}
 				row.Flagged = math.Abs(*nv-*ov) > row.Noise
 			} else {

@@ -20,13 +20,17 @@ func fixture() *Results {
 	start := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	at := func(i int) time.Time { return start.Add(time.Duration(i) * 10 * time.Second) }
 	mkWrite := func(rate, lag float64, dropped map[string]int64) *Write {
-		w := &Write{GeneratedSamples: 5_400_000, DroppedSamples: dropped, RequestsByStatus: map[string]int64{"204": 1080},
-			BytesSent: 9_100_000, TargetSamplesPerSecond: 30_000, Copies: 1, MaxLagSeconds: lag}
+		w := &Write{
+			GeneratedSamples: 5_400_000, DroppedSamples: dropped, RequestsByStatus: map[string]int64{"204": 1080},
+			BytesSent: 9_100_000, TargetSamplesPerSecond: 30_000, Copies: 1, MaxLagSeconds: lag,
+		}
 		w.AckedSamples = w.GeneratedSamples - w.Dropped()
 		w.AchievedSamplesPerSecond = float64(w.AckedSamples) / 180
 		for i := 1; i <= 18; i++ {
-			w.Timeline = append(w.Timeline, WritePoint{Time: at(i), Generated: int64(i) * 300_000, Acked: int64(i) * 300_000,
-				SamplesPerSecs: rate + float64(i%3)*100, LagSeconds: lag * float64(i%4) / 4})
+			w.Timeline = append(w.Timeline, WritePoint{
+				Time: at(i), Generated: int64(i) * 300_000, Acked: int64(i) * 300_000,
+				SamplesPerSecs: rate + float64(i%3)*100, LagSeconds: lag * float64(i%4) / 4,
+			})
 		}
 		return w
 	}
@@ -45,30 +49,40 @@ func fixture() *Results {
 		return q
 	}
 	mkRes := func(cpu, rss, disk float64) *Resources {
-		r := &Resources{Source: "proc+metrics", CPUCoresMean: ptr(cpu), CPUCoresMax: ptr(cpu * 2), RSSBytesMean: ptr(rss),
-			RSSBytesMax: ptr(rss * 1.2), DiskBytesEnd: ptr(disk), DiskBytesMax: ptr(disk), DiskReadBytesPerSecond: ptr(0),
-			DiskWriteBytesPerSecond: ptr(disk / 180), IngestedSamples: ptr(5_400_000), BytesPerSample: ptr(disk / 5_400_000)}
+		r := &Resources{
+			Source: "proc+metrics", CPUCoresMean: new(cpu), CPUCoresMax: new(cpu * 2), RSSBytesMean: new(rss),
+			RSSBytesMax: new(rss * 1.2), DiskBytesEnd: new(disk), DiskBytesMax: new(disk), DiskReadBytesPerSecond: new(float64(0)),
+			DiskWriteBytesPerSecond: new(disk / 180), IngestedSamples: new(float64(5_400_000)), BytesPerSample: new(disk / 5_400_000),
+		}
 		for i := 1; i <= 18; i++ {
 			f := float64(i) / 18
-			r.Timeline = append(r.Timeline, ResourcePoint{Time: at(i).Format(time.RFC3339Nano), CPUCores: ptr(cpu * (1 + float64(i%3)/5)),
-				RSSBytes: ptr(rss * (0.8 + 0.2*f)), DiskBytes: ptr(disk * f), BytesPerSample: ptr(disk / 5_400_000)})
+			r.Timeline = append(r.Timeline, ResourcePoint{
+				Time: at(i).Format(time.RFC3339Nano), CPUCores: new(cpu * (1 + float64(i%3)/5)),
+				RSSBytes: new(rss * (0.8 + 0.2*f)), DiskBytes: new(disk * f), BytesPerSample: new(disk / 5_400_000),
+			})
 		}
 		return r
 	}
-	prom := Storage{Name: "prometheus", Write: mkWrite(30_000, 0.4, map[string]int64{}), Query: mkQuery(0.004, 0.120, map[string]int64{}),
-		Resources: mkRes(0.21, 310<<20, 96<<20), Verify: &Verify{CheckedSamples: 10_800, Probes: []Probe{{Name: "time() is a scalar", Same: true}}}}
-	prom.Resources.SnapshotBytes = ptr(11 << 20)
-	prom.Resources.SnapshotBytesPerSample = ptr(float64(11<<20) / 5_400_000)
-	vm := Storage{Name: "victoriametrics", Write: mkWrite(29_990, 0.2, map[string]int64{"http_4xx": 1200}), Query: mkQuery(0.002, 0.045, map[string]int64{"http_422": 12}),
-		Resources: mkRes(0.08, 95<<20, 4<<20), Verify: &Verify{CheckedSamples: 10_800, ChangedValues: 6293, MaxRelativeError: 8e-14, NaNAltered: 12,
-			Probes: []Probe{{Name: "time() is a scalar", Same: false}}}}
+	prom := Storage{
+		Name: "prometheus", Write: mkWrite(30_000, 0.4, map[string]int64{}), Query: mkQuery(0.004, 0.120, map[string]int64{}),
+		Resources: mkRes(0.21, 310<<20, 96<<20), Verify: &Verify{CheckedSamples: 10_800, Probes: []Probe{{Name: "time() is a scalar", Same: true}}},
+	}
+	prom.Resources.SnapshotBytes = new(float64(11 << 20))
+	prom.Resources.SnapshotBytesPerSample = new(float64(11<<20) / 5_400_000)
+	vm := Storage{
+		Name: "victoriametrics", Write: mkWrite(29_990, 0.2, map[string]int64{"http_4xx": 1200}), Query: mkQuery(0.002, 0.045, map[string]int64{"http_422": 12}),
+		Resources: mkRes(0.08, 95<<20, 4<<20), Verify: &Verify{
+			CheckedSamples: 10_800, ChangedValues: 6293, MaxRelativeError: 8e-14, NaNAltered: 12,
+			Probes: []Probe{{Name: "time() is a scalar", Same: false}},
+		},
+	}
 	vm.Resources.SnapshotBytes, vm.Resources.SnapshotBytesPerSample = nil, nil
 	vm.Resources.Reasons = map[string]string{"snapshotBytes": "no data dir: the storage was not started by tsbench"}
 	r := &Results{
 		SchemaVersion: SchemaVersion, StartTime: start, EndTime: start.Add(3 * time.Minute),
 		Workload:  Workload{Targets: 200, SeriesPerTarget: 839, ActiveSeries: 167_800, SeriesCreated: 3356, StaleMarkers: 3356, ScrapeIntervalSeconds: 10, Seed: 1},
 		Storages:  []Storage{prom, vm},
-		Generator: &Generator{CPUCoresMean: ptr(0.05), CPUCoresMax: ptr(0.11), RSSBytesMean: ptr(60 << 20), RSSBytesMax: ptr(70 << 20)},
+		Generator: &Generator{CPUCoresMean: new(0.05), CPUCoresMax: new(0.11), RSSBytesMean: new(float64(60 << 20)), RSSBytesMax: new(float64(70 << 20))},
 	}
 	ts, _ := ParseThresholds([]string{"query.p99 < 100ms", "write.droppedSamples == 0", "victoriametrics: verify.changedValues == 0"}, []string{"prometheus", "victoriametrics"})
 	r.Thresholds = EvaluateThresholds(ts, r)

@@ -47,7 +47,7 @@ func table(r *Results) []section {
 			if !ok {
 				return "?", nil
 			}
-			return fmt.Sprintf("%d", v), ptr(float64(v))
+			return fmt.Sprintf("%d", v), new(float64(v))
 		})
 	}
 	num := func(label, format string, best better, get func(s *Storage) *float64) row {
@@ -72,7 +72,7 @@ func table(r *Results) []section {
 			if s.Write == nil {
 				return nil
 			}
-			return ptr(f(s.Write))
+			return new(f(s.Write))
 		}
 	}
 	fig := func(name string) func(*Storage) *float64 { return Figures()[name] }
@@ -109,7 +109,7 @@ func table(r *Results) []section {
 	mib := func(name string) func(*Storage) *float64 {
 		return func(s *Storage) *float64 {
 			if v := fig(name)(s); v != nil {
-				return ptr(*v / (1 << 20))
+				return new(*v / (1 << 20))
 			}
 			return nil
 		}
@@ -153,7 +153,7 @@ func table(r *Results) []section {
 					d++
 				}
 			}
-			return fmt.Sprintf("%d of %d", d, len(s.Verify.Probes)), ptr(float64(d))
+			return fmt.Sprintf("%d of %d", d, len(s.Verify.Probes)), new(float64(d))
 		}),
 	}}
 	var out []section
@@ -280,15 +280,16 @@ func writeTable(b *strings.Builder, r *Results) {
 		b.WriteString(strings.ToUpper(sec.title) + "\n")
 		for _, rw := range sec.rows {
 			best := rw.bestIndex()
-			line := fmt.Sprintf("%-*s", labelW, rw.label)
+			var lb strings.Builder
+			fmt.Fprintf(&lb, "%-*s", labelW, rw.label)
 			for i, c := range rw.cells {
 				mark := "  "
 				if i == best {
 					mark = " *"
 				}
-				line += fmt.Sprintf("  %*s%s", cellW, c, mark)
+				fmt.Fprintf(&lb, "  %*s%s", cellW, c, mark)
 			}
-			b.WriteString(strings.TrimRight(line, " ") + "\n")
+			b.WriteString(strings.TrimRight(lb.String(), " ") + "\n")
 		}
 	}
 }

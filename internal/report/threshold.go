@@ -34,28 +34,28 @@ type Threshold struct {
 	Value   float64
 }
 
-// figure reads one number from a storage's results; nil when unknown.
-type figure func(s *Storage) *float64
+// Figure reads one number from a storage's results; nil when unknown.
+type Figure func(s *Storage) *float64
 
 // Figures is the table of figures thresholds and compare can name, with their units.
-func Figures() map[string]figure {
-	w := func(f func(*Write) float64) figure {
+func Figures() map[string]Figure {
+	w := func(f func(*Write) float64) Figure {
 		return func(s *Storage) *float64 {
 			if s.Write == nil {
 				return nil
 			}
-			return ptr(f(s.Write))
+			return new(f(s.Write))
 		}
 	}
-	q := func(f func(*Query) float64) figure {
+	q := func(f func(*Query) float64) Figure {
 		return func(s *Storage) *float64 {
 			if s.Query == nil {
 				return nil
 			}
-			return ptr(f(s.Query))
+			return new(f(s.Query))
 		}
 	}
-	r := func(f func(*Resources) *float64) figure {
+	r := func(f func(*Resources) *float64) Figure {
 		return func(s *Storage) *float64 {
 			if s.Resources == nil {
 				return nil
@@ -63,15 +63,15 @@ func Figures() map[string]figure {
 			return f(s.Resources)
 		}
 	}
-	v := func(f func(*Verify) float64) figure {
+	v := func(f func(*Verify) float64) Figure {
 		return func(s *Storage) *float64 {
 			if s.Verify == nil {
 				return nil
 			}
-			return ptr(f(s.Verify))
+			return new(f(s.Verify))
 		}
 	}
-	return map[string]figure{
+	return map[string]Figure{
 		"write.generatedSamples":         w(func(w *Write) float64 { return float64(w.GeneratedSamples) }),
 		"write.ackedSamples":             w(func(w *Write) float64 { return float64(w.AckedSamples) }),
 		"write.droppedSamples":           w(func(w *Write) float64 { return float64(w.Dropped()) }),
@@ -117,8 +117,6 @@ func FigureNames() []string {
 	return names
 }
 
-func ptr(f float64) *float64 { return &f }
-
 func sumCounts(m map[string]int64) int64 {
 	var n int64
 	for _, v := range m {
@@ -143,7 +141,7 @@ func ParseThresholds(exprs []string, storages []string) ([]Threshold, error) {
 	return out, errors.Join(errs...)
 }
 
-func parseThreshold(expr string, storages []string, figures map[string]figure) (Threshold, error) {
+func parseThreshold(expr string, storages []string, figures map[string]Figure) (Threshold, error) {
 	t := Threshold{Expr: expr}
 	rest := strings.TrimSpace(expr)
 	if name, after, ok := strings.Cut(rest, ":"); ok {

@@ -66,11 +66,11 @@ func TestEvaluateThresholds(t *testing.T) {
 	}
 	got := EvaluateThresholds(ts, r)
 	want := []ThresholdResult{
-		{Expr: "query.p99 < 1s", Storage: "prom", Value: ptr(0.5), OK: true},
+		{Expr: "query.p99 < 1s", Storage: "prom", Value: new(0.5), OK: true},
 		{Expr: "query.p99 < 1s", Storage: "vm", Reason: "query.p99 is unknown for vm"},
-		{Expr: "write.droppedSamples == 0", Storage: "prom", Value: ptr(0), OK: true},
-		{Expr: "write.droppedSamples == 0", Storage: "vm", Value: ptr(4)},
-		{Expr: "vm: write.droppedSamples <= 4", Storage: "vm", Value: ptr(4), OK: true},
+		{Expr: "write.droppedSamples == 0", Storage: "prom", Value: new(float64(0)), OK: true},
+		{Expr: "write.droppedSamples == 0", Storage: "vm", Value: new(float64(4))},
+		{Expr: "vm: write.droppedSamples <= 4", Storage: "vm", Value: new(float64(4)), OK: true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

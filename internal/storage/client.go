@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -88,9 +89,7 @@ func NewClient(name string, st config.Storage, side Side, maxConns int) (*Client
 
 // Do sends req with the storage's headers and auth added.
 func (c *Client) Do(req *http.Request) (*http.Response, error) {
-	for k, v := range c.header {
-		req.Header[k] = v
-	}
+	maps.Copy(req.Header, c.header)
 	return c.HTTP.Do(req)
 }
 

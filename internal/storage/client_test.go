@@ -28,18 +28,30 @@ func TestClientAddsAuthAndHeaders(t *testing.T) {
 		side Side
 		want http.Header
 	}{
-		{"write token and headers", config.Storage{WriteBearerToken: "w-tok", ReadBearerToken: "r-tok", WriteHeaders: map[string]string{"X-Scope-OrgID": "t1"}},
-			Write, http.Header{"Authorization": {"Bearer w-tok"}, "X-Scope-Orgid": {"t1"}}},
-		{"read token from file", config.Storage{ReadBearerTokenFile: tokenFile, ReadHeaders: map[string]string{"X-A": "b"}},
-			Read, http.Header{"Authorization": {"Bearer from-file"}, "X-A": {"b"}}},
-		{"basic auth with password file", config.Storage{BasicAuth: &config.BasicAuth{Username: "u", PasswordFile: pwFile}},
-			Read, http.Header{"Authorization": {"Basic dTpzM2NyZXQ="}}},
+		{
+			"write token and headers",
+			config.Storage{WriteBearerToken: "w-tok", ReadBearerToken: "r-tok", WriteHeaders: map[string]string{"X-Scope-OrgID": "t1"}},
+			Write,
+			http.Header{"Authorization": {"Bearer w-tok"}, "X-Scope-Orgid": {"t1"}},
+		},
+		{
+			"read token from file",
+			config.Storage{ReadBearerTokenFile: tokenFile, ReadHeaders: map[string]string{"X-A": "b"}},
+			Read,
+			http.Header{"Authorization": {"Bearer from-file"}, "X-A": {"b"}},
+		},
+		{
+			"basic auth with password file",
+			config.Storage{BasicAuth: &config.BasicAuth{Username: "u", PasswordFile: pwFile}},
+			Read,
+			http.Header{"Authorization": {"Basic dTpzM2NyZXQ="}},
+		},
 		{"nothing", config.Storage{}, Write, http.Header{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := make(chan http.Header, 1)
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 				h := http.Header{}
 				for _, k := range []string{"Authorization", "X-Scope-Orgid", "X-A"} {
 					if v := r.Header.Values(k); len(v) > 0 {

@@ -122,8 +122,8 @@ func Start(ctx context.Context, kind, name string, logger *slog.Logger) (*Local,
 	if err != nil {
 		return nil, errors.Join(err, os.RemoveAll(workDir))
 	}
-	// Not CommandContext: the process outlives the load context and is stopped by Stop.
-	l.cmd = exec.Command(bin, args...)
+	// Not canceled with ctx: the process outlives the load and is stopped by Stop.
+	l.cmd = exec.CommandContext(context.WithoutCancel(ctx), bin, args...)
 	l.cmd.Stdout, l.cmd.Stderr = logFile, logFile
 	l.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a terminal's ^C reaches tsbench only
 	if err := l.cmd.Start(); err != nil {
@@ -131,7 +131,7 @@ func Start(ctx context.Context, kind, name string, logger *slog.Logger) (*Local,
 	}
 	go func() {
 		l.waitErr = l.cmd.Wait()
-		logFile.Close()
+		_ = logFile.Close()
 		close(l.done)
 	}()
 	l.Storage = config.Storage{
@@ -166,7 +166,7 @@ func (l *Local) waitReady(ctx context.Context, url string) error {
 		}
 		select {
 		case <-l.done:
-			return fmt.Errorf("storage %s exited before it was ready (%v); see %s", l.Name, l.waitErr, l.LogPath)
+			return fmt.Errorf("storage %s exited before it was ready (%w); see %s", l.Name, l.waitErr, l.LogPath)
 		case <-ctx.Done():
 			return fmt.Errorf("storage %s not ready at %s: %w; see %s", l.Name, url, ctx.Err(), l.LogPath)
 		case <-time.After(100 * time.Millisecond):
@@ -196,7 +196,7 @@ func (l *Local) Stop() error {
 
 // freePort asks the kernel for a free loopback port.
 func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
 	}

@@ -28,7 +28,7 @@ func TestStartStop(t *testing.T) {
 			requireBinary(t, specs()[kind].binary)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			l, err := Start(ctx, kind, "x", slog.New(slog.NewTextHandler(io.Discard, nil)))
+			l, err := Start(ctx, kind, "x", slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +58,7 @@ func TestStartStop(t *testing.T) {
 
 func TestStartMissingBinary(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	_, err := Start(context.Background(), KindPrometheus, "prom", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	_, err := Start(context.Background(), KindPrometheus, "prom", slog.New(slog.DiscardHandler))
 	want := `prometheus not found on PATH: install the Debian package "prometheus"`
 	if err == nil || len(err.Error()) < len(want) || err.Error()[:len(want)] != want {
 		t.Errorf("got %v, want prefix %q", err, want)

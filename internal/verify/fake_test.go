@@ -47,8 +47,10 @@ func (f *fakeWorkload) labels(i, s int, rev int64) []workload.Label {
 		name = "fake_nan"
 	}
 	return []workload.Label{
-		{Name: "__name__", Value: name}, {Name: "instance", Value: fmt.Sprintf("host-%d", i)},
-		{Name: "job", Value: cmp.Or(f.job, "fake")}, {Name: "revision", Value: strconv.FormatInt(rev, 10)},
+		{Name: "__name__", Value: name},
+		{Name: "instance", Value: fmt.Sprintf("host-%d", i)},
+		{Name: "job", Value: cmp.Or(f.job, "fake")},
+		{Name: "revision", Value: strconv.FormatInt(rev, 10)},
 		{Name: "s", Value: strconv.Itoa(s)},
 	}
 }
@@ -154,7 +156,7 @@ type jsonSeries struct {
 func metric(ls []label, dropName bool) map[string]string {
 	m := map[string]string{}
 	for _, l := range ls {
-		if !(dropName && l.Name == "__name__") {
+		if !dropName || l.Name != "__name__" {
 			m[l.Name] = l.Value
 		}
 	}

@@ -159,7 +159,7 @@ func TestSeededFaultsRealStorages(t *testing.T) {
 	requireBinary(t, "prometheus")
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Second)
 	defer cancel()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logger := slog.New(slog.DiscardHandler)
 	locals := map[string]*storage.Local{}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)

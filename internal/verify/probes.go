@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -78,17 +79,27 @@ func probes(units []unit, w window, interval int64) []probe {
 	sel := render(ref.labels)
 	noName := dropName(ref.labels)
 	ps = append(ps,
-		probe{name: "time() is a scalar", query: "time()", at: at,
-			want: &result{Type: "scalar", Series: []series{{Points: []point{{at, float64(at) / 1000}}}}}},
-		probe{name: "scalar() is a scalar", query: "scalar(vector(1))", at: at,
-			want: &result{Type: "scalar", Series: []series{{Points: []point{{at, 1}}}}}},
+		probe{
+			name: "time() is a scalar", query: "time()", at: at,
+			want: &result{Type: "scalar", Series: []series{{Points: []point{{at, float64(at) / 1000}}}}},
+		},
+		probe{
+			name: "scalar() is a scalar", query: "scalar(vector(1))", at: at,
+			want: &result{Type: "scalar", Series: []series{{Points: []point{{at, 1}}}}},
+		},
 		probe{name: "sum(time()) is a type error", query: "sum(time())", at: at, wantErr: true},
-		probe{name: "vector(0) - metric matches no labelled series", query: "vector(0) - " + sel, at: at,
-			want: &result{Type: "vector"}},
-		probe{name: "instant query in the newest minute", query: sel, at: at,
-			want: &result{Type: "vector", Series: []series{{Labels: ref.labels, Points: []point{{at, refLast.v}}}}}},
-		probe{name: "millisecond timestamps", query: "timestamp(" + sel + ")", at: at,
-			want: &result{Type: "vector", Series: []series{{Labels: noName, Points: []point{{at, float64(refLast.t) / 1000}}}}}},
+		probe{
+			name: "vector(0) - metric matches no labelled series", query: "vector(0) - " + sel, at: at,
+			want: &result{Type: "vector"},
+		},
+		probe{
+			name: "instant query in the newest minute", query: sel, at: at,
+			want: &result{Type: "vector", Series: []series{{Labels: ref.labels, Points: []point{{at, refLast.v}}}}},
+		},
+		probe{
+			name: "millisecond timestamps", query: "timestamp(" + sel + ")", at: at,
+			want: &result{Type: "vector", Series: []series{{Labels: noName, Points: []point{{at, float64(refLast.t) / 1000}}}}},
+		},
 	)
 	// avg_over_time over the reference's samples of the last 3 scrape intervals.
 	rng := 3*interval - 1
@@ -101,13 +112,17 @@ func probes(units []unit, w window, interval int64) []probe {
 		}
 	}
 	if n > 0 {
-		ps = append(ps, probe{name: "avg_over_time drops the metric name", query: fmt.Sprintf("avg_over_time(%s[%dms])", sel, rng), at: at, tol: 1e-9,
-			want: &result{Type: "vector", Series: []series{{Labels: noName, Points: []point{{at, sum / float64(n)}}}}}})
+		ps = append(ps, probe{
+			name: "avg_over_time drops the metric name", query: fmt.Sprintf("avg_over_time(%s[%dms])", sel, rng), at: at, tol: 1e-9,
+			want: &result{Type: "vector", Series: []series{{Labels: noName, Points: []point{{at, sum / float64(n)}}}}},
+		})
 	}
 	if nan != nil {
 		last, _ := lastValue(nan)
-		ps = append(ps, probe{name: "NaN value is returned", query: render(nan.labels), at: last.t + 1,
-			want: &result{Type: "vector", Series: []series{{Labels: nan.labels, Points: []point{{last.t + 1, math.NaN()}}}}}})
+		ps = append(ps, probe{
+			name: "NaN value is returned", query: render(nan.labels), at: last.t + 1,
+			want: &result{Type: "vector", Series: []series{{Labels: nan.labels, Points: []point{{last.t + 1, math.NaN()}}}}},
+		})
 	}
 	if churn != nil {
 		for _, key := range sortedKeys(churn.series) {
@@ -133,8 +148,10 @@ func probes(units []unit, w window, interval int64) []probe {
 			if len(pts) > 0 {
 				want.Series = []series{{Labels: s.labels, Points: pts}}
 			}
-			ps = append(ps, probe{name: "range query stops at the staleness marker", query: render(s.labels),
-				start: start, end: end, step: step, want: want})
+			ps = append(ps, probe{
+				name: "range query stops at the staleness marker", query: render(s.labels),
+				start: start, end: end, step: step, want: want,
+			})
 			break
 		}
 	}
@@ -157,9 +174,9 @@ func valueAt(s *expSeries, ts int64) (float64, bool) {
 }
 
 func lastValue(s *expSeries) (expSample, bool) {
-	for i := len(s.samples) - 1; i >= 0; i-- {
-		if !s.samples[i].stale {
-			return s.samples[i], true
+	for _, smp := range slices.Backward(s.samples) {
+		if !smp.stale {
+			return smp, true
 		}
 	}
 	return expSample{}, false

@@ -3,7 +3,6 @@ package verify
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"net/http/httptest"
@@ -74,7 +73,7 @@ func newTestWorkload() *fakeWorkload {
 // run verifies the fake workload's window [start, start+59s] on the given targets.
 func run(t *testing.T, wl *fakeWorkload, cfg *config.Config, targets []Target, rules []query.NamedExpr) map[string]*report.Verify {
 	t.Helper()
-	v := newVerifier(cfg, wl, targets, rules, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	v := newVerifier(cfg, wl, targets, rules, slog.New(slog.DiscardHandler))
 	v.Margin = 0
 	from := time.UnixMilli(wl.start)
 	return v.Run(t.Context(), from, time.UnixMilli(testWindow(wl).to))
@@ -266,22 +265,46 @@ func TestCompareSeries(t *testing.T) {
 		got  []point
 		want tally
 	}{
-		{"exact", es(expSample{t: 1000, v: 1}, expSample{t: 2000, v: 0.1 + 0.2}), []point{{1000, 1}, {2000, 0.1 + 0.2}},
-			tally{checked: 2}},
-		{"minus zero is a change of bits", es(expSample{t: 1000, v: 0}), []point{{1000, math.Copysign(0, -1)}},
-			tally{checked: 1, changed: 1}},
-		{"duplicate and unexpected", es(expSample{t: 1000, v: 1}), []point{{1000, 1}, {1000, 1}, {5000, 3}},
-			tally{checked: 1, duplicate: 1, unexpected: 1}},
-		{"NaN kept, NaN altered, NaN dropped", es(expSample{t: 1000, v: math.NaN()}, expSample{t: 2000, v: math.NaN()}, expSample{t: 3000, v: math.NaN()}),
-			[]point{{1000, math.NaN()}, {2000, 0}}, tally{checked: 3, nanAltered: 2}},
-		{"marker as NaN or absent is fine", es(expSample{t: 1000, v: 1}, expSample{t: 2000, v: stale, stale: true}), []point{{1000, 1}, {2000, math.NaN()}},
-			tally{checked: 1}},
-		{"shift within half an interval", es(expSample{t: 1000, v: 1}, expSample{t: 2000, v: 2}), []point{{1003, 1}, {2000, 2}},
-			tally{checked: 2, shifted: 1, maxShift: 3}},
-		{"too far is missing + unexpected", es(expSample{t: 1000, v: 1}), []point{{1600, 1}},
-			tally{checked: 1, missing: 1, unexpected: 1}},
-		{"changed value relative error", es(expSample{t: 1000, v: 100}), []point{{1000, 101}},
-			tally{checked: 1, changed: 1, maxRelErr: 0.01}},
+		{
+			"exact", es(expSample{t: 1000, v: 1}, expSample{t: 2000, v: 0.1 + 0.2}),
+			[]point{{1000, 1}, {2000, 0.1 + 0.2}},
+			tally{checked: 2},
+		},
+		{
+			"minus zero is a change of bits", es(expSample{t: 1000, v: 0}),
+			[]point{{1000, math.Copysign(0, -1)}},
+			tally{checked: 1, changed: 1},
+		},
+		{
+			"duplicate and unexpected", es(expSample{t: 1000, v: 1}),
+			[]point{{1000, 1}, {1000, 1}, {5000, 3}},
+			tally{checked: 1, duplicate: 1, unexpected: 1},
+		},
+		{
+			"NaN kept, NaN altered, NaN dropped", es(expSample{t: 1000, v: math.NaN()}, expSample{t: 2000, v: math.NaN()}, expSample{t: 3000, v: math.NaN()}),
+			[]point{{1000, math.NaN()}, {2000, 0}},
+			tally{checked: 3, nanAltered: 2},
+		},
+		{
+			"marker as NaN or absent is fine", es(expSample{t: 1000, v: 1}, expSample{t: 2000, v: stale, stale: true}),
+			[]point{{1000, 1}, {2000, math.NaN()}},
+			tally{checked: 1},
+		},
+		{
+			"shift within half an interval", es(expSample{t: 1000, v: 1}, expSample{t: 2000, v: 2}),
+			[]point{{1003, 1}, {2000, 2}},
+			tally{checked: 2, shifted: 1, maxShift: 3},
+		},
+		{
+			"too far is missing + unexpected", es(expSample{t: 1000, v: 1}),
+			[]point{{1600, 1}},
+			tally{checked: 1, missing: 1, unexpected: 1},
+		},
+		{
+			"changed value relative error", es(expSample{t: 1000, v: 100}),
+			[]point{{1000, 101}},
+			tally{checked: 1, changed: 1, maxRelErr: 0.01},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got tally
@@ -296,8 +319,11 @@ func TestCompareSeries(t *testing.T) {
 
 func TestDecode(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"1700000000.123", "1700000000123"}, {"1700000000", "1700000000000"}, {"1700000000.1", "1700000000100"},
-		{"1700000000.1236", "1700000000124"}, {"1.7e9", "1700000000000"},
+		{"1700000000.123", "1700000000123"},
+		{"1700000000", "1700000000000"},
+		{"1700000000.1", "1700000000100"},
+		{"1700000000.1236", "1700000000124"},
+		{"1.7e9", "1700000000000"},
 	} {
 		ms, err := parseMillis(tc.in)
 		if err != nil || formatMillis(ms) != formatMillis(mustAtoi(t, tc.want)) {

@@ -146,16 +146,6 @@ func TestShapeProperties(t *testing.T) {
 	}
 }
 
-func dropLabel(labels, name string) string {
-	var keep []string
-	for _, p := range strings.Split(labels, ",") {
-		if !strings.HasPrefix(p, name+"=") {
-			keep = append(keep, p)
-		}
-	}
-	return strings.Join(keep, ",")
-}
-
 func TestPhasesWithinInterval(t *testing.T) {
 	g := newGen(t, Options{Seed: 2, Targets: 1000, ScrapeInterval: 15 * time.Second})
 	start := g.startMs
@@ -177,8 +167,10 @@ func TestPhasesWithinInterval(t *testing.T) {
 
 func TestChurnCountsExact(t *testing.T) {
 	const targets, interval = 200, 10 * time.Second
-	g := newGen(t, Options{Seed: 9, Targets: targets, Replicas: 2, ScrapeInterval: interval,
-		ChurnPercent: 2.5, ChurnInterval: time.Minute})
+	g := newGen(t, Options{
+		Seed: 9, Targets: targets, Replicas: 2, ScrapeInterval: interval,
+		ChurnPercent: 2.5, ChurnInterval: time.Minute,
+	})
 	// round(400 × 2.5 / 100) = 10 targets per round, over every replica's targets.
 	if g.ChurnedTargets() != 10 {
 		t.Fatalf("churned targets %d, want 10", g.ChurnedTargets())
@@ -213,8 +205,10 @@ func TestChurnCountsExact(t *testing.T) {
 }
 
 func TestStaleMarkersOnChurn(t *testing.T) {
-	g := newGen(t, Options{Seed: 4, Targets: 20, ScrapeInterval: 10 * time.Second,
-		ChurnPercent: 10, ChurnInterval: 30 * time.Second})
+	g := newGen(t, Options{
+		Seed: 4, Targets: 20, ScrapeInterval: 10 * time.Second,
+		ChurnPercent: 10, ChurnInterval: 30 * time.Second,
+	})
 	changed := 0
 	for target := range 20 {
 		for k := int64(1); k < 30; k++ {
@@ -270,7 +264,7 @@ func TestConcurrentScrapes(t *testing.T) {
 	for target := range 8 {
 		wg.Go(func() {
 			var c collector
-			for k := int64(0); k < 20; k++ {
+			for k := range int64(20) {
 				g.Scrape(&c, target, k)
 			}
 			results[target] = c.samples
@@ -279,7 +273,7 @@ func TestConcurrentScrapes(t *testing.T) {
 	wg.Wait()
 	for target := range 8 {
 		var c collector
-		for k := int64(0); k < 20; k++ {
+		for k := range int64(20) {
 			g.Scrape(&c, target, k)
 		}
 		for i := range c.samples {
