@@ -28,15 +28,7 @@ import (
 // Reported: samples per CPU-second of the whole process (receiver included, so the figure
 // understates the writer), and the peak heap over the baseline per active series.
 func BenchmarkPipeline(b *testing.B) {
-	profile, err := workload.LoadProfile(tsbench.Assets, "profiles/node_exporter.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	b.Cleanup(srv.Close)
+	profile, srv := discardSetup(b)
 	for _, active := range []int{100_000, 1_000_000} {
 		targets := (active + len(profile.Series) - 1) / len(profile.Series)
 		b.Run(fmt.Sprintf("activeSeries=%d", targets*len(profile.Series)), func(b *testing.B) {
@@ -53,6 +45,20 @@ func BenchmarkPipeline(b *testing.B) {
 			b.ReportMetric(float64(peak)/(1<<20), "heap-MiB")
 		})
 	}
+}
+
+// discardSetup loads the default profile and starts a receiver that reads and discards.
+func discardSetup(b *testing.B) (*workload.Profile, *httptest.Server) {
+	profile, err := workload.LoadProfile(tsbench.Assets, "profiles/node_exporter.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	b.Cleanup(srv.Close)
+	return profile, srv
 }
 
 // pipelineOnce writes three scrapes of every target and returns the samples acked, the
@@ -119,15 +125,7 @@ func cpuTime() time.Duration {
 // pipeline hold when the storage keeps up. It should stay flat as series grow, since the
 // generator keeps no per-series state.
 func BenchmarkSteadyMemory(b *testing.B) {
-	profile, err := workload.LoadProfile(tsbench.Assets, "profiles/node_exporter.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	b.Cleanup(srv.Close)
+	profile, srv := discardSetup(b)
 	const interval = 5 * time.Second
 	for _, active := range []int{100_000, 1_000_000} {
 		targets := (active + len(profile.Series) - 1) / len(profile.Series)
