@@ -38,7 +38,8 @@ bench:
 	# receiver (samples per CPU-second, heap per active series at 100k and 1M), then the read
 	# path's own latency overhead against a fixed-delay server.
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/workload/
-	$(GO) test -run '^$$' -bench . -benchtime 2x -timeout 20m ./internal/remotewrite/ ./internal/query/
+	$(GO) test -run '^$$' -bench . -benchtime 2x -timeout 20m ./internal/remotewrite/
+	$(GO) test -run '^$$' -bench . -benchtime 5x ./internal/query/
 
 golden:
 	UPDATE=1 $(GO) test ./...
