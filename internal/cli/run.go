@@ -107,7 +107,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		p.Config.Duration = f.duration
 	}
 	for _, w := range p.Warnings() {
-		logger.Warn("config", "warning", w)
+		logger.Warn("config warning", "detail", w)
 	}
 	res, err := bench.Run(ctx, p, bench.Options{
 		HTTPListenAddr: f.listen, Keep: f.keep, Progress: stderr, Logger: logger,

@@ -166,6 +166,9 @@ func (l *Local) waitReady(ctx context.Context, url string) error {
 		}
 		select {
 		case <-l.done:
+			if l.waitErr == nil { // exit status 0: the message reads as it did with %v
+				return fmt.Errorf("storage %s exited before it was ready (<nil>); see %s", l.Name, l.LogPath)
+			}
 			return fmt.Errorf("storage %s exited before it was ready (%w); see %s", l.Name, l.waitErr, l.LogPath)
 		case <-ctx.Done():
 			return fmt.Errorf("storage %s not ready at %s: %w; see %s", l.Name, url, ctx.Err(), l.LogPath)
