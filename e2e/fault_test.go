@@ -1,13 +1,17 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -121,5 +125,69 @@ func TestInterruptStillReports(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "samples/s, lag") || !strings.Contains(stdout.String(), "acked") {
 		t.Errorf("want a progress line on stderr and the summary on stdout\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+}
+
+// TestLocalStorageDiesMidRun kills the VictoriaMetrics tsbench started, 10 s into the
+// embedded default run: the run goes on for Prometheus, the dead storage's samples stay
+// accounted (pending or dropped), and the summary says what happened.
+func TestLocalStorageDiesMidRun(t *testing.T) {
+	requireBinaries(t, "victoria-metrics", "prometheus")
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command(tsbenchBin, "run", "-duration", "25s", "-out", out, "-httpListenAddr", "127.0.0.1:0")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pids := make(chan int, 1)
+	logDone := make(chan struct{})
+	go func() {
+		defer close(logDone)
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			line := sc.Text()
+			stderr.WriteString(line + "\n")
+			if strings.Contains(line, `msg="storage starting" storage=victoriametrics`) {
+				if m := regexp.MustCompile(`pid=(\d+)`).FindStringSubmatch(line); m != nil {
+					pid, _ := strconv.Atoi(m[1])
+					pids <- pid
+				}
+			}
+		}
+	}()
+	select {
+	case pid := <-pids:
+		time.Sleep(10 * time.Second)
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatal("no victoriametrics pid in the log")
+	}
+	waitErr := cmd.Wait()
+	<-logDone
+	if waitErr != nil {
+		t.Fatalf("tsbench: %v\nstderr:\n%s", waitErr, stderr.String())
+	}
+	res, err := report.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prom := storageResult(t, res, "prometheus").Write
+	if prom.AckedSamples != prom.GeneratedSamples || prom.PendingSamples != 0 {
+		t.Errorf("prometheus %+v: the dead storage must not hold it back", prom)
+	}
+	vm := storageResult(t, res, "victoriametrics")
+	if ok, diff := vm.Write.Balanced(); !ok || vm.Write.AckedSamples >= vm.Write.GeneratedSamples {
+		t.Errorf("victoriametrics %+v: want balanced (off by %d) with samples never acked", vm.Write, diff)
+	}
+	if len(vm.Problems) == 0 || !strings.Contains(stdout.String(), "problem victoriametrics: the victoriametrics process exited") {
+		t.Errorf("problems %v; summary:\n%s", vm.Problems, stdout.String())
 	}
 }

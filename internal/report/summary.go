@@ -248,6 +248,11 @@ func WriteSummary(w io.Writer, r *Results) error {
 			fmt.Fprintf(&b, "  %s %-16s %s%s\n", mark, t.Storage, t.Check(), detail)
 		}
 	}
+	for _, s := range r.Storages {
+		for _, p := range s.Problems {
+			fmt.Fprintf(&b, "\nproblem %s: %s\n", s.Name, p)
+		}
+	}
 	for _, e := range r.AccountingErrors {
 		fmt.Fprintf(&b, "\nACCOUNTING ERROR: %s\n", e)
 	}
