@@ -269,7 +269,8 @@ func TestResetConnectionsRetried(t *testing.T) {
 	}
 }
 
-func TestSlowStorageLeavesPendingAtDrainDeadline(t *testing.T) {
+// stalledReceiver never answers a request until the client gives up or the test ends.
+func stalledReceiver(t *testing.T) *httptest.Server {
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
 	_, srv := newReceiver(t, func(_ int, _ http.ResponseWriter, r *http.Request) bool {
@@ -279,6 +280,11 @@ func TestSlowStorageLeavesPendingAtDrainDeadline(t *testing.T) {
 		}
 		return false
 	})
+	return srv
+}
+
+func TestSlowStorageLeavesPendingAtDrainDeadline(t *testing.T) {
+	srv := stalledReceiver(t)
 	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 300*time.Millisecond, func(_ *config.Config, w *Writer) {
 		w.DrainTimeout = 200 * time.Millisecond
 	})
@@ -289,15 +295,7 @@ func TestSlowStorageLeavesPendingAtDrainDeadline(t *testing.T) {
 }
 
 func TestQueueFullDropsOldest(t *testing.T) {
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	_, srv := newReceiver(t, func(_ int, _ http.ResponseWriter, r *http.Request) bool {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-		return false
-	})
+	srv := stalledReceiver(t)
 	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 500*time.Millisecond, func(_ *config.Config, w *Writer) {
 		w.sinks[0].maxPending = 200
 		w.DrainTimeout = 100 * time.Millisecond
