@@ -7,7 +7,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -110,6 +113,23 @@ func heapInUse() uint64 {
 	return m.HeapInuse
 }
 
+// rssBytes is the process's resident memory, from /proc/self/status.
+func rssBytes() uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			if kb, err := strconv.ParseUint(f[0], 10, 64); err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
 // cpuTime is the process's user and system CPU time so far.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
@@ -123,7 +143,9 @@ func cpuTime() time.Duration {
 // interval at its own phase, as in a benchmark run — for a little more than one interval,
 // and reports the peak heap over the baseline per active series: what the generator and its
 // pipeline hold when the storage keeps up. It should stay flat as series grow, since the
-// generator keeps no per-series state.
+// generator keeps no per-series state. rss-growth-MiB is the process's resident memory over
+// its baseline; a later sub-benchmark reuses pages an earlier one made resident, so compare
+// heap figures across sizes.
 func BenchmarkSteadyMemory(b *testing.B) {
 	profile, srv := discardSetup(b)
 	const interval = 5 * time.Second
@@ -131,17 +153,20 @@ func BenchmarkSteadyMemory(b *testing.B) {
 		targets := (active + len(profile.Series) - 1) / len(profile.Series)
 		series := targets * len(profile.Series)
 		b.Run(fmt.Sprintf("activeSeries=%d", series), func(b *testing.B) {
-			var peak uint64
+			var peak, rss uint64
 			for b.Loop() {
-				peak = max(peak, steadyOnce(b, profile, targets, interval, srv.URL))
+				h, r := steadyOnce(b, profile, targets, interval, srv.URL)
+				peak, rss = max(peak, h), max(rss, r)
 			}
 			b.ReportMetric(float64(peak)/float64(series), "heap-bytes/series")
 			b.ReportMetric(float64(peak)/(1<<20), "heap-MiB")
+			b.ReportMetric(float64(rss)/(1<<20), "rss-growth-MiB")
 		})
 	}
 }
 
-func steadyOnce(b *testing.B, profile *workload.Profile, targets int, interval time.Duration, url string) uint64 {
+// steadyOnce returns the peak heap and the peak RSS over their baselines.
+func steadyOnce(b *testing.B, profile *workload.Profile, targets int, interval time.Duration, url string) (heap, rss uint64) {
 	cfg := config.Default()
 	cfg.TargetsCount = targets
 	cfg.ScrapeInterval = interval
@@ -158,19 +183,19 @@ func steadyOnce(b *testing.B, profile *workload.Profile, targets int, interval t
 		b.Fatal(err)
 	}
 	runtime.GC()
-	base := heapInUse()
+	base, rssBase := heapInUse(), rssBytes()
 	ctx, cancel := context.WithTimeout(context.Background(), interval+interval/5)
 	defer cancel()
 	done := make(chan struct{})
 	go func() { _ = w.Run(ctx); close(done) }()
-	var peak uint64
+	var peak, rssPeak uint64
 	for ctx.Err() == nil {
-		peak = max(peak, heapInUse())
+		peak, rssPeak = max(peak, heapInUse()), max(rssPeak, rssBytes())
 		time.Sleep(20 * time.Millisecond)
 	}
 	<-done
 	if r := w.Results("discard"); r.Dropped() != 0 || r.PendingSamples != 0 {
 		b.Fatalf("account %+v: the receiver did not keep up", r)
 	}
-	return max(peak, base) - base
+	return max(peak, base) - base, max(rssPeak, rssBase) - rssBase
 }
