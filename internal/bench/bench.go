@@ -26,10 +26,10 @@ import (
 // DefaultProfilePath is the embedded node_exporter profile.
 const DefaultProfilePath = "profiles/node_exporter.json"
 
-// DefaultStorages are started when the config names no storage: name → kind.
-var DefaultStorages = map[string]string{
-	"prometheus":      storage.KindPrometheus,
-	"victoriametrics": storage.KindVictoriaMetrics,
+// defaultStorages are the kinds started when the config names no storage, each named
+// after its kind, in name order.
+func defaultStorages() []string {
+	return []string{storage.KindPrometheus, storage.KindVictoriaMetrics}
 }
 
 // Options are the run's settings that are not part of the benchmark's config.
@@ -109,7 +109,7 @@ func storageNames(cfg *config.Config) []string {
 	if len(cfg.RemoteStorages) > 0 {
 		return cfg.StorageNames()
 	}
-	return []string{"prometheus", "victoriametrics"}
+	return defaultStorages()
 }
 
 // Warnings are the things a user should know before the run starts.

@@ -20,9 +20,9 @@ func startLocals(ctx context.Context, logger *slog.Logger) ([]*storage.Local, er
 		errs   []error
 		wg     sync.WaitGroup
 	)
-	for name, kind := range DefaultStorages {
+	for _, kind := range defaultStorages() {
 		wg.Go(func() {
-			l, err := storage.Start(ctx, kind, name, logger)
+			l, err := storage.Start(ctx, kind, kind, logger)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
