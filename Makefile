@@ -37,10 +37,14 @@ e2e: deps-browser
 bench:
 	# Generator alone (samples/s, allocations), then the whole write path into a discarding
 	# receiver (samples per CPU-second, heap per active series at 100k and 1M), then the read
-	# path's own latency overhead against a fixed-delay server.
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/workload/
-	$(GO) test -run '^$$' -bench . -benchtime 2x -timeout 20m ./internal/remotewrite/
-	$(GO) test -run '^$$' -bench . -benchtime 5x ./internal/query/
+	# path's own latency overhead against a fixed-delay server. Ends with one table of every
+	# figure; the raw lines stay in $(OUT)/bench.txt for benchstat.
+	@mkdir -p $(OUT)
+	bash -o pipefail -c '{ \
+	  $(GO) test -run "^$$" -bench . -benchmem ./internal/workload/ && \
+	  $(GO) test -run "^$$" -bench . -benchtime 2x -timeout 20m ./internal/remotewrite/ && \
+	  $(GO) test -run "^$$" -bench . -benchtime 5x ./internal/query/; \
+	} | bash scripts/bench-table.sh $(OUT)/bench.txt'
 
 golden:
 	UPDATE=1 $(GO) test ./...

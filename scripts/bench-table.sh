@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Prints `go test -bench` output (stdin) as it comes, then one table of every figure the
+# benchmarks reported: benchmark, figure, value. The raw lines are also kept in the file named
+# by $1, for benchstat. It only reads and prints.
+set -euo pipefail
+raw=${1:?usage: bench-table.sh RAW_OUTPUT_FILE < go-test-output}
+tee "$raw" | awk '
+  { print }
+  /^Benchmark/ {
+    name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark/, "", name)
+    # after the name and the iteration count, figures come as value-unit pairs
+    for (i = 3; i + 1 <= NF; i += 2) if ($(i + 1) != "ns/op") rows[++n] = "| " name " | " $(i + 1) " | " $i " |"
+  }
+  END {
+    if (n == 0) exit
+    print "\n| benchmark | figure | value |\n|---|---|---|"
+    for (r = 1; r <= n; r++) print rows[r]
+  }'
