@@ -27,23 +27,28 @@ if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0
 fi
 
+# Root installs directly; another user through sudo when it is there.
+as_root=()
 if [[ $(id -u) -ne 0 ]]; then
-  echo "install-deps: missing packages: ${missing[*]}; run as root or install them with apt-get" >&2
-  exit 1
+  if ! command -v sudo >/dev/null 2>&1; then
+    echo "install-deps: missing packages: ${missing[*]}; run as root, or install them: apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+  as_root=(sudo)
 fi
 echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
+"${as_root[@]}" apt-get update -qq
 # policy-rc.d keeps the packages' own services from starting: tsbench starts its own instances
 # on free loopback ports with temporary data dirs.
 policy=/usr/sbin/policy-rc.d
 had_policy=0
 [[ -e $policy ]] && had_policy=1
 if [[ $had_policy -eq 0 ]]; then
-  printf '#!/bin/sh\nexit 101\n' >"$policy"
-  chmod +x "$policy"
+  printf '#!/bin/sh\nexit 101\n' | "${as_root[@]}" tee "$policy" >/dev/null
+  "${as_root[@]}" chmod +x "$policy"
 fi
 status=0
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || status=$?
-[[ $had_policy -eq 0 ]] && rm -f "$policy"
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || status=$?
+[[ $had_policy -eq 0 ]] && "${as_root[@]}" rm -f "$policy"
 exit $status
