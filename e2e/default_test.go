@@ -55,8 +55,27 @@ func TestEmbeddedDefault(t *testing.T) {
 			if v == nil {
 				t.Fatal("no verify section")
 			}
-			if v.CheckedSamples < 10_000 {
-				t.Errorf("verify checked %d samples, want >= 10000", v.CheckedSamples)
+			// Issue 5: at least 10,000 samples per storage, checked in under 30 s, every read made.
+			if v.CheckedSamples < 10_000 || v.DurationSeconds >= 30 {
+				t.Errorf("verify checked %d samples in %.1fs, want >= 10000 in under 30s", v.CheckedSamples, v.DurationSeconds)
+			}
+			if v.ReadErrors != 0 || v.UncheckedSamples != 0 {
+				t.Errorf("verify: %d reads failed, %d samples unchecked: %v", v.ReadErrors, v.UncheckedSamples, v.Errors)
+			}
+			if s.Name == "prometheus" {
+				// Prometheus is the reference: it returns exactly what it was given and gives
+				// the expected answer to every probe.
+				if !v.Exact() {
+					t.Errorf("prometheus verify %q, want exact; examples: %q", v.Verdict(), v.Examples)
+				}
+				for _, p := range v.Probes {
+					if !p.Same {
+						t.Errorf("prometheus probe %q: query %s expected %s, got %s", p.Name, p.Query, p.Expected, p.Got)
+					}
+				}
+				if len(v.Probes) == 0 {
+					t.Error("prometheus: no probes")
+				}
 			}
 			t.Logf("%s: resources cpu %.3f cores, rss %.0f B, disk %.0f B, %.3f B/sample (snapshot %v); verify %+v",
 				s.Name, deref(r.CPUCoresMean), deref(r.RSSBytesMax), deref(r.DiskBytesEnd), deref(r.BytesPerSample), deref(r.SnapshotBytesPerSample), *v)

@@ -24,8 +24,14 @@ type Verify struct {
 	UnexpectedSamples int64 `json:"unexpectedSamples"`
 	// ChangedValues came back with other float64 bits than were written.
 	ChangedValues int64 `json:"changedValues"`
-	// MaxRelativeError is the largest |got - want| / |want| among ChangedValues.
+	// MaxRelativeError is the largest |got - want| / |want| among ChangedValues, always a
+	// finite number: it is defined only for a finite, non-zero value written and a finite
+	// value returned.
 	MaxRelativeError float64 `json:"maxRelativeError"`
+	// ChangedWithoutRelativeError counts the ChangedValues with no relative error (not in
+	// MaxRelativeError): a 0 (or -0) written and something else returned, ±Inf changed, a
+	// number returned as ±Inf or NaN, or a staleness marker returned as a number.
+	ChangedWithoutRelativeError int64 `json:"changedWithoutRelativeError"`
 	// NaNAltered counts NaN samples dropped or returned as a number.
 	NaNAltered int64 `json:"nanAltered"`
 	// StalenessIgnored counts series still returned by an instant query just after their
@@ -48,7 +54,15 @@ type Verify struct {
 	CheckedTo   time.Time `json:"checkedTo"`
 	// Examples are the first differences found, one line each, for a human to start from.
 	Examples []string `json:"examples,omitempty"`
-	// Errors are reads that failed; their samples are not counted as checked.
+	// ReadErrors is how many read-back reads failed (range, export and staleness reads;
+	// probes and rules show their failures in their own answers).
+	ReadErrors int64 `json:"readErrors"`
+	// UncheckedSamples were planned but not checked: their range read failed, or was not
+	// made because the check ran out of time. CheckedSamples + UncheckedSamples is every
+	// sample planned.
+	UncheckedSamples int64 `json:"uncheckedSamples"`
+	// Errors are the first failed reads (ReadErrors counts them all), reads not made, or
+	// why nothing was checked.
 	Errors          []string `json:"errors,omitempty"`
 	DurationSeconds float64  `json:"durationSeconds"`
 	// Export is the same check on raw samples from /api/v1/export, where the storage offers
@@ -62,16 +76,18 @@ type Verify struct {
 // ExportCheck is the read-back of raw samples through a storage's export API: the counts
 // mean what they mean in Verify; MissingStaleMarkers are markers written but not stored.
 type ExportCheck struct {
-	CheckedSamples      int64   `json:"checkedSamples"`
-	MissingSamples      int64   `json:"missingSamples"`
-	DuplicateSamples    int64   `json:"duplicateSamples"`
-	UnexpectedSamples   int64   `json:"unexpectedSamples"`
-	ChangedValues       int64   `json:"changedValues"`
-	MaxRelativeError    float64 `json:"maxRelativeError"`
-	NaNAltered          int64   `json:"nanAltered"`
-	ShiftedTimestamps   int64   `json:"shiftedTimestamps"`
-	CheckedStaleMarkers int64   `json:"checkedStaleMarkers"`
-	MissingStaleMarkers int64   `json:"missingStaleMarkers"`
+	CheckedSamples    int64   `json:"checkedSamples"`
+	MissingSamples    int64   `json:"missingSamples"`
+	DuplicateSamples  int64   `json:"duplicateSamples"`
+	UnexpectedSamples int64   `json:"unexpectedSamples"`
+	ChangedValues     int64   `json:"changedValues"`
+	MaxRelativeError  float64 `json:"maxRelativeError"`
+	NaNAltered        int64   `json:"nanAltered"`
+	ShiftedTimestamps int64   `json:"shiftedTimestamps"`
+	// ChangedWithoutRelativeError: as in Verify.
+	ChangedWithoutRelativeError int64 `json:"changedWithoutRelativeError"`
+	CheckedStaleMarkers         int64 `json:"checkedStaleMarkers"`
+	MissingStaleMarkers         int64 `json:"missingStaleMarkers"`
 }
 
 // Probe is one PromQL behaviour: the correct Prometheus answer and this storage's.
@@ -93,7 +109,7 @@ type RuleDiff struct {
 // checked, every one came back with the same timestamp and the same float64 bits (NaN as
 // NaN), nothing extra, every staleness marker honoured, and no read failed.
 func (v *Verify) Exact() bool {
-	return v != nil && v.CheckedSamples > 0 && len(v.Errors) == 0 &&
+	return v != nil && v.CheckedSamples > 0 && len(v.Errors) == 0 && v.ReadErrors == 0 && v.UncheckedSamples == 0 &&
 		v.MissingSamples == 0 && v.DuplicateSamples == 0 && v.UnexpectedSamples == 0 &&
 		v.ChangedValues == 0 && v.NaNAltered == 0 && v.StalenessIgnored == 0 && v.ShiftedTimestamps == 0
 }
@@ -129,7 +145,11 @@ func (v *Verify) Verdict() string {
 	add(v.DuplicateSamples, "duplicated")
 	add(v.UnexpectedSamples, "unexpected")
 	if v.ChangedValues > 0 {
-		parts = append(parts, fmt.Sprintf("%d values changed (max relative error %.3g)", v.ChangedValues, v.MaxRelativeError))
+		s := fmt.Sprintf("%d values changed (max relative error %.3g", v.ChangedValues, v.MaxRelativeError)
+		if n := v.ChangedWithoutRelativeError; n > 0 {
+			s += fmt.Sprintf("; %d from 0, ±Inf or a staleness marker, or to ±Inf or NaN", n)
+		}
+		parts = append(parts, s+")")
 	}
 	add(v.NaNAltered, "NaN dropped or altered")
 	if v.StalenessIgnored > 0 {
@@ -138,7 +158,8 @@ func (v *Verify) Verdict() string {
 	if v.ShiftedTimestamps > 0 {
 		parts = append(parts, fmt.Sprintf("%d timestamps shifted (up to %dms)", v.ShiftedTimestamps, v.MaxShiftMillis))
 	}
-	add(int64(len(v.Errors)), "reads failed")
+	add(v.ReadErrors, "reads failed")
+	add(v.UncheckedSamples, "samples unchecked")
 	if len(parts) == 0 {
 		return "nothing checked"
 	}

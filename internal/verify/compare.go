@@ -22,6 +22,7 @@ type tally struct {
 	checked, missing, duplicate, unexpected, changed, nanAltered int64
 	shifted, staleChecked, staleIgnored, series                  int64
 	markersMissing                                               int64 // export only: markers not stored
+	changedNoRelErr                                              int64 // changed where relErr is undefined
 	maxRelErr                                                    float64
 	maxShift                                                     int64
 	examples                                                     []string
@@ -37,6 +38,7 @@ func (t *tally) example(format string, args ...any) {
 func (t *tally) fillExport(e *report.ExportCheck) {
 	e.CheckedSamples, e.MissingSamples, e.DuplicateSamples = t.checked, t.missing, t.duplicate
 	e.UnexpectedSamples, e.ChangedValues, e.MaxRelativeError = t.unexpected, t.changed, t.maxRelErr
+	e.ChangedWithoutRelativeError = t.changedNoRelErr
 	e.NaNAltered, e.ShiftedTimestamps = t.nanAltered, t.shifted
 	e.CheckedStaleMarkers, e.MissingStaleMarkers = t.staleChecked, t.markersMissing
 }
@@ -48,6 +50,7 @@ func (t *tally) fill(v *report.Verify) {
 	v.UnexpectedSamples += t.unexpected
 	v.ChangedValues += t.changed
 	v.MaxRelativeError = max(v.MaxRelativeError, t.maxRelErr)
+	v.ChangedWithoutRelativeError += t.changedNoRelErr
 	v.NaNAltered += t.nanAltered
 	v.StalenessIgnored += t.staleIgnored
 	v.ShiftedTimestamps += t.shifted
@@ -209,10 +212,11 @@ func compareSeries(es *expSeries, got []point, shiftLimit int64, markers bool, t
 func compareValue(es *expSeries, e expSample, got float64, t *tally) {
 	switch {
 	case e.stale:
-		// A marker returned as NaN is the marker; a number instead is a changed value.
+		// A marker returned as NaN is the marker; a number instead is a changed value, with
+		// no relative error.
 		if !math.IsNaN(got) {
 			t.changed++
-			t.maxRelErr = math.Inf(1)
+			t.changedNoRelErr++
 			t.example("staleness marker of %s at %d returned as %s", render(es.labels), e.t, fmtFloat(got))
 		}
 	case math.IsNaN(e.v):
@@ -222,21 +226,23 @@ func compareValue(es *expSeries, e expSample, got float64, t *tally) {
 		}
 	case math.Float64bits(got) != math.Float64bits(e.v):
 		t.changed++
-		t.maxRelErr = max(t.maxRelErr, relErr(e.v, got))
+		if d, ok := relErr(e.v, got); ok {
+			t.maxRelErr = max(t.maxRelErr, d)
+		} else {
+			t.changedNoRelErr++
+		}
 		t.example("changed %s at %d: wrote %s, got %s", render(es.labels), e.t, fmtFloat(e.v), fmtFloat(got))
 	}
 }
 
-// relErr is |got - want| / |want|; +Inf when want is 0 or the values are not comparable.
-func relErr(want, got float64) float64 {
-	if want == got {
-		return 0 // 0 and -0
+// relErr is |got - want| / |want|. It is defined (ok) only for a finite, non-zero want and
+// a finite got, so that it is always a finite number: results.json cannot hold ±Inf or NaN.
+func relErr(want, got float64) (d float64, ok bool) {
+	if want == 0 || math.IsInf(want, 0) || math.IsNaN(want) || math.IsInf(got, 0) || math.IsNaN(got) {
+		return 0, false
 	}
-	d := math.Abs(got-want) / math.Abs(want)
-	if math.IsNaN(d) {
-		return math.Inf(1)
-	}
-	return d
+	d = math.Abs(got-want) / math.Abs(want)
+	return d, !math.IsInf(d, 0) // |want| below 1 can overflow the quotient
 }
 
 func splitReplica(ls []label) ([]label, string) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,6 +22,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/report"
 	"github.com/tsbench/tsbench/internal/storage"
 	"github.com/tsbench/tsbench/internal/workload"
 )
@@ -152,12 +154,14 @@ func requireBinary(t *testing.T, name string) {
 // TestSeededFaultsRealStorages writes a deterministic workload through a fault proxy into a
 // real VictoriaMetrics and a real Prometheus, one job per fault, and checks that verify
 // reports exactly the damage the proxy did, and nothing for the unmodified job, apart from
-// what VictoriaMetrics v1.79 itself does (it drops NaN samples at ingestion: every NaN
-// written counts in nanAltered, whatever the proxy did).
+// what VictoriaMetrics 1.79 itself does (it drops NaN samples at ingestion: every NaN
+// written counts in nanAltered, whatever the proxy did, so removing NaN (fault c) is checked
+// on Prometheus only). Every probe must give Prometheus' answer on Prometheus. The whole
+// window is checked (budget = total), then a sampled quarter of it.
 func TestSeededFaultsRealStorages(t *testing.T) {
 	requireBinary(t, "victoria-metrics")
 	requireBinary(t, "prometheus")
-	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	logger := slog.New(slog.DiscardHandler)
 	locals := map[string]*storage.Local{}
@@ -165,7 +169,7 @@ func TestSeededFaultsRealStorages(t *testing.T) {
 	g, gctx := errgroup.WithContext(ctx)
 	for _, kind := range []string{storage.KindVictoriaMetrics, storage.KindPrometheus} {
 		g.Go(func() error {
-			l, err := storage.Start(gctx, kind, kind, logger)
+			l, err := storage.Start(gctx, kind, kind, false, logger)
 			if err != nil {
 				return err
 			}
@@ -219,32 +223,48 @@ func TestSeededFaultsRealStorages(t *testing.T) {
 	}
 	resp.Body.Close()
 
-	for _, kind := range []string{storage.KindPrometheus, storage.KindVictoriaMetrics} {
-		l := locals[kind]
-		client, err := storage.NewClient(kind, l.Storage, storage.Read, 2)
-		if err != nil {
+	clients := map[string]*storage.Client{}
+	for kind, l := range locals {
+		if clients[kind], err = storage.NewClient(kind, l.Storage, storage.Read, 2); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// verifyJob checks one fault's job on one storage with the given budget.
+	verifyJob := func(t *testing.T, kind, name string, budget int) *report.Verify {
+		t.Helper()
+		cfg := config.Default()
+		cfg.ScrapeInterval, cfg.VerifySamples = time.Second, budget
+		target := Target{Name: kind, ReadURL: locals[kind].URL, Client: clients[kind], Kind: kind}
+		v := newVerifier(&cfg, newWL(jobOf(name)), []Target{target}, nil, logger)
+		v.Margin, v.Settle = 0, 0 // the window ends two minutes ago; VictoriaMetrics was flushed
+		res := v.Run(ctx, time.UnixMilli(w.from), time.UnixMilli(w.to))[kind]
+		if len(res.Errors) > 0 || res.ReadErrors > 0 || res.UncheckedSamples > 0 {
+			t.Fatalf("%d read errors, %d samples unchecked: %v", res.ReadErrors, res.UncheckedSamples, res.Errors)
+		}
+		return res
+	}
+
+	results := map[string]map[string]*report.Verify{} // storage → fault → full check
+	for _, kind := range []string{storage.KindPrometheus, storage.KindVictoriaMetrics} {
+		results[kind] = map[string]*report.Verify{}
 		for _, name := range names {
 			t.Run(kind+"/"+name, func(t *testing.T) {
-				wl := newWL(jobOf(name))
-				cfg := config.Default()
-				cfg.ScrapeInterval, cfg.VerifySamples = time.Second, 12000
-				v := newVerifier(&cfg, wl, []Target{{Name: kind, ReadURL: l.URL, Client: client, Kind: kind}}, nil, logger)
-				v.Margin = 0
-				res := v.Run(ctx, time.UnixMilli(w.from), time.UnixMilli(w.to))[kind]
-				if len(res.Errors) > 0 {
-					t.Fatalf("errors: %v", res.Errors)
-				}
+				res := verifyJob(t, kind, name, 12000)
+				results[kind][name] = res
 				if res.CheckedSamples != 12000 || res.CheckedStaleMarkers != 200 {
 					t.Errorf("checked %d samples and %d markers, want 12000 and 200", res.CheckedSamples, res.CheckedStaleMarkers)
 				}
 				d := proxies[kind][name].d
 				want := expectedCounts(name, d)
 				if name != "none" && want == (counts{}) {
+					// On Prometheus this is what makes "remove NaN" (fault c) count: it
+					// keeps NaN, so each NaN the proxy removed must show in NaNAltered.
 					t.Fatalf("fault %s did no damage: the test cannot fail", name)
 				}
 				if kind == storage.KindVictoriaMetrics {
+					if name == "remove NaN" {
+						return // compared with "none" below: VictoriaMetrics drops NaN itself
+					}
 					// VictoriaMetrics drops every NaN sample: what the proxy did to NaN is moot,
 					// and a NaN series without its marker has no sample left to show.
 					want.NaNAltered = d.nansSeen
@@ -254,36 +274,103 @@ func TestSeededFaultsRealStorages(t *testing.T) {
 					if name == "shift 1ms" {
 						want.Shifted = d.values
 					}
+					checkExport(t, res.Export, name, d, want)
 				}
-				if kind == storage.KindVictoriaMetrics {
-					// The raw export must show the same damage, and every marker the proxy
-					// dropped as a marker not stored.
-					e := res.Export
-					if e == nil {
-						t.Fatal("no export cross-check for VictoriaMetrics")
-					}
-					wantE := counts{Missing: want.Missing, Changed: want.Changed, NaNAltered: want.NaNAltered, Shifted: want.Shifted}
-					if name == "drop 1%" || name == "drop staleness markers" {
-						wantE.StalenessIgnored = d.markers
-					}
-					gotE := counts{e.MissingSamples, e.DuplicateSamples, e.UnexpectedSamples, e.ChangedValues, e.NaNAltered, e.MissingStaleMarkers, e.ShiftedTimestamps}
-					if diff := cmp.Diff(wantE, gotE); diff != "" || e.CheckedSamples != 12000 || e.CheckedStaleMarkers != 200 {
-						t.Errorf("export %+v (-want +got, StalenessIgnored = missing markers):\n%s", *e, diff)
-					}
-				}
-				got := countsOf(res)
-				if diff := cmp.Diff(want, got); diff != "" {
+				if diff := cmp.Diff(want, countsOf(res)); diff != "" {
 					t.Errorf("damage %+v; counts (-want +got):\n%s\nexamples:\n%s", d, diff, strings.Join(res.Examples, "\n"))
 				}
 				t.Logf("%s: %s; probes differing: %d", name, res.Verdict(), res.DifferentProbes())
-				if name == "none" {
-					for _, p := range res.Probes {
-						t.Logf("probe %q same=%v\n  query    %s\n  expected %s\n  got      %s", p.Name, p.Same, p.Query, p.Expected, p.Got)
+				if name != "none" {
+					return
+				}
+				for _, p := range res.Probes {
+					// Prometheus is the reference the probes' answers are computed for.
+					if kind == storage.KindPrometheus && !p.Same {
+						t.Errorf("probe %q on Prometheus\n  query    %s\n  expected %s\n  got      %s", p.Name, p.Query, p.Expected, p.Got)
 					}
+					t.Logf("probe %q same=%v\n  query    %s\n  expected %s\n  got      %s", p.Name, p.Same, p.Query, p.Expected, p.Got)
+				}
+				if kind == storage.KindPrometheus && len(res.Probes) != 9 {
+					t.Errorf("%d probes, want 9", len(res.Probes))
 				}
 			})
 		}
 	}
+
+	// Fault (c) cannot be told apart on VictoriaMetrics 1.79: it drops NaN samples at
+	// ingestion whatever the proxy did, so removing them first changes nothing it stores.
+	// The job with NaN removed must read back exactly as the unmodified job.
+	t.Run("victoriametrics/remove NaN is as none", func(t *testing.T) {
+		vm := results[storage.KindVictoriaMetrics]
+		if vm["none"] == nil || vm["remove NaN"] == nil {
+			t.Fatal("a VictoriaMetrics check did not run")
+		}
+		if diff := cmp.Diff(countsOf(vm["none"]), countsOf(vm["remove NaN"])); diff != "" {
+			t.Errorf("counts (-none +remove NaN):\n%s", diff)
+		}
+		if vm["none"].NaNAltered == 0 {
+			t.Error("no NaN altered on VictoriaMetrics: it keeps NaN now, so fault c can be checked on it")
+		}
+	})
+
+	// The sampled plan (a quarter of the window): the unmodified job reads back exactly on
+	// Prometheus, and on VictoriaMetrics loses only the NaN samples planned; with markers
+	// dropped, every marker checked on Prometheus is ignored.
+	for _, kind := range []string{storage.KindPrometheus, storage.KindVictoriaMetrics} {
+		t.Run(kind+"/sampled/none", func(t *testing.T) {
+			res := verifyJob(t, kind, "none", 3000)
+			if res.CheckedSamples < 3000 || res.CheckedSamples >= 12000 || res.CheckedStaleMarkers == 0 {
+				t.Errorf("checked %d samples and %d markers, want 3000 to 12000 and some markers", res.CheckedSamples, res.CheckedStaleMarkers)
+			}
+			want := counts{}
+			if kind == storage.KindVictoriaMetrics {
+				want.NaNAltered = plannedNaN(newWL(jobOf("none")), w, config.Default().Seed, 3000)
+			}
+			if diff := cmp.Diff(want, countsOf(res)); diff != "" {
+				t.Errorf("counts (-want +got):\n%s\nexamples:\n%s", diff, strings.Join(res.Examples, "\n"))
+			}
+		})
+	}
+	t.Run("prometheus/sampled/drop staleness markers", func(t *testing.T) {
+		res := verifyJob(t, storage.KindPrometheus, "drop staleness markers", 3000)
+		want := counts{StalenessIgnored: res.CheckedStaleMarkers}
+		if diff := cmp.Diff(want, countsOf(res)); diff != "" || res.CheckedStaleMarkers == 0 {
+			t.Errorf("%d markers checked; counts (-want +got):\n%s", res.CheckedStaleMarkers, diff)
+		}
+	})
+}
+
+// checkExport: VictoriaMetrics' raw export must show the same damage as the query API, and
+// every marker the proxy dropped as a marker not stored.
+func checkExport(t *testing.T, e *report.ExportCheck, name string, d damage, want counts) {
+	t.Helper()
+	if e == nil {
+		t.Fatal("no export cross-check for VictoriaMetrics")
+	}
+	wantE := counts{Missing: want.Missing, Changed: want.Changed, NaNAltered: want.NaNAltered, Shifted: want.Shifted}
+	if name == "drop 1%" || name == "drop staleness markers" {
+		wantE.StalenessIgnored = d.markers
+	}
+	gotE := counts{e.MissingSamples, e.DuplicateSamples, e.UnexpectedSamples, e.ChangedValues, e.NaNAltered, e.MissingStaleMarkers, e.ShiftedTimestamps}
+	if diff := cmp.Diff(wantE, gotE); diff != "" || e.CheckedSamples != 12000 || e.CheckedStaleMarkers != 200 {
+		t.Errorf("export %+v (-want +got, StalenessIgnored = missing markers):\n%s", *e, diff)
+	}
+}
+
+// plannedNaN counts the NaN samples the plan of budget checks in w.
+func plannedNaN(wl *fakeWorkload, w window, seed uint64, budget int) int64 {
+	var n int64
+	for _, u := range plan(wl, seed, w, wl.interval, budget) {
+		expect(wl, &u, wl.interval)
+		for _, s := range u.series {
+			for _, e := range s.samples {
+				if math.IsNaN(e.v) && !e.stale {
+					n++
+				}
+			}
+		}
+	}
+	return n
 }
 
 func jobOf(fault string) string {

@@ -28,8 +28,10 @@ type probe struct {
 
 // probes builds the fixed probe set over the written data: reference series are taken from
 // the units read, so their samples are known. A probe whose data the run lacks (no NaN
-// series in the profile, no churn in the window) is left out.
-func probes(units []unit, w window, interval int64) []probe {
+// series in the profile, no churn in the window) is left out. A non-empty replica selects
+// that url_replica copy, for a storage that keeps writeURLReplicas copies apart: each probe
+// asks about one series.
+func probes(units []unit, w window, interval int64, replica string) []probe {
 	// The reference series: a numeric one with the newest sample in the window.
 	var ref *expSeries
 	var refLast expSample
@@ -76,8 +78,9 @@ func probes(units []unit, w window, interval int64) []probe {
 		return ps
 	}
 	at := refLast.t + 1
-	sel := render(ref.labels)
-	noName := dropName(ref.labels)
+	refLabels := withReplica(ref.labels, replica)
+	sel := render(refLabels)
+	noName := dropName(refLabels)
 	ps = append(ps,
 		probe{
 			name: "time() is a scalar", query: "time()", at: at,
@@ -94,7 +97,7 @@ func probes(units []unit, w window, interval int64) []probe {
 		},
 		probe{
 			name: "instant query in the newest minute", query: sel, at: at,
-			want: &result{Type: "vector", Series: []series{{Labels: ref.labels, Points: []point{{at, refLast.v}}}}},
+			want: &result{Type: "vector", Series: []series{{Labels: refLabels, Points: []point{{at, refLast.v}}}}},
 		},
 		probe{
 			name: "millisecond timestamps", query: "timestamp(" + sel + ")", at: at,
@@ -119,9 +122,10 @@ func probes(units []unit, w window, interval int64) []probe {
 	}
 	if nan != nil {
 		last, _ := lastValue(nan)
+		ls := withReplica(nan.labels, replica)
 		ps = append(ps, probe{
-			name: "NaN value is returned", query: render(nan.labels), at: last.t + 1,
-			want: &result{Type: "vector", Series: []series{{Labels: nan.labels, Points: []point{{last.t + 1, math.NaN()}}}}},
+			name: "NaN value is returned", query: render(ls), at: last.t + 1,
+			want: &result{Type: "vector", Series: []series{{Labels: ls, Points: []point{{last.t + 1, math.NaN()}}}}},
 		})
 	}
 	if churn != nil {
@@ -145,11 +149,12 @@ func probes(units []unit, w window, interval int64) []probe {
 					pts = append(pts, point{ts, v})
 				}
 			}
+			ls := withReplica(s.labels, replica)
 			if len(pts) > 0 {
-				want.Series = []series{{Labels: s.labels, Points: pts}}
+				want.Series = []series{{Labels: ls, Points: pts}}
 			}
 			ps = append(ps, probe{
-				name: "range query stops at the staleness marker", query: render(s.labels),
+				name: "range query stops at the staleness marker", query: render(ls),
 				start: start, end: end, step: step, want: want,
 			})
 			break
@@ -171,6 +176,26 @@ func valueAt(s *expSeries, ts int64) (float64, bool) {
 		return 0, false
 	}
 	return last.v, true
+}
+
+// withReplica adds url_replica=replica to ls (sorted by name) unless replica is empty.
+func withReplica(ls []label, replica string) []label {
+	if replica == "" {
+		return ls
+	}
+	out := make([]label, 0, len(ls)+1)
+	added := false
+	for _, l := range ls {
+		if !added && l.Name > urlReplicaLabel {
+			out = append(out, label{urlReplicaLabel, replica})
+			added = true
+		}
+		out = append(out, l)
+	}
+	if !added {
+		out = append(out, label{urlReplicaLabel, replica})
+	}
+	return out
 }
 
 func lastValue(s *expSeries) (expSample, bool) {

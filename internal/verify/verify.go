@@ -49,9 +49,16 @@ type Verifier struct {
 	copies   int   // writeURLReplicas
 
 	// Margin leaves the newest data out: samples newer than to - Margin are not checked,
-	// because the writer may not have generated or delivered them when the load stopped.
-	// Default: one scrape interval + 5s.
+	// because the writer may not have generated them when the load stopped: it generates a
+	// scrape once its time has passed, looking every 100ms at most, and stops mid-pass when
+	// the load ends. Delivery needs no margin: Run comes after the drain (what is still
+	// pending then is counted as pending by the writer), and during the load its window ends
+	// verifyDelay ago. Default 1s.
 	Margin time.Duration
+	// Settle is waited before the first read, so that what a storage acknowledged just before
+	// Run is searchable: VictoriaMetrics makes ingested rows searchable about a second after
+	// it acknowledges them (it flushes its in-memory buffers every second). Default 3s.
+	Settle time.Duration
 	// StaleDelay is how long after a staleness marker the instant query that must not find
 	// the series runs. Default: a tenth of the scrape interval, at most 1s, at least 2ms
 	// (so a marker shifted by 1ms is still before it).
@@ -72,16 +79,22 @@ func newVerifier(cfg *config.Config, wl Workload, targets []Target, rules []quer
 		wl: wl, targets: targets, rules: rules, log: logger.With("component", "verify"),
 		seed: cfg.Seed, budget: cfg.VerifySamples, interval: interval.Milliseconds(),
 		copies:     max(1, cfg.WriteURLReplicas),
-		Margin:     interval + 5*time.Second,
+		Margin:     time.Second,
+		Settle:     3 * time.Second,
 		StaleDelay: min(time.Second, max(2*time.Millisecond, interval/10)),
 		RuleWindow: 10 * time.Minute,
 	}
 }
 
 // Run reads back and probes every target over [from, to] (data written by the run) and
-// returns each storage's verify section, by name. A read that fails is listed in the
-// storage's Errors; Run itself does not fail.
+// returns each storage's verify section, by name, after waiting Settle (not counted in
+// DurationSeconds). A read that fails counts in the storage's ReadErrors, its samples in
+// UncheckedSamples; Run itself does not fail.
 func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*report.Verify {
+	select {
+	case <-ctx.Done():
+	case <-time.After(v.Settle):
+	}
 	start := time.Now()
 	w := window{from: from.UnixMilli(), to: to.Add(-v.Margin).UnixMilli()}
 	out := make(map[string]*report.Verify, len(v.targets))
@@ -97,7 +110,6 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*repo
 		expect(v.wl, &units[i], v.interval)
 	}
 	v.log.Info("verify planned", "reads", len(units), "from", time.UnixMilli(w.from).UTC(), "to", time.UnixMilli(w.to).UTC())
-	ps := probes(units, w, v.interval)
 
 	var mu sync.Mutex // guards out
 	ruleResults := map[string][]ruleAnswer{}
@@ -106,9 +118,9 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*repo
 		wg.Go(func() {
 			log := v.log.With("storage", t.Name)
 			r := newReader(t.Client, t.ReadURL)
-			res := v.readBack(ctx, r, t.Kind, units)
+			res, replica := v.readBack(ctx, r, t.Kind, units)
 			res.CheckedFrom, res.CheckedTo = time.UnixMilli(w.from).UTC(), time.UnixMilli(w.to).UTC()
-			res.Probes = runProbes(ctx, r, ps)
+			res.Probes = runProbes(ctx, r, probes(units, w, v.interval, replica))
 			answers := runRules(ctx, r, v.rules, w, v.interval, v.RuleWindow)
 			res.DurationSeconds = time.Since(start).Seconds()
 			log.Info("verified", "verdict", res.Verdict(), "different_probes", res.DifferentProbes())
@@ -130,17 +142,25 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*repo
 	return out
 }
 
-// readBack reads every unit from one storage and compares.
-func (v *Verifier) readBack(ctx context.Context, r *reader, kind string, units []unit) *report.Verify {
+// readBack reads every unit from one storage and compares. It returns the url_replica value
+// the probes select when the storage keeps writeURLReplicas copies apart ("" when it does not).
+func (v *Verifier) readBack(ctx context.Context, r *reader, kind string, units []unit) (*report.Verify, string) {
 	res := &report.Verify{}
 	t := &tally{}
 	var exp *tally // the raw export cross-check, where the storage offers it
 	if kind == storage.KindVictoriaMetrics {
 		exp = &tally{}
 	}
+	c := v.newCopies(kind)
+	var notRead int64
 	for i := range units {
 		u := &units[i]
 		if len(u.series) == 0 {
+			continue
+		}
+		if ctx.Err() != nil {
+			notRead++
+			res.UncheckedSamples += u.samples * int64(c.n)
 			continue
 		}
 		q := render(u.selector) + fmt.Sprintf("[%dms]", u.hi-u.lo)
@@ -150,25 +170,27 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, kind string, units [
 			err = fmt.Errorf("result type %s, want matrix", got.Type)
 		}
 		if err != nil {
-			res.Errors = append(res.Errors, fmt.Sprintf("read %s at %d: %v", q, u.hi, err))
-			if ctx.Err() != nil {
-				break
-			}
+			readFailed(res, fmt.Errorf("read %s at %d: %w", q, u.hi, err))
+			res.UncheckedSamples += u.samples * int64(c.n)
 			continue
 		}
-		compareUnit(u, got, v.copies, v.interval/2-1, false, t)
+		c.learn(got)
+		compareUnit(u, got, c.n, v.interval/2-1, false, t)
 		if exp != nil {
 			res.Reads++
-			if err := v.exportUnit(ctx, r, u, exp); err != nil {
-				res.Errors = append(res.Errors, err.Error())
+			if err := v.exportUnit(ctx, r, u, c, exp); err != nil {
+				readFailed(res, err)
 			}
 		}
 		if u.marker {
 			res.Reads++
-			if err := v.checkStaleness(ctx, r, u, t); err != nil {
-				res.Errors = append(res.Errors, err.Error())
+			if err := v.checkStaleness(ctx, r, u, c.n, t); err != nil {
+				readFailed(res, err)
 			}
 		}
+	}
+	if notRead > 0 {
+		res.Errors = append(res.Errors, fmt.Sprintf("%d reads not made: %v", notRead, context.Cause(ctx)))
 	}
 	t.fill(res)
 	if exp != nil {
@@ -176,25 +198,69 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, kind string, units [
 		exp.fillExport(res.Export)
 		res.Examples = append(res.Examples, exp.examples[:min(len(exp.examples), maxExamples-min(maxExamples, len(res.Examples)))]...)
 	}
-	return res
+	return res, c.replica
+}
+
+// readFailed counts a failed read; the first maxExamples are listed.
+func readFailed(res *report.Verify, err error) {
+	res.ReadErrors++
+	if len(res.Errors) < maxExamples {
+		res.Errors = append(res.Errors, err.Error())
+	}
+}
+
+// copies is how many url_replica copies of each series one storage holds. With
+// writeURLReplicas > 1 each copy is written with extra_label=url_replica=N: VictoriaMetrics
+// adds the label and keeps N series; a storage that ignores the parameter (Prometheus) gets
+// N identical copies of one series and keeps one. So the count follows the answers: N once an
+// answer carries the label, 1 once one has series without it; before any answer, N only for
+// VictoriaMetrics.
+type copies struct {
+	n, written int
+	replica    string // the smallest url_replica value seen
+}
+
+func (v *Verifier) newCopies(kind string) *copies {
+	c := &copies{n: 1, written: v.copies}
+	if kind == storage.KindVictoriaMetrics {
+		c.n = v.copies
+	}
+	return c
+}
+
+// learn sets the count from an answer that has series.
+func (c *copies) learn(got *result) {
+	if len(got.Series) == 0 {
+		return
+	}
+	c.n = 1
+	for _, s := range got.Series {
+		if _, r := splitReplica(s.Labels); r != "" {
+			c.n = c.written
+			if c.replica == "" || r < c.replica {
+				c.replica = r
+			}
+		}
+	}
 }
 
 // exportUnit reads u's raw samples through VictoriaMetrics' /api/v1/export and compares them
 // with markers required: the export shows what is stored, staleness markers as null.
-func (v *Verifier) exportUnit(ctx context.Context, r *reader, u *unit, t *tally) error {
+func (v *Verifier) exportUnit(ctx context.Context, r *reader, u *unit, c *copies, t *tally) error {
 	sel := render(u.selector)
 	got, err := r.export(ctx, sel, u.lo+1, u.hi)
 	if err != nil {
 		return fmt.Errorf("export %s [%d, %d]: %w", sel, u.lo+1, u.hi, err)
 	}
-	compareUnit(u, got, v.copies, v.interval/2-1, true, t)
+	c.learn(got)
+	compareUnit(u, got, c.n, v.interval/2-1, true, t)
 	return nil
 }
 
 // checkStaleness asks for the unit's series just after their staleness markers: PromQL must
 // not return a series whose last sample is a marker. Range selectors cannot show it
 // (Prometheus drops markers from them), an instant query can, on every storage alike.
-func (v *Verifier) checkStaleness(ctx context.Context, r *reader, u *unit, t *tally) error {
+func (v *Verifier) checkStaleness(ctx context.Context, r *reader, u *unit, copies int, t *tally) error {
 	at := u.markerT + v.StaleDelay.Milliseconds()
 	q := render(u.selector)
 	got, err := r.instant(ctx, q, at)
@@ -213,7 +279,7 @@ func (v *Verifier) checkStaleness(ctx context.Context, r *reader, u *unit, t *ta
 		if len(es.samples) == 0 || !es.samples[len(es.samples)-1].stale {
 			continue
 		}
-		t.staleChecked += int64(v.copies)
+		t.staleChecked += int64(copies)
 		for r := range returned {
 			if len(r) > len(key) && r[:len(key)] == key && r[len(key)] == 0 {
 				t.staleIgnored++

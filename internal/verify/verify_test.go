@@ -2,10 +2,14 @@ package verify
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math"
+	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +78,7 @@ func newTestWorkload() *fakeWorkload {
 func run(t *testing.T, wl *fakeWorkload, cfg *config.Config, targets []Target, rules []query.NamedExpr) map[string]*report.Verify {
 	t.Helper()
 	v := newVerifier(cfg, wl, targets, rules, slog.New(slog.DiscardHandler))
-	v.Margin = 0
+	v.Margin, v.Settle = 0, 0
 	from := time.UnixMilli(wl.start)
 	return v.Run(t.Context(), from, time.UnixMilli(testWindow(wl).to))
 }
@@ -273,7 +277,7 @@ func TestCompareSeries(t *testing.T) {
 		{
 			"minus zero is a change of bits", es(expSample{t: 1000, v: 0}),
 			[]point{{1000, math.Copysign(0, -1)}},
-			tally{checked: 1, changed: 1},
+			tally{checked: 1, changed: 1, changedNoRelErr: 1},
 		},
 		{
 			"duplicate and unexpected", es(expSample{t: 1000, v: 1}),
@@ -370,8 +374,6 @@ func TestExactAndVerdict(t *testing.T) {
 	}
 }
 
-var _ = context.Background
-
 // TestExpectKeepsItsOwnLabels plans with the real generator, whose label strings live in
 // buffers it reuses: every expected series must still name its own target after the
 // generator scraped others.
@@ -401,5 +403,227 @@ func TestExpectKeepsItsOwnLabels(t *testing.T) {
 				t.Fatalf("target %d: selector %v", u.target, u.selector)
 			}
 		}
+	}
+}
+
+// TestRelativeErrorStaysFinite: a change with no relative error (from 0, from or to ±Inf, a
+// marker returned as a number) counts in ChangedValues and ChangedWithoutRelativeError, and
+// MaxRelativeError stays a finite number, so results.json can be written.
+func TestRelativeErrorStaysFinite(t *testing.T) {
+	stale := math.Float64frombits(staleNaNBits)
+	for _, tc := range []struct {
+		name   string
+		want   expSample
+		got    float64
+		relErr float64
+		noRel  int64
+	}{
+		{"changed zero", expSample{t: 1000, v: 0}, 1, 0, 1},
+		{"marker returned as a number", expSample{t: 1000, v: stale, stale: true}, 0, 0, 1},
+		{"infinity changed", expSample{t: 1000, v: math.Inf(1)}, 1, 0, 1},
+		{"number returned as infinity", expSample{t: 1000, v: 1}, math.Inf(-1), 0, 1},
+		{"number returned as NaN", expSample{t: 1000, v: 1}, math.NaN(), 0, 1},
+		{"tiny value, huge answer", expSample{t: 1000, v: 5e-324}, 1e300, 0, 1},
+		{"ordinary change", expSample{t: 1000, v: 4}, 5, 0.25, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var tl tally
+			es := &expSeries{labels: []label{{"__name__", "m"}}, samples: []expSample{tc.want}}
+			compareSeries(es, []point{{1000, tc.got}}, 499, false, &tl)
+			v := &report.Verify{}
+			tl.fill(v)
+			if _, err := json.Marshal(v); err != nil {
+				t.Fatalf("marshal: %v", err)
+			}
+			if v.ChangedValues != 1 || v.ChangedWithoutRelativeError != tc.noRel || v.MaxRelativeError != tc.relErr {
+				t.Errorf("changed %d, without relative error %d, max relative error %g; want 1, %d, %g",
+					v.ChangedValues, v.ChangedWithoutRelativeError, v.MaxRelativeError, tc.noRel, tc.relErr)
+			}
+			if len(v.Examples) != 1 {
+				t.Errorf("examples %q, want one line", v.Examples)
+			}
+		})
+	}
+}
+
+// TestMarkersReturnedAsNumbersMarshal runs the whole check on a storage that stores every
+// staleness marker as 0: each counts as a changed value without relative error, and the
+// report marshals.
+func TestMarkersReturnedAsNumbersMarshal(t *testing.T) {
+	wl := newTestWorkload()
+	w := testWindow(wl)
+	p := newFakeProm()
+	toZero := func(_ string, t int64, v float64) (int64, float64, bool) {
+		if isStale(v) {
+			return t, 0, true
+		}
+		return t, v, true
+	}
+	app := &faultApp{dst: p, f: toZero, w: w}
+	writeAll(wl, w, app)
+	res := run(t, wl, testConfig(1200, time.Second), []Target{startFake(t, p, "fake")}, nil)["fake"]
+	if _, err := json.Marshal(res); err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	// The 20 markers come back as 0 in the range reads; the instant query just after a marker
+	// finds the series (with 0): every marker is also not honoured.
+	if res.ChangedValues != 20 || res.ChangedWithoutRelativeError != 20 || res.MaxRelativeError != 0 || res.StalenessIgnored != 20 {
+		t.Errorf("changed %d (without relative error %d, max %g), staleness ignored %d; want 20, 20, 0, 20",
+			res.ChangedValues, res.ChangedWithoutRelativeError, res.MaxRelativeError, res.StalenessIgnored)
+	}
+}
+
+// replicaApp writes every sample twice, as writeURLReplicas: 2 does: with url_replica=0 and
+// =1 added when labelled (VictoriaMetrics honours extra_label), else as the same series twice
+// (Prometheus ignores extra_label).
+type replicaApp struct {
+	dst      *fakeProm
+	labelled bool
+}
+
+func (a *replicaApp) Append(ls []workload.Label, t int64, v float64) {
+	for r := range 2 {
+		if !a.labelled {
+			a.dst.Append(ls, t, v)
+			continue
+		}
+		var out []workload.Label
+		for _, l := range ls {
+			out = append(out, l)
+			if l.Name == "s" { // the last label before url_replica in name order
+				out = append(out, workload.Label{Name: urlReplicaLabel, Value: strconv.Itoa(r)})
+			}
+		}
+		a.dst.Append(out, t, v)
+	}
+}
+
+// TestURLReplicasFollowTheAnswers: with writeURLReplicas: 2, a storage that keeps the copies
+// apart by url_replica is checked for both, and one that holds a single series (its copies
+// were identical) for one; both are exact, and every probe asks about one series.
+func TestURLReplicasFollowTheAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		labelled               bool
+		wantChecked, wantStale int64
+	}{
+		{"url_replica added", true, 2400, 40},
+		{"copies merged", false, 1200, 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wl := newTestWorkload()
+			p := newFakeProm()
+			writeAll(wl, testWindow(wl), &replicaApp{dst: p, labelled: tc.labelled})
+			cfg := testConfig(1200, time.Second)
+			cfg.WriteURLReplicas = 2
+			res := run(t, wl, cfg, []Target{startFake(t, p, "fake")}, nil)["fake"]
+			if !res.Exact() || res.CheckedSamples != tc.wantChecked || res.CheckedStaleMarkers != tc.wantStale {
+				t.Errorf("verdict %q (%d markers); want exact, %d samples and %d markers; examples:\n%s",
+					res.Verdict(), res.CheckedStaleMarkers, tc.wantChecked, tc.wantStale, strings.Join(res.Examples, "\n"))
+			}
+			if len(res.Probes) != 9 || res.DifferentProbes() != 0 {
+				for _, pr := range res.Probes {
+					t.Logf("probe %q same=%v query %s\n  expected %s\n  got      %s", pr.Name, pr.Same, pr.Query, pr.Expected, pr.Got)
+				}
+				t.Errorf("%d probes, %d differ; want 9, none", len(res.Probes), res.DifferentProbes())
+			}
+		})
+	}
+}
+
+// failingReads answers every range read of a selector matching fail with status 500.
+type failingReads struct {
+	next *fakeProm
+	fail *regexp.Regexp
+}
+
+func (f *failingReads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if q := r.FormValue("query"); rangeSel.MatchString(q) && f.fail.MatchString(q) {
+		http.Error(w, "read failed", http.StatusInternalServerError)
+		return
+	}
+	f.next.ServeHTTP(w, r)
+}
+
+// TestFailedReadsAreCounted: a failed read is counted in ReadErrors and its samples in
+// UncheckedSamples, so that checked + unchecked is every sample planned, and the verdict is
+// not exact.
+func TestFailedReadsAreCounted(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		fail                  string
+		readErrors, unchecked int64
+	}{
+		// Target 1 never churns: one read of 60 scrapes × 5 series.
+		{"one target", `instance="host-1"`, 1, 300},
+		// Targets 0 and 2 are read in three revisions each, 1 and 3 in one: 8 reads.
+		{"every read", `.`, 8, 1200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wl := newTestWorkload()
+			p := newFakeProm()
+			writeAll(wl, testWindow(wl), p)
+			srv := httptest.NewServer(&failingReads{next: p, fail: regexp.MustCompile(tc.fail)})
+			t.Cleanup(srv.Close)
+			client, err := storage.NewClient("fake", config.Storage{ReadURL: srv.URL}, storage.Read, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := run(t, wl, testConfig(1200, time.Second), []Target{{Name: "fake", ReadURL: srv.URL, Client: client}}, nil)["fake"]
+			if res.ReadErrors != tc.readErrors || res.UncheckedSamples != tc.unchecked || res.CheckedSamples+res.UncheckedSamples != 1200 {
+				t.Errorf("read errors %d, unchecked %d, checked %d; want %d, %d and checked + unchecked = 1200",
+					res.ReadErrors, res.UncheckedSamples, res.CheckedSamples, tc.readErrors, tc.unchecked)
+			}
+			if int64(len(res.Errors)) != tc.readErrors || res.Exact() {
+				t.Errorf("errors %q, verdict %q: want one line per failed read, not exact", res.Errors, res.Verdict())
+			}
+			if !strings.Contains(res.Verdict(), fmt.Sprintf("%d reads failed, %d samples unchecked", tc.readErrors, tc.unchecked)) {
+				t.Errorf("verdict %q", res.Verdict())
+			}
+		})
+	}
+}
+
+// TestReadsNotMadeAreUnchecked: when the check runs out of time, the samples of the reads
+// not made are unchecked, not lost.
+func TestReadsNotMadeAreUnchecked(t *testing.T) {
+	wl := newTestWorkload()
+	p := newFakeProm()
+	writeAll(wl, testWindow(wl), p)
+	v := newVerifier(testConfig(1200, time.Second), wl, []Target{startFake(t, p, "fake")}, nil, slog.New(slog.DiscardHandler))
+	v.Margin = 0
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	res := v.Run(ctx, time.UnixMilli(wl.start), time.UnixMilli(testWindow(wl).to))["fake"]
+	if res.CheckedSamples != 0 || res.UncheckedSamples != 1200 || res.ReadErrors != 0 || res.Exact() {
+		t.Errorf("checked %d, unchecked %d, read errors %d, verdict %q; want 0, 1200, 0, not exact",
+			res.CheckedSamples, res.UncheckedSamples, res.ReadErrors, res.Verdict())
+	}
+	if diff := cmp.Diff([]string{"8 reads not made: context canceled"}, res.Errors); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
+// TestEndOfRunMargin: after the drain only the generator's last tick is uncertain, so the
+// check covers the run up to one second before its end, and waits Settle before reading so
+// that the storage has made the last acknowledged samples searchable.
+func TestEndOfRunMargin(t *testing.T) {
+	wl := newTestWorkload()
+	p := newFakeProm()
+	writeAll(wl, testWindow(wl), p)
+	v := newVerifier(testConfig(100_000, time.Second), wl, []Target{startFake(t, p, "fake")}, nil, slog.New(slog.DiscardHandler))
+	if v.Margin != time.Second || v.Settle != 3*time.Second {
+		t.Errorf("margin %v, settle %v; want 1s and 3s", v.Margin, v.Settle)
+	}
+	v.Settle = 200 * time.Millisecond
+	to := time.UnixMilli(testWindow(wl).to)
+	began := time.Now()
+	res := v.Run(t.Context(), time.UnixMilli(wl.start), to)["fake"]
+	if waited := time.Since(began); waited < v.Settle {
+		t.Errorf("Run took %v, want at least Settle %v", waited, v.Settle)
+	}
+	// Scrapes 0..58 of 4 targets × 5 series are at least 1s older than the end: 1180 samples.
+	if !res.CheckedTo.Equal(to.Add(-time.Second)) || res.CheckedSamples != 1180 || !res.Exact() {
+		t.Errorf("checked to %v, %d samples, verdict %q; want %v, 1180, exact", res.CheckedTo, res.CheckedSamples, res.Verdict(), to.Add(-time.Second).UTC())
 	}
 }
