@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"time"
 
@@ -55,6 +56,8 @@ type Config struct {
 	RemoteStorages map[string]Storage `yaml:"remoteStorages" json:"remoteStorages"`
 
 	ChartOnly `yaml:",inline" json:"-"` // keys of the prometheus-benchmark chart that do not apply here
+
+	parseWarnings []string // values Parse took differently from the chart
 }
 
 // RangeQuery is one dashboard panel, run as a range query every Interval.
@@ -77,6 +80,20 @@ type ChartOnly struct {
 	NodeExporter      any `yaml:"nodeExporter" json:"-"`
 	Nginx             any `yaml:"nginx" json:"-"`
 	Grafana           any `yaml:"grafana" json:"-"`
+	NodeSelector      any `yaml:"nodeSelector" json:"-"`
+	Tolerations       any `yaml:"tolerations" json:"-"`
+	WriteReplicaMem   any `yaml:"writeReplicaMem" json:"-"`
+	WriteReplicaCPU   any `yaml:"writeReplicaCPU" json:"-"`
+}
+
+// chartKeys maps each key to its value; nil when the file does not set it.
+func (o ChartOnly) chartKeys() map[string]any {
+	return map[string]any{
+		"vmtag": o.VMTag, "disableMonitoring": o.DisableMonitoring, "vmagent": o.VMAgent,
+		"vmalert": o.VMAlert, "nodeExporter": o.NodeExporter, "nginx": o.Nginx, "grafana": o.Grafana,
+		"nodeSelector": o.NodeSelector, "tolerations": o.Tolerations,
+		"writeReplicaMem": o.WriteReplicaMem, "writeReplicaCPU": o.WriteReplicaCPU,
+	}
 }
 
 // Default returns the embedded default benchmark, without storages: bench adds the local
@@ -128,37 +145,74 @@ func Load(path string) (*Config, error) {
 	return c, nil
 }
 
-// Parse decodes a YAML document strictly, fills defaults and validates.
+// Parse decodes a YAML document strictly, fills defaults and validates. Every problem is
+// reported at once: a key or value that does not decode is an error, and the rest of the
+// document, which yaml v3 still decodes, is validated too.
 func Parse(b []byte) (*Config, error) {
 	c := Default() // nested structs keep their defaults for keys the document leaves out
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("parse: %w", nameKeys(b, err))
+	err := dec.Decode(&c)
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	if _, typeErr := errors.AsType[*yaml.TypeError](err); err != nil && !typeErr {
+		return nil, fmt.Errorf("parse: %w", sanitize(b, err)) // a syntax error: nothing was decoded
+	}
+	if c.WriteConcurrency == 0 {
+		// The chart's default, 0, leaves the number of connections to vmagent.
+		c.WriteConcurrency = Default().WriteConcurrency
+		c.parseWarnings = append(c.parseWarnings, fmt.Sprintf("writeConcurrency: 0 (the chart's automatic) uses tsbench's default, %d connections per storage", c.WriteConcurrency))
 	}
 	for name, st := range c.RemoteStorages {
 		st.setDefaults() // map values are made by the decoder: default them here
 		c.RemoteStorages[name] = st
 	}
-	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("invalid: %w", err)
+	problems := c.problems()
+	if err != nil {
+		msg, keys := sanitize(b, err), badKeys(b, err)
+		// A value that did not decode kept its default: its check would only repeat the error.
+		problems = slices.DeleteFunc(problems, func(p error) bool { return underAny(p.Error(), keys) })
+		if len(problems) == 0 {
+			return nil, fmt.Errorf("parse: %w", msg)
+		}
+		return nil, errors.Join(fmt.Errorf("parse: %w", msg), fmt.Errorf("invalid: %w", errors.Join(problems...)))
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("invalid: %w", errors.Join(problems...))
 	}
 	return &c, nil
 }
 
-// Warnings names the keys that were accepted but have no effect here.
+// Warnings names the keys that were accepted but have no effect here, and the values that
+// the chart means differently.
 func (c *Config) Warnings() []string {
+	const ignored = "key of the prometheus-benchmark chart ignored: tsbench generates the load itself"
 	var w []string
-	for key, v := range map[string]any{
-		"vmtag": c.VMTag, "disableMonitoring": c.DisableMonitoring, "vmagent": c.VMAgent,
-		"vmalert": c.VMAlert, "nodeExporter": c.NodeExporter, "nginx": c.Nginx, "grafana": c.Grafana,
-	} {
+	for key, v := range c.chartKeys() {
 		if v != nil {
-			w = append(w, fmt.Sprintf("%s: key of the prometheus-benchmark chart ignored: tsbench generates the load itself", key))
+			w = append(w, fmt.Sprintf("%s: %s", key, ignored))
 		}
 	}
+	for name, st := range c.RemoteStorages {
+		for key, v := range st.chartKeys() {
+			if v != nil {
+				w = append(w, fmt.Sprintf("remoteStorages.%s.%s: %s", name, key, ignored))
+			}
+		}
+	}
+	w = append(w, c.parseWarnings...)
 	sort.Strings(w)
 	return w
+}
+
+// URLReplicas is the number of copies sent to each write URL of the storage name: its own
+// writeURLReplicas where set, else the top-level one.
+func (c *Config) URLReplicas(name string) int {
+	if n := c.RemoteStorages[name].WriteURLReplicas; n > 0 {
+		return n
+	}
+	return c.WriteURLReplicas
 }
 
 // StorageNames returns the storages' names in the order they are reported: by name.
@@ -173,6 +227,10 @@ func (c *Config) StorageNames() []string {
 
 // Validate reports every problem at once, each with its key path.
 func (c *Config) Validate() error {
+	return errors.Join(c.problems()...)
+}
+
+func (c *Config) problems() []error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
@@ -192,10 +250,12 @@ func (c *Config) Validate() error {
 	if c.ScrapeConfigUpdatePercent > 0 && c.ScrapeConfigUpdateInterval < c.ScrapeInterval {
 		bad("scrapeConfigUpdateInterval", "must be >= scrapeInterval (%s) when scrapeConfigUpdatePercent > 0", c.ScrapeInterval)
 	}
+	if c.WriteConcurrency < 1 {
+		bad("writeConcurrency", "must be >= 1 (0, as in the chart, takes the default, %d)", Default().WriteConcurrency)
+	}
 	positive := map[string]int{
-		"writeConcurrency": c.WriteConcurrency, "writeReplicas": c.WriteReplicas,
-		"writeURLReplicas": c.WriteURLReplicas, "maxSamplesPerRequest": c.MaxSamplesPerRequest,
-		"queryConcurrency": c.QueryConcurrency,
+		"writeReplicas": c.WriteReplicas, "writeURLReplicas": c.WriteURLReplicas,
+		"maxSamplesPerRequest": c.MaxSamplesPerRequest, "queryConcurrency": c.QueryConcurrency,
 	}
 	for _, key := range sortedKeys(positive) {
 		if positive[key] < 1 {
@@ -207,13 +267,15 @@ func (c *Config) Validate() error {
 	}
 	durations := map[string]time.Duration{
 		"maxRetryDuration": c.MaxRetryDuration, "queryInterval": c.QueryInterval,
-		"queryTimeout": c.QueryTimeout, "indexLookupInterval": c.IndexLookupInterval,
-		"observeInterval": c.ObserveInterval,
+		"queryTimeout": c.QueryTimeout, "observeInterval": c.ObserveInterval,
 	}
 	for _, key := range sortedKeys(durations) {
 		if durations[key] <= 0 {
 			bad(key, "must be > 0")
 		}
+	}
+	if c.IndexLookupInterval < 0 {
+		bad("indexLookupInterval", "must be >= 0 (0 turns index lookups off)")
 	}
 	if c.VerifySamples < 0 {
 		bad("verifySamples", "must be >= 0 (0 turns the read-back check off)")
@@ -228,7 +290,7 @@ func (c *Config) Validate() error {
 		st := c.RemoteStorages[name]
 		errs = append(errs, st.validate("remoteStorages."+name)...)
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 func (rq RangeQuery) validate(key string) []error {

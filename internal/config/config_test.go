@@ -2,12 +2,15 @@ package config
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
 )
 
 func TestGoodConfigsLoad(t *testing.T) {
@@ -51,6 +54,38 @@ func TestBadConfigs(t *testing.T) {
 			"rangeQueries[0].step: must be > 0",
 			"rangeQueries[0].interval: must be > 0",
 		},
+		"decode-and-validate.bad.yaml": {
+			"line 2 (foo): field foo not found in type config.Config",
+			"line 5 (scrapeInterval): cannot unmarshal !!seq into time.Duration",
+			"line 11 (remoteStorages.prom.writeURL): cannot unmarshal !!seq into string",
+			"targetsCount: must be >= 1",
+			"writeConcurrency: must be >= 1 (0, as in the chart, takes the default, 4)",
+			"remoteStorages.vm.writeURL: scheme must be http or https",
+			"remoteStorages.vm.writeURLReplicas: must be >= 1",
+		},
+		"protocol-headers.bad.yaml": {
+			"remoteStorages.mimir.writeHeaders: Content-Encoding is set by the remote_write protocol and cannot be overridden",
+			"remoteStorages.mimir.writeHeaders: X-Prometheus-Remote-Write-Version is set by the remote_write protocol",
+			"remoteStorages.vm.writeHeaders: Content-Type is set by the remote_write protocol",
+			"remoteStorages.vm.writeHeaders: User-Agent is set by the remote_write protocol",
+		},
+		"header-syntax.bad.yaml": {
+			"remoteStorages.vm.writeHeaders: a header name is not a token",
+			"remoteStorages.vm.readHeaders: the value of X-Ok has a line break or NUL",
+		},
+		"secret-echo.bad.yaml": {
+			"line 5 (remoteStorages.vm.writeHeaders): header 1 of the '^^' list is not name:value",
+			"line 6 (remoteStorages.vm.readHeaders): cannot unmarshal !!seq into string",
+			"line 7 (remoteStorages.vm.basicAuth): cannot unmarshal !!str into config.BasicAuth",
+			"remoteStorages.prom.writeHeaders: a header name is not a token",
+			"line 11 (remoteStorages.prom.readBearerToken): cannot unmarshal !!map into string",
+			"line 12 (remoteStorages.prom.tls): cannot unmarshal !!str into config.TLS",
+		},
+	}
+	// Messages that would repeat a decode error or refuse what is allowed.
+	notWant := map[string][]string{
+		"decode-and-validate.bad.yaml": {"remoteStorages.prom.writeURL: must be set", "scrapeConfigUpdateInterval"},
+		"protocol-headers.bad.yaml":    {"X-Scope-OrgID", "readHeaders"},
 	}
 	files, _ := filepath.Glob("testdata/*.bad.yaml")
 	if len(files) != len(want) {
@@ -71,6 +106,15 @@ func TestBadConfigs(t *testing.T) {
 					t.Errorf("error lacks %q:\n%v", m, err)
 				}
 			}
+			for _, m := range notWant[filepath.Base(f)] {
+				if strings.Contains(err.Error(), m) {
+					t.Errorf("error has %q:\n%v", m, err)
+				}
+			}
+			// No error quotes a value that may be a secret: the bad files mark theirs s3cr3t.
+			if strings.Contains(err.Error(), "s3cr3t") {
+				t.Errorf("error quotes a secret:\n%v", err)
+			}
 		})
 	}
 }
@@ -87,20 +131,168 @@ func TestDefaultsFillOmittedKeys(t *testing.T) {
 	}
 }
 
-func TestChartValuesWarnings(t *testing.T) {
+// TestChartValues loads a file shaped as the prometheus-benchmark chart's values.yaml: its
+// load keys are taken, its Kubernetes keys are named in warnings.
+func TestChartValues(t *testing.T) {
 	c, err := Load("testdata/chart-values.good.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
+	const ignored = ": key of the prometheus-benchmark chart ignored: tsbench generates the load itself"
 	want := []string{
-		"disableMonitoring: key of the prometheus-benchmark chart ignored: tsbench generates the load itself",
-		"vmtag: key of the prometheus-benchmark chart ignored: tsbench generates the load itself",
+		"disableMonitoring" + ignored,
+		"nodeSelector" + ignored,
+		"remoteStorages.vm.vmagentExtraEnvs" + ignored,
+		"remoteStorages.vm.vmagentExtraFlags" + ignored,
+		"remoteStorages.vm.vmalertExtraEnvs" + ignored,
+		"remoteStorages.vm.vmalertExtraFlags" + ignored,
+		"tolerations" + ignored,
+		"vmtag" + ignored,
+		"writeConcurrency: 0 (the chart's automatic) uses tsbench's default, 4 connections per storage",
+		"writeReplicaCPU" + ignored,
+		"writeReplicaMem" + ignored,
 	}
 	if diff := cmp.Diff(want, c.Warnings()); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
+		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
-	if c.TargetsCount != 2000 || c.WriteConcurrency != 16 || c.ScrapeConfigUpdateInterval != 10*time.Minute {
+	if c.TargetsCount != 2000 || c.WriteConcurrency != 4 || c.ScrapeConfigUpdateInterval != 10*time.Minute {
 		t.Errorf("chart values not taken: %+v", c)
+	}
+	if got := c.URLReplicas("vm"); got != 2 {
+		t.Errorf("URLReplicas(vm) = %d, want the storage's 2", got)
+	}
+	vm := c.RemoteStorages["vm"]
+	if diff := cmp.Diff(Headers{"X-Scope-OrgID": "bench", "X-Team": "perf"}, vm.WriteHeaders); diff != "" {
+		t.Errorf("writeHeaders (-want +got):\n%s", diff)
+	}
+	if vm.ReadHeaders != nil {
+		t.Errorf("readHeaders \"\" = %v, want none", vm.ReadHeaders)
+	}
+}
+
+// TestChartValuesExampleInStep keeps examples/chart-values.yaml the shape of the chart's
+// values.yaml, as testdata/chart-values.good.yaml is.
+func TestChartValuesExampleInStep(t *testing.T) {
+	if diff := cmp.Diff(shape(t, "testdata/chart-values.good.yaml"), shape(t, "../../examples/chart-values.yaml")); diff != "" {
+		t.Errorf("keys or value types differ (-testdata +example):\n%s", diff)
+	}
+}
+
+// shape lists every key path of a YAML file with the kind or tag of its value.
+func shape(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		switch n.Kind {
+		case yaml.DocumentNode:
+			walk(n.Content[0], path)
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				walk(n.Content[i+1], path+"."+n.Content[i].Value)
+			}
+		case yaml.SequenceNode:
+			out = append(out, path+" seq")
+		default:
+			out = append(out, path+" "+n.ShortTag())
+		}
+	}
+	walk(&root, "")
+	return out
+}
+
+// TestDecodeErrorKeyPaths: a value that does not decode is named by its own key path, also
+// in block mappings and sequences, whose first key or item shares the line of its parent.
+func TestDecodeErrorKeyPaths(t *testing.T) {
+	_, err := Parse([]byte(`remoteStorages:
+  prom:
+    writeURL: [x]
+rangeQueries:
+  - name: [x]
+    expr: up
+thresholds:
+  - ok
+  - [nested]
+`))
+	for _, want := range []string{
+		"line 3 (remoteStorages.prom.writeURL): cannot unmarshal !!seq into string",
+		"line 5 (rangeQueries[0].name): cannot unmarshal !!seq into string",
+		"line 9 (thresholds[1]): cannot unmarshal !!seq into string",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestURLReplicasDefaultsToTopLevel(t *testing.T) {
+	c, err := Parse([]byte(`
+writeURLReplicas: 3
+remoteStorages:
+  a: {writeURL: http://127.0.0.1:1/w}
+  b: {writeURL: http://127.0.0.1:2/w, writeURLReplicas: 1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := c.URLReplicas("a"), c.URLReplicas("b"); a != 3 || b != 1 {
+		t.Errorf("URLReplicas a=%d b=%d, want 3 (top level) and 1 (its own)", a, b)
+	}
+}
+
+// TestHeadersKeepStrictDecoding: Headers decodes itself, and unknown keys beside it, in either
+// form, are still refused.
+func TestHeadersKeepStrictDecoding(t *testing.T) {
+	for name, doc := range map[string]string{
+		"string": "remoteStorages:\n  vm:\n    writeHeaders: 'A:1^^B: 2'\n    readUrl: http://x/\n",
+		"map":    "remoteStorages:\n  vm:\n    writeHeaders: {A: '1', B: '2'}\n    readUrl: http://x/\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse([]byte(doc))
+			if err == nil || !strings.Contains(err.Error(), "line 4 (remoteStorages.vm.readUrl): field readUrl not found") {
+				t.Errorf("unknown key beside writeHeaders not refused: %v", err)
+			}
+			var c Config
+			dec := yaml.NewDecoder(strings.NewReader(strings.Replace(doc, "readUrl: http://x/", "writeURL: http://x/", 1)))
+			dec.KnownFields(true)
+			if err := dec.Decode(&c); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(Headers{"A": "1", "B": "2"}, c.RemoteStorages["vm"].WriteHeaders); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestWriteConcurrency(t *testing.T) {
+	for _, tc := range []struct {
+		doc  string
+		want int
+	}{
+		{"writeConcurrency: 0", 4},
+		{"writeConcurrency: 7", 7},
+		{"seed: 2", 4},
+	} {
+		c, err := Parse([]byte(tc.doc))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.doc, err)
+		}
+		if c.WriteConcurrency != tc.want {
+			t.Errorf("%s: writeConcurrency %d, want %d", tc.doc, c.WriteConcurrency, tc.want)
+		}
+		warned := slices.ContainsFunc(c.Warnings(), func(w string) bool { return strings.HasPrefix(w, "writeConcurrency: 0") })
+		if warned != (tc.doc == "writeConcurrency: 0") {
+			t.Errorf("%s: warnings %q", tc.doc, c.Warnings())
+		}
 	}
 }
 
@@ -174,5 +366,53 @@ func TestExamplesLoad(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestRedactedSecretsFile: no secret of testdata/secrets.good.yaml (each contains s3cr3t) nor
+// of the token file it names reaches the JSON of the redacted config; the rest stays.
+func TestRedactedSecretsFile(t *testing.T) {
+	c, err := Load("testdata/secrets.good.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(orig), "s3cr3t"); n != 15 {
+		t.Fatalf("unredacted config has %d secrets, want 15: %s", n, orig)
+	}
+	b, err := json.Marshal(c.Redacted())
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := os.ReadFile("testdata/token.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"s3cr3t", strings.TrimSpace(string(token))} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("redacted config contains %q: %s", secret, b)
+		}
+	}
+	for _, kept := range []string{"db=tsbench", "u=admin", "extra_label=a%3Db", "testdata/token.txt", `"username":"bench"`} {
+		if !strings.Contains(string(b), kept) {
+			t.Errorf("redacted config lacks %q: %s", kept, b)
+		}
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for raw, want := range map[string]string{
+		"http://127.0.0.1:8086/api/v1/prom/write?db=x&u=admin&p=hunter2": "http://127.0.0.1:8086/api/v1/prom/write?db=x&u=admin&p=<secret>",
+		"http://u:pw@h/w?API_KEY=1&apiKey=2&Key=3&keys=4":                "http://u:xxxxx@h/w?API_KEY=<secret>&apiKey=<secret>&Key=<secret>&keys=4",
+		"http://h/?access_token=a&secret=b&token=c&password=d&pass=e":    "http://h/?access_token=<secret>&secret=<secret>&token=<secret>&password=<secret>&pass=e",
+		"http://h/?p%61ssword=a&p":                                       "http://h/?password=<secret>&p=<secret>",
+		"http://h/?extra_label=url_replica%3D1":                          "http://h/?extra_label=url_replica%3D1",
+	} {
+		if got := RedactURL(raw); got != want {
+			t.Errorf("RedactURL(%s) = %s, want %s", raw, got, want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -14,15 +15,18 @@ type Storage struct {
 	WriteURL string `yaml:"writeURL" json:"writeURL,omitempty"`
 	// ReadURL is the Prometheus HTTP API root (…/api/v1/query is appended); empty: no reads.
 	ReadURL string `yaml:"readURL" json:"readURL,omitempty"`
+	// WriteURLReplicas overrides the top-level writeURLReplicas for this storage (where the
+	// chart has it); 0 takes the top-level value.
+	WriteURLReplicas int `yaml:"writeURLReplicas" json:"writeURLReplicas,omitempty"`
 
-	WriteBearerToken     string            `yaml:"writeBearerToken" json:"writeBearerToken,omitempty"`
-	WriteBearerTokenFile string            `yaml:"writeBearerTokenFile" json:"writeBearerTokenFile,omitempty"`
-	ReadBearerToken      string            `yaml:"readBearerToken" json:"readBearerToken,omitempty"`
-	ReadBearerTokenFile  string            `yaml:"readBearerTokenFile" json:"readBearerTokenFile,omitempty"`
-	BasicAuth            *BasicAuth        `yaml:"basicAuth" json:"basicAuth,omitempty"`
-	WriteHeaders         map[string]string `yaml:"writeHeaders" json:"writeHeaders,omitempty"`
-	ReadHeaders          map[string]string `yaml:"readHeaders" json:"readHeaders,omitempty"`
-	TLS                  TLS               `yaml:"tls" json:"tls"`
+	WriteBearerToken     string     `yaml:"writeBearerToken" json:"writeBearerToken,omitempty"`
+	WriteBearerTokenFile string     `yaml:"writeBearerTokenFile" json:"writeBearerTokenFile,omitempty"`
+	ReadBearerToken      string     `yaml:"readBearerToken" json:"readBearerToken,omitempty"`
+	ReadBearerTokenFile  string     `yaml:"readBearerTokenFile" json:"readBearerTokenFile,omitempty"`
+	BasicAuth            *BasicAuth `yaml:"basicAuth" json:"basicAuth,omitempty"`
+	WriteHeaders         Headers    `yaml:"writeHeaders" json:"writeHeaders,omitempty"`
+	ReadHeaders          Headers    `yaml:"readHeaders" json:"readHeaders,omitempty"`
+	TLS                  TLS        `yaml:"tls" json:"tls"`
 	// DisableWrite sends no writes: the storage is only queried (for example a replica of
 	// another storage under test, or a read-only frontend).
 	DisableWrite bool `yaml:"disableWrite" json:"disableWrite,omitempty"`
@@ -32,6 +36,25 @@ type Storage struct {
 	// PID and DataDir let tsbench read /proc and the data dir of a local process it did not start.
 	PID     int    `yaml:"pid" json:"pid,omitempty"`
 	DataDir string `yaml:"dataDir" json:"dataDir,omitempty"`
+
+	StorageChartOnly `yaml:",inline" json:"-"` // per-storage keys of the chart that do not apply here
+}
+
+// StorageChartOnly holds the chart's per-storage keys for its vmagent and vmalert pods: they
+// are accepted so a values file loads as it is, and each one set is named in a warning.
+type StorageChartOnly struct {
+	VMAgentExtraFlags any `yaml:"vmagentExtraFlags" json:"-"`
+	VMAlertExtraFlags any `yaml:"vmalertExtraFlags" json:"-"`
+	VMAgentExtraEnvs  any `yaml:"vmagentExtraEnvs" json:"-"`
+	VMAlertExtraEnvs  any `yaml:"vmalertExtraEnvs" json:"-"`
+}
+
+// chartKeys maps each key to its value; nil when the file does not set it.
+func (o StorageChartOnly) chartKeys() map[string]any {
+	return map[string]any{
+		"vmagentExtraFlags": o.VMAgentExtraFlags, "vmalertExtraFlags": o.VMAlertExtraFlags,
+		"vmagentExtraEnvs": o.VMAgentExtraEnvs, "vmalertExtraEnvs": o.VMAlertExtraEnvs,
+	}
 }
 
 // BasicAuth applies to both writes and reads.
@@ -104,8 +127,8 @@ func (s Storage) validate(key string) []error {
 		if s.BasicAuth.Password != "" && s.BasicAuth.PasswordFile != "" {
 			bad("basicAuth.passwordFile", "set either password or passwordFile, not both")
 		}
-		if s.BasicAuth.PasswordFile != "" {
-			errs = append(errs, checkFile(key+".basicAuth.passwordFile", s.BasicAuth.PasswordFile))
+		if err := checkFile(key+".basicAuth.passwordFile", s.BasicAuth.PasswordFile); err != nil {
+			errs = append(errs, err)
 		}
 		if (s.WriteBearerToken != "" || s.WriteBearerTokenFile != "" || s.ReadBearerToken != "" || s.ReadBearerTokenFile != "") && s.BasicAuth.Username != "" {
 			bad("basicAuth", "cannot be combined with a bearer token")
@@ -115,8 +138,8 @@ func (s Storage) validate(key string) []error {
 		"writeBearerTokenFile": s.WriteBearerTokenFile, "readBearerTokenFile": s.ReadBearerTokenFile,
 		"tls.caFile": s.TLS.CAFile, "tls.certFile": s.TLS.CertFile, "tls.keyFile": s.TLS.KeyFile,
 	} {
-		if f != "" {
-			errs = append(errs, checkFile(key+"."+k, f))
+		if err := checkFile(key+"."+k, f); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if (s.TLS.CertFile == "") != (s.TLS.KeyFile == "") {
@@ -125,6 +148,11 @@ func (s Storage) validate(key string) []error {
 	if s.PID < 0 {
 		bad("pid", "must be > 0 when set")
 	}
+	if s.WriteURLReplicas < 0 {
+		bad("writeURLReplicas", "must be >= 1 (0 or unset takes the top-level writeURLReplicas)")
+	}
+	errs = append(errs, s.WriteHeaders.validate(key+".writeHeaders", true)...)
+	errs = append(errs, s.ReadHeaders.validate(key+".readHeaders", false)...)
 	return errs
 }
 
@@ -143,7 +171,11 @@ func checkURL(raw string) error {
 	return nil
 }
 
+// checkFile checks that a file named by the config exists; "" is not set, and fine.
 func checkFile(key, path string) error {
+	if path == "" {
+		return nil
+	}
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("%s: %w", key, err)
 	}
@@ -190,11 +222,11 @@ func (c *Config) Redacted() Config {
 
 // redactHeaders hides every header value: headers carry API keys and tenant secrets as often
 // as not, and a report is no place to tell which.
-func redactHeaders(h map[string]string) map[string]string {
+func redactHeaders(h Headers) Headers {
 	if h == nil {
 		return nil
 	}
-	r := make(map[string]string, len(h))
+	r := make(Headers, len(h))
 	for k := range h {
 		r[k] = "<secret>"
 	}
@@ -204,9 +236,35 @@ func redactHeaders(h map[string]string) map[string]string {
 func redactURLs(list string) string {
 	parts := strings.Split(list, ",")
 	for i, p := range parts {
-		if u, err := url.Parse(strings.TrimSpace(p)); err == nil {
-			parts[i] = u.Redacted()
-		}
+		parts[i] = RedactURL(strings.TrimSpace(p))
 	}
 	return strings.Join(parts, ",")
+}
+
+// secretParams are query parameters that carry credentials, as InfluxDB's ?u=NAME&p=PASSWORD
+// or an API gateway's ?api_key=…; compared without case.
+var secretParams = []string{"p", "password", "token", "access_token", "api_key", "apikey", "key", "secret"}
+
+// RedactURL hides the password of a URL's user info (as url.URL.Redacted) and the value of
+// every secret query parameter (as "<secret>"), keeping the other parameters as they are.
+// A string that does not parse as a URL is returned whole: Validate refuses it before use.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	if u.RawQuery != "" {
+		params := strings.Split(u.RawQuery, "&")
+		for i, p := range params {
+			name, _, _ := strings.Cut(p, "=")
+			if n, err := url.QueryUnescape(name); err == nil {
+				name = n
+			}
+			if slices.ContainsFunc(secretParams, func(s string) bool { return strings.EqualFold(s, name) }) {
+				params[i] = name + "=<secret>"
+			}
+		}
+		u.RawQuery = strings.Join(params, "&")
+	}
+	return u.Redacted()
 }

@@ -5,28 +5,77 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// nameKeys adds the key path to each "line N:" of a YAML decoding error, so the user reads
-// "line 3 (remoteStorages.vm.writeURL): cannot unmarshal ..." instead of a bare line number.
-func nameKeys(doc []byte, err error) error {
-	lineRef := regexp.MustCompile(`line (\d+): `)
+var (
+	lineRef = regexp.MustCompile(`line (\d+): `)
+	// quotedValue is the value yaml v3 quotes in a type error ("cannot unmarshal !!str
+	// `hunter2` into …"); it is matched within one error, so (?s) and greed are safe.
+	quotedValue = regexp.MustCompile("(?s)(cannot unmarshal \\S+) `.*` into ")
+)
+
+// sanitize rewrites a YAML decoding error for the user: each "line N:" gets its key path
+// ("line 3 (remoteStorages.vm.writeURL): cannot unmarshal ...") and no value is quoted, for
+// the value may be a password, a token or a header. A type error gives one error per line.
+func sanitize(doc []byte, err error) error {
+	keys := lineKeys(doc)
+	fix := func(msg string) error {
+		msg = quotedValue.ReplaceAllString(msg, "$1 into ")
+		return errors.New(lineRef.ReplaceAllStringFunc(msg, func(m string) string {
+			n, _ := strconv.Atoi(lineRef.FindStringSubmatch(m)[1])
+			if k, ok := keys[n]; ok {
+				return fmt.Sprintf("line %d (%s): ", n, k)
+			}
+			return m
+		}))
+	}
+	te, ok := errors.AsType[*yaml.TypeError](err)
+	if !ok {
+		return fix(err.Error())
+	}
+	errs := make([]error, len(te.Errors))
+	for i, e := range te.Errors {
+		errs[i] = fix(e)
+	}
+	return errors.Join(errs...)
+}
+
+// badKeys returns the key paths of the lines a decoding error names.
+func badKeys(doc []byte, err error) []string {
+	keys := lineKeys(doc)
+	var paths []string
+	for _, m := range lineRef.FindAllStringSubmatch(err.Error(), -1) {
+		n, _ := strconv.Atoi(m[1])
+		if k, ok := keys[n]; ok {
+			paths = append(paths, k)
+		}
+	}
+	return paths
+}
+
+// underAny reports whether a problem ("key.path: message") is about one of the keys.
+func underAny(problem string, keys []string) bool {
+	for _, k := range keys {
+		if strings.HasPrefix(problem, k+": ") {
+			return true
+		}
+	}
+	return false
+}
+
+// lineKeys maps the line of every mapping key (and of its scalar value) to its key path;
+// nil if the document does not parse.
+func lineKeys(doc []byte) map[int]string {
 	var root yaml.Node
 	if yaml.Unmarshal(doc, &root) != nil {
-		return err
+		return nil
 	}
 	keys := map[int]string{}
 	collectKeys(&root, "", keys)
-	msg := lineRef.ReplaceAllStringFunc(err.Error(), func(m string) string {
-		n, _ := strconv.Atoi(lineRef.FindStringSubmatch(m)[1])
-		if k, ok := keys[n]; ok {
-			return fmt.Sprintf("line %d (%s): ", n, k)
-		}
-		return m
-	})
-	return errors.New(msg)
+	return keys
 }
 
 // collectKeys maps the line of every mapping key (and of its scalar value) to its key path.
@@ -46,14 +95,20 @@ func collectKeys(n *yaml.Node, path string, keys map[int]string) {
 			if _, seen := keys[k.Line]; !seen {
 				keys[k.Line] = p
 			}
-			if _, seen := keys[v.Line]; !seen {
+			// A block mapping or sequence starts on the line of its first key or item: that
+			// line belongs to the child, not to p.
+			if _, seen := keys[v.Line]; !seen && v.Kind == yaml.ScalarNode {
 				keys[v.Line] = p
 			}
 			collectKeys(v, p, keys)
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			collectKeys(c, fmt.Sprintf("%s[%d]", path, i), keys)
+			p := fmt.Sprintf("%s[%d]", path, i)
+			if _, seen := keys[c.Line]; !seen && c.Kind != yaml.MappingNode {
+				keys[c.Line] = p
+			}
+			collectKeys(c, p, keys)
 		}
 	}
 }
