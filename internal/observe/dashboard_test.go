@@ -15,8 +15,9 @@ import (
 	"github.com/tsbench/tsbench/internal/remotewrite"
 )
 
-// TestDashboardMetricsExist parses every expr of the Grafana dashboard and checks that each
-// metric it names is one tsbench exports, so a renamed metric cannot leave an empty panel.
+// TestDashboardMetricsExist parses every query of the Grafana dashboard — each panel's expr
+// and each query variable's definition — and checks that each metric it names is one
+// tsbench exports, so a renamed metric cannot leave an empty panel or an empty $storage list.
 func TestDashboardMetricsExist(t *testing.T) {
 	b, err := os.ReadFile("../../deploy/grafana/tsbench.json")
 	if err != nil {
@@ -30,8 +31,12 @@ func TestDashboardMetricsExist(t *testing.T) {
 	if len(exprs) < 15 {
 		t.Fatalf("%d exprs in the dashboard, want every panel's", len(exprs))
 	}
+	vars := variableQueries(t, dash)
+	if len(vars) < 2 { // $storage's definition and query
+		t.Fatalf("variable queries %v, want $storage's", vars)
+	}
 	exported := exportedNames(t)
-	for _, e := range exprs {
+	for _, e := range append(exprs, vars...) {
 		if missing := unexported(t, e, exported); len(missing) > 0 {
 			t.Errorf("%s: metrics nobody exports: %v", e, missing)
 		}
@@ -54,6 +59,31 @@ func TestDashboardCheckCatchesUnknownNames(t *testing.T) {
 	}
 }
 
+// TestDashboardCheckCatchesStaleVariable: a $storage variable over a metric tsbench no longer
+// exports is caught, in its definition and in its query.
+func TestDashboardCheckCatchesStaleVariable(t *testing.T) {
+	var dash any
+	if err := json.Unmarshal([]byte(`{"templating": {"list": [
+		{"name": "datasource", "type": "datasource", "query": "prometheus"},
+		{"name": "storage", "type": "query",
+		 "definition": "label_values(tsbench_remotewrite_generated_total, storage)",
+		 "query": {"query": "label_values(tsbench_remotewrite_generated_total{storage!=\"\"}, storage)"}},
+		{"name": "job", "type": "query", "query": "label_values(job)"},
+		{"name": "res", "type": "query", "query": "query_result(tsbench_storage_disk_bytes)"}
+	]}}`), &dash); err != nil {
+		t.Fatal(err)
+	}
+	exported := exportedNames(t)
+	var missing []string
+	for _, q := range variableQueries(t, dash) {
+		missing = append(missing, unexported(t, q, exported)...)
+	}
+	want := []string{"tsbench_remotewrite_generated_total", "tsbench_remotewrite_generated_total"}
+	if !slices.Equal(missing, want) {
+		t.Errorf("unexported %v, want %v", missing, want)
+	}
+}
+
 // collectExprs returns the value of every "expr" key, at any depth.
 func collectExprs(v any, out []string) []string {
 	switch v := v.(type) {
@@ -68,6 +98,47 @@ func collectExprs(v any, out []string) []string {
 	case []any:
 		for _, x := range v {
 			out = collectExprs(x, out)
+		}
+	}
+	return out
+}
+
+// Grafana's Prometheus variable functions whose argument is a PromQL expression.
+var (
+	labelValues = regexp.MustCompile(`^\s*label_values\(\s*(.+?)\s*,\s*[a-zA-Z_][a-zA-Z0-9_]*\s*\)\s*$`)
+	labelOnly   = regexp.MustCompile(`^\s*label_values\(\s*[a-zA-Z_][a-zA-Z0-9_]*\s*\)\s*$`)
+	queryResult = regexp.MustCompile(`^\s*query_result\((.+)\)\s*$`)
+)
+
+// variableQueries returns the PromQL expression in the definition and query of every query
+// variable of the dashboard's templating: label_values(EXPR, label) and query_result(EXPR)
+// give EXPR; label_values(label) names no metric. Any other form is an error: the check
+// cannot read it.
+func variableQueries(t *testing.T, dash any) []string {
+	t.Helper()
+	var out []string
+	tmpl, _ := dash.(map[string]any)["templating"].(map[string]any)
+	list, _ := tmpl["list"].([]any)
+	for _, v := range list {
+		v, _ := v.(map[string]any)
+		if v["type"] != "query" {
+			continue
+		}
+		queries := []any{v["definition"], v["query"]}
+		if q, ok := v["query"].(map[string]any); ok {
+			queries[1] = q["query"]
+		}
+		for _, q := range queries {
+			q, _ := q.(string)
+			switch m := labelValues.FindStringSubmatch(q); {
+			case q == "" || labelOnly.MatchString(q):
+			case m != nil:
+				out = append(out, m[1])
+			case queryResult.MatchString(q):
+				out = append(out, queryResult.FindStringSubmatch(q)[1])
+			default:
+				t.Errorf("variable %v: query %q is not label_values(...) or query_result(...)", v["name"], q)
+			}
 		}
 	}
 	return out

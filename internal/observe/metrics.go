@@ -23,27 +23,47 @@ type doer interface {
 	Do(req *http.Request) (*http.Response, error)
 }
 
-// Disk and ingestion metrics per storage kind. Each family's samples are summed (every
-// label set), and the families of a figure are added: Prometheus' disk is its blocks plus
-// its WAL plus its head chunks. The first kind whose figure is exposed is used.
-var (
-	diskFamilies = [][]string{
-		{"vm_data_size_bytes"}, // VictoriaMetrics single and vmstorage: every part type
-		{"prometheus_tsdb_storage_blocks_bytes", "prometheus_tsdb_wal_storage_size_bytes", "prometheus_tsdb_head_chunks_storage_size_bytes"},
-		// Mimir and Cortex ingesters: local blocks only, per tenant (name confirmed in
-		// Mimir's mixin and ingester tests; their WAL and head sizes have no such gauge).
-		// Thanos receive embeds Prometheus' TSDB and, as far as we know, exposes its
-		// prometheus_tsdb_* names (per tenant): not confirmed, so no Thanos-only name here.
-		{"cortex_ingester_tsdb_storage_blocks_bytes"},
+// Disk metrics per storage kind, after VictoriaMetrics' (diskVM). Each family's samples are
+// summed (every label set), and the families of a group are added: Prometheus' disk is its
+// blocks plus its WAL plus its head chunks. The first group of which a family is exposed is used.
+var diskFamilies = [][]string{
+	{"prometheus_tsdb_storage_blocks_bytes", "prometheus_tsdb_wal_storage_size_bytes", "prometheus_tsdb_head_chunks_storage_size_bytes"},
+	// Mimir and Cortex ingesters: local blocks only, per tenant (name confirmed in Mimir's
+	// mixin and ingester tests; their WAL and head sizes have no such gauge, and the blocks
+	// shipped to object storage are not on local disk): see cortexDiskCaveat.
+	// Thanos receive embeds Prometheus' TSDB and, as far as we know, exposes its
+	// prometheus_tsdb_* names (per tenant): not confirmed, so no Thanos-only name here.
+	{"cortex_ingester_tsdb_storage_blocks_bytes"},
+}
+
+const cortexDiskCaveat = "cortex_ingester_tsdb_storage_blocks_bytes: the ingesters' local blocks only, without their WAL, head and the blocks in object storage"
+
+// ingestMetrics are the ingestion counters, best first: the first exposed one is used, and a
+// cluster adds only the components that expose the best one seen.
+var ingestMetrics = []string{
+	"vm_rows_inserted_total",                      // VictoriaMetrics single and vminsert: see ingestedVM
+	"prometheus_tsdb_head_samples_appended_total", // every type (float, histogram) and tenant
+	// Mimir and Cortex, per tenant: distributors count each sample once; ingesters count it
+	// once per replica (replication factor 3 by default), so they are only a fallback.
+	"cortex_distributor_received_samples_total",
+	"cortex_ingester_ingested_samples_total",
+}
+
+// diskVM is VictoriaMetrics' vm_data_size_bytes without the types ending in /inmemory
+// (indexdb/inmemory, storage/inmemory in newer versions): those parts are in RAM, not on disk.
+func diskVM(families map[string]*dto.MetricFamily) (float64, bool) {
+	mf, ok := families["vm_data_size_bytes"]
+	if !ok {
+		return 0, false
 	}
-	ingestFamilies = [][]string{
-		// vm_rows_inserted_total is handled first, by ingestedVM.
-		{"prometheus_tsdb_head_samples_appended_total"}, // every type (float, histogram) and tenant
-		// Mimir and Cortex ingesters, per tenant. Summed over a cluster's ingesters it counts
-		// each sample once per replica (replication factor 3 by default).
-		{"cortex_ingester_ingested_samples_total"},
+	total := 0.0
+	for _, m := range mf.GetMetric() {
+		if !strings.HasSuffix(labelValue(m, "type"), "/inmemory") {
+			total += value(m)
+		}
 	}
-)
+	return total, true
+}
 
 // ingestedVM is what VictoriaMetrics (single node or vminsert) took in by remote write:
 // vm_rows_inserted_total{type="promremotewrite"}, or every type when that one is absent.
@@ -54,16 +74,49 @@ func ingestedVM(families map[string]*dto.MetricFamily) (float64, bool) {
 	}
 	total, found := 0.0, false
 	for _, m := range mf.GetMetric() {
-		for _, l := range m.GetLabel() {
-			if l.GetName() == "type" && l.GetValue() == "promremotewrite" {
-				total, found = total+value(m), true
-			}
+		if labelValue(m, "type") == "promremotewrite" {
+			total, found = total+value(m), true
 		}
 	}
 	if found {
 		return total, true
 	}
 	return sum(families, "vm_rows_inserted_total")
+}
+
+// ingested is the first ingestion counter of ingestMetrics exposed, and its rank there.
+func ingested(families map[string]*dto.MetricFamily) (v float64, rank int, ok bool) {
+	if v, ok := ingestedVM(families); ok {
+		return v, 0, true
+	}
+	for rank, name := range ingestMetrics[1:] {
+		if v, ok := sum(families, name); ok {
+			return v, rank + 1, true
+		}
+	}
+	return 0, 0, false
+}
+
+// activeSeries is the series the storage holds in memory: Prometheus' head series, or
+// VictoriaMetrics' series that got samples in the current hour.
+func activeSeries(families map[string]*dto.MetricFamily) (float64, bool) {
+	if mf, ok := families["vm_cache_entries"]; ok {
+		for _, m := range mf.GetMetric() {
+			if labelValue(m, "type") == "storage/hour_metric_ids" {
+				return value(m), true
+			}
+		}
+	}
+	return sum(families, "prometheus_tsdb_head_series")
+}
+
+func labelValue(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
 }
 
 // kindOf guesses the storage from the names of its metrics.
@@ -121,38 +174,51 @@ func (m metricsSource) scrape(ctx context.Context) (map[string]*dto.MetricFamily
 	return families, nil
 }
 
-// fromFamilies picks tsbench's figures out of a /metrics page.
+// fromFamilies picks tsbench's figures out of a /metrics page. A figure whose metrics the
+// page does not have is absent: a cluster's component that does not give it is left out.
 func fromFamilies(families map[string]*dto.MetricFamily) Sample {
 	s := Sample{Kind: kindOf(families)}
 	if v, ok := sum(families, "process_cpu_seconds_total"); ok {
 		s.CPUSeconds = &v
 	} else {
-		s.miss(figCPU, "metric process_cpu_seconds_total not exposed")
+		s.absent(figCPU, "metric process_cpu_seconds_total not exposed")
 	}
 	if v, ok := sum(families, "process_resident_memory_bytes"); ok {
 		s.RSSBytes = &v
 	} else {
-		s.miss(figRSS, "metric process_resident_memory_bytes not exposed")
+		s.absent(figRSS, "metric process_resident_memory_bytes not exposed")
 	}
-	if v, ok := firstKnown(families, diskFamilies); ok {
+	if v, ok := sum(families, "process_start_time_seconds"); ok {
+		s.Start = &v
+	}
+	if v, ok := diskVM(families); ok {
 		s.DiskBytes = &v
+	} else if v, group, ok := firstKnown(families, diskFamilies); ok {
+		s.DiskBytes = &v
+		if group[0] == "cortex_ingester_tsdb_storage_blocks_bytes" {
+			s.Caveats = map[string]string{figDisk: cortexDiskCaveat}
+		}
 	} else {
-		s.miss(figDisk, "no known storage size metric exposed (vm_data_size_bytes, prometheus_tsdb_storage_blocks_bytes, ...)")
+		s.absent(figDisk, "no known storage size metric exposed (vm_data_size_bytes, prometheus_tsdb_storage_blocks_bytes, ...)")
 	}
-	if v, ok := ingestedVM(families); ok {
-		s.Ingested = &v
-	} else if v, ok := firstKnown(families, ingestFamilies); ok {
-		s.Ingested = &v
+	if v, rank, ok := ingested(families); ok {
+		s.Ingested, s.IngestedRank = &v, rank
 	} else {
-		s.miss(figIngested, "no known ingestion metric exposed (vm_rows_inserted_total, prometheus_tsdb_head_samples_appended_total, ...)")
+		s.absent(figIngested, "no known ingestion metric exposed (vm_rows_inserted_total, prometheus_tsdb_head_samples_appended_total, ...)")
 	}
-	s.miss(figRead, "a /metrics page does not give disk IO: set pid for /proc")
-	s.miss(figWrite, "a /metrics page does not give disk IO: set pid for /proc")
+	if v, ok := activeSeries(families); ok {
+		s.ActiveSeries = &v
+	} else {
+		s.absent(figActive, "no known series metric exposed (prometheus_tsdb_head_series, vm_cache_entries{type=\"storage/hour_metric_ids\"})")
+	}
+	s.absent(figRead, "a /metrics page does not give disk IO: set pid for /proc")
+	s.absent(figWrite, "a /metrics page does not give disk IO: set pid for /proc")
 	return s
 }
 
-// firstKnown adds the families of the first group of which any family is exposed.
-func firstKnown(families map[string]*dto.MetricFamily, groups [][]string) (float64, bool) {
+// firstKnown adds the families of the first group of which any family is exposed, and
+// returns that group.
+func firstKnown(families map[string]*dto.MetricFamily, groups [][]string) (float64, []string, bool) {
 	for _, group := range groups {
 		total, found := 0.0, false
 		for _, name := range group {
@@ -161,10 +227,10 @@ func firstKnown(families map[string]*dto.MetricFamily, groups [][]string) (float
 			}
 		}
 		if found {
-			return total, true
+			return total, group, true
 		}
 	}
-	return 0, false
+	return 0, nil, false
 }
 
 // sum adds every sample of a family; false when the family is absent.

@@ -36,6 +36,11 @@ type Options struct {
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer // nil: no metrics
 	ProcRoot   string                // default /proc
+	// Writes gives tsbench's own count of what each storage acknowledged (a
+	// *remotewrite.Writer), the divisor of tsbench_storage_bytes_per_sample; nil: no such gauge.
+	Writes interface {
+		Results(storage string) *report.Write
+	}
 }
 
 // Observer samples every target, and tsbench itself, over the run.
@@ -46,7 +51,8 @@ type Observer struct {
 	selfTL  []report.ResourcePoint
 	m       *metrics
 
-	mu sync.Mutex // guards selfTL and every observed's merged, timeline and snapshot
+	mu      sync.Mutex // guards selfTL, loadEnd and every observed's merged, timeline and snapshot
+	loadEnd time.Time  // zero while the load runs
 }
 
 // observed is one storage: a /proc source and one source per /metrics URL.
@@ -58,6 +64,7 @@ type observed struct {
 	comps    []*tracker // per metrics URL
 	merged   []rates    // every observation of the storage, sources merged; guarded by Observer.mu
 	timeline []report.ResourcePoint
+	diskFrom *float64 // the first disk figure, the base of the growth; guarded by Observer.mu
 	snapshot snapshotResult
 }
 
@@ -111,26 +118,62 @@ func (o *Observer) Run(ctx context.Context) error {
 	}
 }
 
+// LoadEnded marks the end of the load: the summary figures cover the observations up to it
+// (the timeline goes on to the end of the run).
+func (o *Observer) LoadEnded(at time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.loadEnd = at
+}
+
 // collect takes one sample of every target and of tsbench.
 func (o *Observer) collect(ctx context.Context, now time.Time) {
 	var wg sync.WaitGroup
 	for _, ob := range o.targets {
 		wg.Go(func() {
 			r := ob.observe(ctx, now)
-			p := r.point(now)
+			r.at = now
+			p := r.point()
 			o.m.set(ob.Name, p)
 			o.mu.Lock()
 			ob.merged = append(ob.merged, r)
 			ob.timeline = append(ob.timeline, p)
+			if ob.diskFrom == nil {
+				ob.diskFrom = r.disk
+			}
+			growth := diff(r.disk, ob.diskFrom)
 			o.mu.Unlock()
+			o.m.setBytesPerSample(ob.Name, o.perAcked(ob.Name, growth))
 		})
 	}
-	self := o.self.observe(ctx, now).point(now)
+	self := o.self.observe(ctx, now).point()
 	o.m.setSelf(self)
 	wg.Wait()
 	o.mu.Lock()
 	o.selfTL = append(o.selfTL, self)
 	o.mu.Unlock()
+}
+
+// perAcked divides bytes by what the storage has acked so far; nil when either is unknown.
+func (o *Observer) perAcked(name string, bytes *float64) *float64 {
+	if o.opts.Writes == nil || bytes == nil {
+		return nil
+	}
+	w := o.opts.Writes.Results(name)
+	if w == nil || w.AckedSamples <= 0 {
+		return nil
+	}
+	v := *bytes / float64(w.AckedSamples)
+	return &v
+}
+
+// diff is a - b, or nil when either is unknown.
+func diff(a, b *float64) *float64 {
+	if a == nil || b == nil {
+		return nil
+	}
+	v := *a - *b
+	return &v
 }
 
 // observe samples every source of the storage and merges them: /proc wins where it gives a

@@ -2,6 +2,7 @@ package observe
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
@@ -75,6 +76,44 @@ func TestProcSourceFigures(t *testing.T) {
 	}
 }
 
+// TestPIDReused: between the second and third observation the process restarted (its start
+// time, field 22 of stat, went from 5000 to 9000 ticks) and its counters, from zero, are
+// already above the old ones: 2400 ticks are 2.4 cores over 10 s, not (2400-2100)/1000 = 0.3.
+func TestPIDReused(t *testing.T) {
+	tr := newTracker("vm", "/proc", &procAt{roots: []string{"testdata/proc-t0", "testdata/proc-t1", "testdata/proc-t2"}}, discard())
+	tr.observe(t.Context(), t0)
+	tr.observe(t.Context(), t0.Add(10*time.Second))
+	r := tr.observe(t.Context(), t0.Add(20*time.Second))
+	if !near(r.cpu, 2.4) || !near(r.read, 5000) || !near(r.write, 1200000) {
+		t.Errorf("after a restart: cpu %v read %v write %v, want 2.4, 5000, 1200000 (counted from zero)", deref(r.cpu), deref(r.read), deref(r.write))
+	}
+}
+
+// TestMetricsRestartByStartTime: a /metrics page's process_start_time_seconds changes too.
+func TestMetricsRestartByStartTime(t *testing.T) {
+	body := func(start, cpu int) string {
+		return fmt.Sprintf("process_start_time_seconds %d\nprocess_cpu_seconds_total %d\n", start, cpu)
+	}
+	srv := scripted(t, body(100, 10), body(200, 15))
+	tr := newTracker("s", srv.URL, metricsSource{url: srv.URL, client: srv.Client()}, discard())
+	tr.observe(t.Context(), t0)
+	if r := tr.observe(t.Context(), t0.Add(10*time.Second)); !near(r.cpu, 1.5) {
+		t.Errorf("cpu %v, want 1.5: 15 s since the restart, not 5 s more", deref(r.cpu))
+	}
+	// A restart during a failed scrape: the rows counted since it are all new.
+	rows := func(start, n int) string {
+		return fmt.Sprintf("process_start_time_seconds %d\nvm_rows_inserted_total %d\n", start, n)
+	}
+	srv = scripted(t, rows(100, 1000), "", rows(200, 3000))
+	tr = newTracker("s", srv.URL, metricsSource{url: srv.URL, client: srv.Client()}, discard())
+	for i := range 3 {
+		r := tr.observe(t.Context(), t0.Add(time.Duration(i)*10*time.Second))
+		if i == 2 && !near(r.ingested, 3000) {
+			t.Errorf("ingested %v, want 3000 rows since the restart, not 2000 more", deref(r.ingested))
+		}
+	}
+}
+
 func TestProcessGone(t *testing.T) {
 	s, err := procSource{root: "testdata/proc-t0", pid: 1}.Collect(t.Context(), t0)
 	if err != nil {
@@ -89,12 +128,13 @@ func TestProcessGone(t *testing.T) {
 
 func TestMetricsFigures(t *testing.T) {
 	for _, tc := range []struct {
-		file                          string
-		cpu, rss, disk, ingestedTotal float64
+		file                                  string
+		cpu, rss, disk, ingestedTotal, series float64
 	}{
-		{"victoriametrics.prom", 15, 209715200, 31200, 120000},
+		// The /inmemory parts (200 + 500 B) are in RAM: not disk. Series: hour_metric_ids.
+		{"victoriametrics.prom", 15, 209715200, 31000, 120000, 3000},
 		// Prometheus' disk is its blocks, WAL and head chunks; samples of every type count.
-		{"prometheus.prom", 7.5, 419430400, 15000, 100000},
+		{"prometheus.prom", 7.5, 419430400, 15000, 100000, 2500},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			srv := stepped(t, tc.file)
@@ -102,8 +142,8 @@ func TestMetricsFigures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !near(s.CPUSeconds, tc.cpu) || !near(s.RSSBytes, tc.rss) || !near(s.DiskBytes, tc.disk) || !near(s.Ingested, tc.ingestedTotal) {
-				t.Errorf("cpu %v rss %v disk %v ingested %v", deref(s.CPUSeconds), deref(s.RSSBytes), deref(s.DiskBytes), deref(s.Ingested))
+			if !near(s.CPUSeconds, tc.cpu) || !near(s.RSSBytes, tc.rss) || !near(s.DiskBytes, tc.disk) || !near(s.Ingested, tc.ingestedTotal) || !near(s.ActiveSeries, tc.series) {
+				t.Errorf("cpu %v rss %v disk %v ingested %v series %v", deref(s.CPUSeconds), deref(s.RSSBytes), deref(s.DiskBytes), deref(s.Ingested), deref(s.ActiveSeries))
 			}
 			if s.ReadBytes != nil || s.Missing[figRead] == "" {
 				t.Error("disk IO from /metrics: want unknown with a reason")
@@ -132,12 +172,14 @@ func TestClusterSummedWithReset(t *testing.T) {
 	}{
 		"cpuCoresMean": {r.CPUCoresMean, 0.6},
 		"rssBytesMax":  {r.RSSBytesMax, 100e6 + 50e6 + 300e6}, // the first observation's sum
-		"rssBytesMean": {r.RSSBytesMean, (450e6 + 420e6) / 2},
-		"diskBytesEnd": {r.DiskBytesEnd, 700000},
-		"diskBytesMax": {r.DiskBytesMax, 700000},
-		// The storage's own cumulative count: only vminsert counts rows.
-		"ingestedSamples": {r.IngestedSamples, 90000},
-		"bytesPerSample":  {r.BytesPerSample, 700000.0 / 40000},
+		// The first observation closes no interval: the mean weighs the 10 s the second closes.
+		"rssBytesMean":    {r.RSSBytesMean, 420e6},
+		"diskBytesEnd":    {r.DiskBytesEnd, 700000},
+		"diskBytesMax":    {r.DiskBytesMax, 700000},
+		"diskBytesGrowth": {r.DiskBytesGrowth, 200000},
+		// Rows since the first observation: only vminsert counts them, 90000 - 50000.
+		"ingestedSamples": {r.IngestedSamples, 40000},
+		"bytesPerSample":  {r.BytesPerSample, 200000.0 / 40000}, // growth, not all 700000 bytes
 	}
 	for name, f := range want {
 		if !near(f.got, f.want) {

@@ -1,15 +1,22 @@
 package observe
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/tsbench/tsbench/internal/report"
 )
+
+// heldBefore is the disk size at the first observation from which the snapshot figure gets a
+// caveat: a fresh VictoriaMetrics or Prometheus data dir holds a few kB.
+const heldBefore = 1 << 20
 
 // Resources summarises one storage over the run; ackedSamples is tsbench's own count of
 // what the storage acknowledged, the divisor of both bytes-per-sample figures.
 func (o *Observer) Resources(name string, ackedSamples int64) *report.Resources {
 	ob := o.target(name)
 	if ob == nil {
-		res := summarise(nil)
+		res := summarise(nil, time.Time{})
 		for field := range res.Reasons {
 			res.Reasons[field] = "storage " + name + " was not observed"
 		}
@@ -19,16 +26,16 @@ func (o *Observer) Resources(name string, ackedSamples int64) *report.Resources 
 	o.mu.Lock()
 	merged := append([]rates(nil), ob.merged...)
 	timeline := append([]report.ResourcePoint(nil), ob.timeline...)
-	snap := ob.snapshot
+	snap, loadEnd := ob.snapshot, o.loadEnd
 	o.mu.Unlock()
 
-	res := summarise(merged)
+	res := summarise(merged, loadEnd)
 	res.Timeline = timeline
 	res.Source = ob.source()
 	if len(ob.comps) > 1 {
 		res.Components = map[string]*report.Resources{}
 		for _, c := range ob.comps {
-			cr := summarise(c.history())
+			cr := summarise(c.history(), loadEnd)
 			cr.Source = "metrics"
 			if len(cr.Reasons) == 0 {
 				cr.Reasons = nil
@@ -37,34 +44,51 @@ func (o *Observer) Resources(name string, ackedSamples int64) *report.Resources 
 		}
 	}
 	if ob.proc != nil && len(ob.comps) > 0 {
-		p, m := summarise(ob.proc.history()), summarise(metricsHistory(ob.comps))
+		p, m := summarise(ob.proc.history(), loadEnd), summarise(metricsHistory(ob.comps), loadEnd)
 		res.Crosscheck = &report.Crosscheck{
 			ProcCPUCoresMean: p.CPUCoresMean, MetricsCPUCoresMean: m.CPUCoresMean,
 			ProcRSSBytesMean: p.RSSBytesMean, MetricsRSSBytesMean: m.RSSBytesMean,
 		}
 	}
-	res.BytesPerSample = perSample(res.DiskBytesEnd, ackedSamples, res.Reasons["diskBytesEnd"], "bytesPerSample", res.Reasons)
+	res.BytesPerSample = perSample(res.DiskBytesGrowth, ackedSamples, res.Reasons["diskBytesGrowth"], "bytesPerSample", res.Reasons)
+	if c := res.Reasons["diskBytesGrowth"]; res.BytesPerSample != nil && c != "" {
+		res.Reasons["bytesPerSample"] = c // the disk figure's caveat
+	}
 	res.SnapshotBytes = snap.bytes
 	if snap.bytes == nil {
 		res.Reasons["snapshotBytes"] = snap.reason()
 	}
 	res.SnapshotBytesPerSample = perSample(snap.bytes, ackedSamples, snap.reason(), "snapshotBytesPerSample", res.Reasons)
+	if before := diff(res.DiskBytesEnd, res.DiskBytesGrowth); res.SnapshotBytesPerSample != nil && before != nil && *before >= heldBefore {
+		res.Reasons["snapshotBytesPerSample"] = fmt.Sprintf("the storage held %.0f bytes when first observed: "+
+			"a snapshot holds all its data, so this figure counts them against this run's samples (bytesPerSample does not)", *before)
+	}
 	if len(res.Reasons) == 0 {
 		res.Reasons = nil
 	}
 	return res
 }
 
-// Generator is tsbench's own CPU and RSS over the run.
+// Generator is tsbench's own CPU and RSS over the load.
 func (o *Observer) Generator() *report.Generator {
-	r := summarise(o.self.history())
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return &report.Generator{
+	r := summarise(o.self.history(), o.loadEnd)
+	g := &report.Generator{
 		CPUCoresMean: r.CPUCoresMean, CPUCoresMax: r.CPUCoresMax,
 		RSSBytesMean: r.RSSBytesMean, RSSBytesMax: r.RSSBytesMax,
+		Reasons:  map[string]string{},
 		Timeline: append([]report.ResourcePoint(nil), o.selfTL...),
 	}
+	for _, field := range []string{"cpuCoresMean", "cpuCoresMax", "rssBytesMean", "rssBytesMax"} {
+		if why := r.Reasons[field]; why != "" {
+			g.Reasons[field] = why
+		}
+	}
+	if len(g.Reasons) == 0 {
+		g.Reasons = nil
+	}
+	return g
 }
 
 func (o *Observer) target(name string) *observed {
@@ -126,57 +150,109 @@ func metricsHistory(comps []*tracker) []rates {
 	return out
 }
 
-// summarise turns observations into the summary figures: means and maxima over the
-// observations that gave a figure, the last one for sizes and counts. Every unknown figure
-// gets a reason.
-func summarise(all []rates) *report.Resources {
-	type agg struct {
-		sum, max, last float64
-		n              int
-	}
-	figures := map[string]*agg{}
-	reason := map[string]string{}
-	for _, r := range all {
-		for fig, v := range r.figures() {
-			if v == nil {
+// summarise turns observations into the summary figures. Means and maxima cover the load
+// window: the observations up to loadEnd (zero: all of them) and the one whose interval
+// crosses it. A mean weighs each observation by the part of the interval it closes that lies
+// in the window, so a short last interval counts for its length; the first observation,
+// which closes none, counts only when no other does. Disk end and growth and the ingested
+// count are taken over the whole run: what the storage holds at the end. Every unknown
+// figure gets a reason, and a known one its source's caveat.
+func summarise(all []rates, loadEnd time.Time) *report.Resources {
+	stats := map[string]*stat{}
+	reason, caveat := map[string]string{}, map[string]string{}
+	for i, r := range all {
+		w := 0.0
+		if i > 0 {
+			w = overlap(all[i-1].at, r.at, loadEnd)
+		}
+		in := w > 0 || loadEnd.IsZero() || !r.at.After(loadEnd)
+		for fig, v := range r.fields() {
+			if *v == nil {
 				if m := r.missing[fig]; m != "" && m != needsTwo {
 					reason[fig] = m
 				}
 				continue
 			}
-			a := figures[fig]
-			if a == nil {
-				a = &agg{max: *v}
-				figures[fig] = a
+			if c := r.caveats[fig]; c != "" {
+				caveat[fig] = c
 			}
-			a.sum, a.max, a.last, a.n = a.sum+*v, max(a.max, *v), *v, a.n+1
+			s := stats[fig]
+			if s == nil {
+				s = &stat{first: **v}
+				stats[fig] = s
+			}
+			s.last = **v
+			if in {
+				s.add(**v, w)
+			}
 		}
 	}
 	res := &report.Resources{Reasons: map[string]string{}}
-	get := func(fig, field string, f func(a *agg) float64) *float64 {
-		a := figures[fig]
-		if a == nil {
+	get := func(fig, field string, window bool, f func(s *stat) float64) *float64 {
+		s := stats[fig]
+		if s == nil || (window && s.n == 0) {
 			why := reason[fig]
-			if why == "" {
+			switch {
+			case why != "":
+			case s != nil:
+				why = "no observation in the load window gave it"
+			default:
 				why = "no observation gave it (a rate needs two observations)"
 			}
 			res.Reasons[field] = why
 			return nil
 		}
-		v := f(a)
+		if c := caveat[fig]; c != "" {
+			res.Reasons[field] = c
+		}
+		v := f(s)
 		return &v
 	}
-	mean := func(a *agg) float64 { return a.sum / float64(a.n) }
-	maxOf := func(a *agg) float64 { return a.max }
-	last := func(a *agg) float64 { return a.last }
-	res.CPUCoresMean = get(figCPU, "cpuCoresMean", mean)
-	res.CPUCoresMax = get(figCPU, "cpuCoresMax", maxOf)
-	res.RSSBytesMean = get(figRSS, "rssBytesMean", mean)
-	res.RSSBytesMax = get(figRSS, "rssBytesMax", maxOf)
-	res.DiskBytesEnd = get(figDisk, "diskBytesEnd", last)
-	res.DiskBytesMax = get(figDisk, "diskBytesMax", maxOf)
-	res.DiskReadBytesPerSecond = get(figRead, "diskReadBytesPerSecond", mean)
-	res.DiskWriteBytesPerSecond = get(figWrite, "diskWriteBytesPerSecond", mean)
-	res.IngestedSamples = get(figIngested, "ingestedSamples", last)
+	mean := func(s *stat) float64 { return s.mean() }
+	maxOf := func(s *stat) float64 { return s.max }
+	last := func(s *stat) float64 { return s.last }
+	res.CPUCoresMean = get(figCPU, "cpuCoresMean", true, mean)
+	res.CPUCoresMax = get(figCPU, "cpuCoresMax", true, maxOf)
+	res.RSSBytesMean = get(figRSS, "rssBytesMean", true, mean)
+	res.RSSBytesMax = get(figRSS, "rssBytesMax", true, maxOf)
+	res.DiskBytesEnd = get(figDisk, "diskBytesEnd", false, last)
+	res.DiskBytesMax = get(figDisk, "diskBytesMax", false, func(s *stat) float64 { return max(s.max, s.last) })
+	res.DiskBytesGrowth = get(figDisk, "diskBytesGrowth", false, func(s *stat) float64 { return s.last - s.first })
+	res.DiskReadBytesPerSecond = get(figRead, "diskReadBytesPerSecond", true, mean)
+	res.DiskWriteBytesPerSecond = get(figWrite, "diskWriteBytesPerSecond", true, mean)
+	res.IngestedSamples = get(figIngested, "ingestedSamples", false, last)
+	res.ActiveSeriesMax = get(figActive, "activeSeriesMax", true, maxOf)
 	return res
+}
+
+// stat is one figure over the observations: first and last over the whole run, the rest
+// over the load window.
+type stat struct {
+	first, last            float64
+	n                      int
+	sum, wsum, weight, max float64
+}
+
+func (s *stat) add(v, w float64) {
+	if s.n == 0 || v > s.max {
+		s.max = v
+	}
+	s.n++
+	s.sum, s.wsum, s.weight = s.sum+v, s.wsum+v*w, s.weight+w
+}
+
+// mean is weighted by interval length, or plain when no observation has a weight.
+func (s *stat) mean() float64 {
+	if s.weight > 0 {
+		return s.wsum / s.weight
+	}
+	return s.sum / float64(s.n)
+}
+
+// overlap is how many seconds of the interval (from, to] lie before loadEnd (zero: no end).
+func overlap(from, to, loadEnd time.Time) float64 {
+	if !loadEnd.IsZero() && to.After(loadEnd) {
+		to = loadEnd
+	}
+	return max(to.Sub(from).Seconds(), 0)
 }

@@ -9,8 +9,9 @@ import (
 
 // metrics are the observed figures on tsbench's own /metrics.
 type metrics struct {
-	storage  map[string]*prometheus.GaugeVec // figure → gauge with the storage label
-	cpu, rss *prometheus.GaugeVec            // tsbench's own, no labels: a vec so an unknown figure can have no series
+	storage        map[string]*prometheus.GaugeVec // figure → gauge with the storage label
+	bytesPerSample *prometheus.GaugeVec
+	cpu, rss       *prometheus.GaugeVec // tsbench's own, no labels: a vec so an unknown figure can have no series
 }
 
 // newMetrics registers the observe metrics; a nil registerer gets unregistered ones.
@@ -26,10 +27,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			figDisk:     gauge("tsbench_storage_disk_bytes", "Bytes the storage holds on disk (data dir, or its own size metrics)."),
 			figRead:     gauge("tsbench_storage_disk_read_bytes_per_second", "Bytes the storage read from disk per second over the last observe interval."),
 			figWrite:    gauge("tsbench_storage_disk_write_bytes_per_second", "Bytes the storage wrote to disk per second over the last observe interval."),
-			figIngested: gauge("tsbench_storage_ingested_samples", "Samples the storage says it ingested: its own cumulative count, corrected for restarts."),
+			figIngested: gauge("tsbench_storage_ingested_samples", "Samples the storage says it ingested since tsbench first observed it: increases of its own count, corrected for restarts."),
+			figActive:   gauge("tsbench_storage_active_series", "Series the storage holds in memory by its own count (Prometheus' head series, VictoriaMetrics' series of the current hour)."),
 		},
-		cpu: f.NewGaugeVec(prometheus.GaugeOpts{Name: "tsbench_generator_cpu_cores", Help: "CPU cores tsbench itself used over the last observe interval."}, nil),
-		rss: f.NewGaugeVec(prometheus.GaugeOpts{Name: "tsbench_generator_rss_bytes", Help: "Resident memory of tsbench itself."}, nil),
+		bytesPerSample: gauge("tsbench_storage_bytes_per_sample", "Disk growth since tsbench first observed the storage over the samples it acked so far, as bytesPerSample in results.json."),
+		cpu:            f.NewGaugeVec(prometheus.GaugeOpts{Name: "tsbench_generator_cpu_cores", Help: "CPU cores tsbench itself used over the last observe interval."}, nil),
+		rss:            f.NewGaugeVec(prometheus.GaugeOpts{Name: "tsbench_generator_rss_bytes", Help: "Resident memory of tsbench itself."}, nil),
 	}
 }
 
@@ -38,13 +41,23 @@ func (m *metrics) set(name string, p report.ResourcePoint) {
 	for fig, v := range map[string]*float64{
 		figCPU: p.CPUCores, figRSS: p.RSSBytes, figDisk: p.DiskBytes,
 		figRead: p.DiskReadBytesPerSecond, figWrite: p.DiskWriteBytesPerSecond, figIngested: p.IngestedSamples,
+		figActive: p.ActiveSeries,
 	} {
-		if v == nil {
-			m.storage[fig].DeleteLabelValues(name)
-			continue
-		}
-		m.storage[fig].WithLabelValues(name).Set(*v)
+		setOrDelete(m.storage[fig], name, v)
 	}
+}
+
+func (m *metrics) setBytesPerSample(name string, v *float64) {
+	setOrDelete(m.bytesPerSample, name, v)
+}
+
+// setOrDelete sets the storage's series, or deletes it when v is unknown.
+func setOrDelete(g *prometheus.GaugeVec, name string, v *float64) {
+	if v == nil {
+		g.DeleteLabelValues(name)
+		return
+	}
+	g.WithLabelValues(name).Set(*v)
 }
 
 func (m *metrics) setSelf(p report.ResourcePoint) {

@@ -23,15 +23,28 @@ const (
 	figRead     = "diskReadBytesPerSecond"
 	figWrite    = "diskWriteBytesPerSecond"
 	figIngested = "ingestedSamples"
+	figActive   = "activeSeries"
 )
 
 // Sample is one collection: cumulative counters (CPU seconds, read and written bytes,
-// ingested samples) and current values (RSS, disk bytes). A nil figure is unknown, and
-// Missing says why.
+// ingested samples) and current values (RSS, disk bytes, active series). A nil figure is
+// unknown, and Missing says why.
 type Sample struct {
-	CPUSeconds, RSSBytes, DiskBytes, ReadBytes, WriteBytes, Ingested *float64
-	Missing                                                          map[string]string
-	Kind                                                             string // storage kind the metric names reveal, or ""
+	CPUSeconds, RSSBytes, DiskBytes, ReadBytes, WriteBytes, Ingested, ActiveSeries *float64
+
+	Missing map[string]string
+	// Absent holds the figures the source does not expose at all (vmselect has no
+	// vm_data_size_bytes): a cluster sum leaves such a component out, where a component
+	// that exposes a figure but cannot give it now makes the sum unknown.
+	Absent  map[string]bool
+	Caveats map[string]string // figure → what a known figure does not cover
+	Kind    string            // storage kind the metric names reveal, or ""
+	// Start identifies the process (start time in clock ticks since boot from /proc, or
+	// process_start_time_seconds): when it changes, the counters restarted from zero.
+	Start *float64
+	// IngestedRank is the rank in ingestMetrics of the metric Ingested came from: a cluster
+	// adds only the components with the best rank (distributors, not ingesters).
+	IngestedRank int
 }
 
 func (s *Sample) miss(figure, reason string) {
@@ -39,6 +52,15 @@ func (s *Sample) miss(figure, reason string) {
 		s.Missing = map[string]string{}
 	}
 	s.Missing[figure] = reason
+}
+
+// absent marks a figure the source does not expose at all.
+func (s *Sample) absent(figure, reason string) {
+	s.miss(figure, reason)
+	if s.Absent == nil {
+		s.Absent = map[string]bool{}
+	}
+	s.Absent[figure] = true
 }
 
 // Source gives one storage's (or tsbench's own) resource figures.
@@ -79,10 +101,11 @@ func (p procSource) Collect(_ context.Context, _ time.Time) (Sample, error) {
 			s.DiskBytes = &n
 		}
 	}
+	s.absent(figActive, "/proc does not give a storage's series: set metricsURLs")
 	return s, nil
 }
 
-// readProc fills CPU from stat, RSS from status and IO from io. A process that is gone
+// readProc fills CPU and the start time from stat, RSS from status and IO from io. A process that is gone
 // leaves them unknown ("process PID exited"); an unreadable io file (another user's process)
 // leaves only disk IO unknown.
 func (p procSource) readProc(dir string, s *Sample) {
@@ -103,21 +126,23 @@ func (p procSource) readProc(dir string, s *Sample) {
 		return
 	}
 	// The command name may hold spaces and parentheses: the fields start after the last ')'.
-	// After it, field 3 of proc(5) (state) is fields[0]: utime (14) and stime (15) are 11, 12.
+	// After it, field 3 of proc(5) (state) is fields[0]: utime (14) and stime (15) are 11, 12,
+	// starttime (22) is 19.
 	i := bytes.LastIndexByte(stat, ')')
 	fields := strings.Fields(string(stat[i+1:]))
-	if i < 0 || len(fields) < 13 {
+	if i < 0 || len(fields) < 20 {
 		fail("unexpected " + filepath.Join(dir, "stat"))
 		return
 	}
 	utime, err1 := strconv.ParseFloat(fields[11], 64)
 	stime, err2 := strconv.ParseFloat(fields[12], 64)
-	if err1 != nil || err2 != nil {
+	start, err3 := strconv.ParseFloat(fields[19], 64)
+	if err1 != nil || err2 != nil || err3 != nil {
 		fail("unexpected " + filepath.Join(dir, "stat"))
 		return
 	}
 	cpu := (utime + stime) / userHZ
-	s.CPUSeconds = &cpu
+	s.CPUSeconds, s.Start = &cpu, &start
 	if rss, err := keyValue(filepath.Join(dir, "status"), "VmRSS:"); err == nil {
 		rss *= 1024 // kB
 		s.RSSBytes = &rss

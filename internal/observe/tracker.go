@@ -10,13 +10,19 @@ import (
 	"github.com/tsbench/tsbench/internal/report"
 )
 
-// rates are one observation made comparable: CPU and disk IO as rates over the last
-// interval, RSS and disk as they are, ingested samples as the storage's own cumulative count
-// (reset-corrected). A nil figure is unknown and missing says why.
+// rates are one observation made comparable: CPU and disk IO as rates over the interval
+// since the previous observation, RSS, disk and active series as they are, ingested samples
+// as the count since the first observation (reset-corrected). A nil figure is unknown and
+// missing says why.
 type rates struct {
-	cpu, rss, disk, read, write, ingested *float64
-	missing                               map[string]string
-	failed                                bool // the source could not be read at all
+	at                                            time.Time
+	cpu, rss, disk, read, write, ingested, active *float64
+
+	missing      map[string]string
+	absent       map[string]bool   // figures the source does not expose at all (see Sample.Absent)
+	caveats      map[string]string // figure → what a known figure does not cover
+	ingestedRank int               // see Sample.IngestedRank
+	failed       bool              // the source could not be read at all
 }
 
 // tracker turns one source's cumulative samples into rates.
@@ -28,8 +34,10 @@ type tracker struct {
 	mu           sync.Mutex // guards the fields below
 	prev         Sample     // the last successful collection; zero after a failure
 	prevTime     time.Time
+	start        *float64 // the process's start (Sample.Start) at the last collection that gave it
+	gap          string   // why the collection before this one failed; "" when it did not
 	lastIngested *float64 // the storage's counter at the last collection that gave it
-	ingested     float64  // its count, corrected for resets
+	ingested     float64  // increases of that counter since the first collection, corrected for resets
 	logged       bool     // the first failure was logged; later ones are only recorded
 	kindSeen     string
 	all          []rates // every observation
@@ -49,40 +57,58 @@ func (t *tracker) observe(ctx context.Context, now time.Time) rates {
 			t.log.Warn("cannot observe the storage, its figures are unknown", "source", t.where, "err", err)
 			t.logged = true
 		}
-		r := rates{missing: map[string]string{}, failed: true}
+		r := rates{at: now, missing: map[string]string{}, failed: true}
 		for _, f := range allFigures {
 			r.missing[f] = err.Error()
 		}
-		t.prev, t.prevTime = Sample{}, time.Time{} // rates restart after the gap
+		t.prev, t.prevTime, t.gap = Sample{}, time.Time{}, err.Error() // rates restart after the gap
 		t.all = append(t.all, r)
 		return r
 	}
 	if s.Kind != "" {
 		t.kindSeen = s.Kind
 	}
-	r := rates{rss: s.RSSBytes, disk: s.DiskBytes, missing: map[string]string{}}
-	maps.Copy(r.missing, s.Missing)
+	r := rates{
+		at: now, rss: s.RSSBytes, disk: s.DiskBytes, active: s.ActiveSeries, ingestedRank: s.IngestedRank,
+		missing: maps.Clone(s.Missing), absent: maps.Clone(s.Absent), caveats: maps.Clone(s.Caveats),
+	}
+	if r.missing == nil {
+		r.missing = map[string]string{}
+	}
+	restarted := t.start != nil && s.Start != nil && *t.start != *s.Start
+	if restarted {
+		t.log.Info("the storage process restarted: its counters count from zero", "source", t.where)
+	}
+	if s.Start != nil {
+		t.start = s.Start
+	}
 	if dt := now.Sub(t.prevTime).Seconds(); !t.prevTime.IsZero() && dt > 0 {
-		r.cpu = perSecond(t.prev.CPUSeconds, s.CPUSeconds, dt)
-		r.read = perSecond(t.prev.ReadBytes, s.ReadBytes, dt)
-		r.write = perSecond(t.prev.WriteBytes, s.WriteBytes, dt)
+		r.cpu = perSecond(t.prev.CPUSeconds, s.CPUSeconds, dt, restarted)
+		r.read = perSecond(t.prev.ReadBytes, s.ReadBytes, dt, restarted)
+		r.write = perSecond(t.prev.WriteBytes, s.WriteBytes, dt, restarted)
 	}
 	for _, f := range []string{figCPU, figRead, figWrite} {
-		if r.missing[f] == "" && t.prevTime.IsZero() {
+		switch {
+		case r.missing[f] != "" || !t.prevTime.IsZero():
+		case t.gap != "":
+			r.missing[f] = "no rate over the interval after a failed observation: " + t.gap
+		default:
 			r.missing[f] = needsTwo
 		}
 	}
 	if s.Ingested != nil {
-		if t.lastIngested == nil {
-			t.ingested = *s.Ingested
-		} else {
+		switch {
+		case t.lastIngested == nil: // the first: what the storage held before is not this run's
+		case restarted:
+			t.ingested += *s.Ingested
+		default:
 			t.ingested += increase(*t.lastIngested, *s.Ingested)
 		}
 		t.lastIngested = s.Ingested
 		v := t.ingested
 		r.ingested = &v
 	}
-	t.prev, t.prevTime = s, now
+	t.prev, t.prevTime, t.gap = s, now, ""
 	t.all = append(t.all, r)
 	return r
 }
@@ -91,7 +117,7 @@ func (t *tracker) observe(ctx context.Context, now time.Time) rates {
 // observation gives the rate.
 const needsTwo = "needs two observations"
 
-var allFigures = []string{figCPU, figRSS, figDisk, figRead, figWrite, figIngested}
+var allFigures = []string{figCPU, figRSS, figDisk, figRead, figWrite, figIngested, figActive}
 
 func (t *tracker) kind() string {
 	t.mu.Lock()
@@ -108,9 +134,15 @@ func increase(a, b float64) float64 {
 	return b - a
 }
 
-func perSecond(a, b *float64, dt float64) *float64 {
-	if a == nil || b == nil {
+// perSecond is the rate of a counter from a to b over dt seconds; after a restart the
+// counter counts from zero whatever a was.
+func perSecond(a, b *float64, dt float64, restarted bool) *float64 {
+	switch {
+	case a == nil || b == nil:
 		return nil
+	case restarted:
+		v := *b / dt
+		return &v
 	}
 	v := increase(*a, *b) / dt
 	return &v
@@ -125,40 +157,45 @@ func (t *tracker) history() []rates {
 
 // or takes r's figures where known, else o's.
 func (r rates) or(o rates) rates {
-	pick := func(a, b *float64) *float64 {
-		if a != nil {
-			return a
-		}
-		return b
-	}
-	out := rates{
-		cpu: pick(r.cpu, o.cpu), rss: pick(r.rss, o.rss), disk: pick(r.disk, o.disk),
-		read: pick(r.read, o.read), write: pick(r.write, o.write), ingested: pick(r.ingested, o.ingested),
-		missing: map[string]string{},
-	}
+	out := rates{at: r.at, missing: map[string]string{}, caveats: map[string]string{}}
 	maps.Copy(out.missing, o.missing)
 	maps.Copy(out.missing, r.missing) // r's reason wins
-	for fig, v := range out.figures() {
-		if v != nil {
-			delete(out.missing, fig)
+	rf, of := r.fields(), o.fields()
+	for f, v := range out.fields() {
+		from, src := r, rf
+		if *rf[f] == nil {
+			from, src = o, of
+		}
+		*v = *src[f]
+		if *v != nil {
+			delete(out.missing, f)
+			if c := from.caveats[f]; c != "" {
+				out.caveats[f] = c
+			}
 		}
 	}
 	return out
 }
 
-// figures maps the figure names to r's values.
-func (r rates) figures() map[string]*float64 {
-	return map[string]*float64{
-		figCPU: r.cpu, figRSS: r.rss, figDisk: r.disk,
-		figRead: r.read, figWrite: r.write, figIngested: r.ingested,
+// fields maps the figure names to r's fields.
+func (r *rates) fields() map[string]**float64 {
+	return map[string]**float64{
+		figCPU: &r.cpu, figRSS: &r.rss, figDisk: &r.disk, figRead: &r.read, figWrite: &r.write,
+		figIngested: &r.ingested, figActive: &r.active,
 	}
 }
 
 // addRates adds the components of a cluster. A figure is the sum over the components that
-// give it (vm_data_size_bytes is only on vmstorage); it is unknown when a component could not
-// be read at all, or when none gives it.
+// expose it (vm_data_size_bytes is only on vmstorage); it is unknown, with the reason, when
+// a component that exposes it cannot give it now (after a failed scrape its rates are
+// unknown for one interval: a sum of the others would look like a drop), when a component
+// could not be read at all, or when none exposes it. Ingested samples are added over the
+// components with the best ingestion metric only (distributors, not ingesters).
 func addRates(parts []rates) rates {
-	out := rates{missing: map[string]string{}}
+	out := rates{missing: map[string]string{}, caveats: map[string]string{}}
+	if len(parts) > 0 {
+		out.at = parts[0].at
+	}
 	for _, p := range parts {
 		if p.failed {
 			out.failed = true
@@ -166,42 +203,59 @@ func addRates(parts []rates) rates {
 			return out
 		}
 	}
-	add := func(get func(r *rates) *float64, fig string) *float64 {
-		var total *float64
-		for i := range parts {
-			v := get(&parts[i])
-			if v == nil {
-				if reason := parts[i].missing[fig]; reason != "" && out.missing[fig] == "" {
-					out.missing[fig] = reason
-				}
-				continue
-			}
-			if total == nil {
-				total = new(float64)
-			}
-			*total += *v
+	best := -1
+	for _, p := range parts {
+		if p.ingested != nil && (best < 0 || p.ingestedRank < best) {
+			best = p.ingestedRank
 		}
-		if total != nil {
-			delete(out.missing, fig)
-		} else if out.missing[fig] == "" {
-			out.missing[fig] = "no source"
-		}
-		return total
 	}
-	out.cpu = add(func(r *rates) *float64 { return r.cpu }, figCPU)
-	out.rss = add(func(r *rates) *float64 { return r.rss }, figRSS)
-	out.disk = add(func(r *rates) *float64 { return r.disk }, figDisk)
-	out.read = add(func(r *rates) *float64 { return r.read }, figRead)
-	out.write = add(func(r *rates) *float64 { return r.write }, figWrite)
-	out.ingested = add(func(r *rates) *float64 { return r.ingested }, figIngested)
+	for f, v := range out.fields() {
+		if *v, out.missing[f] = addFigure(parts, f, best); *v == nil {
+			continue
+		}
+		delete(out.missing, f)
+		for _, p := range parts {
+			if c := p.caveats[f]; c != "" {
+				out.caveats[f] = c
+			}
+		}
+	}
 	return out
+}
+
+// addFigure adds one figure over parts, or returns why it is unknown.
+func addFigure(parts []rates, f string, bestRank int) (*float64, string) {
+	var total *float64
+	reason := ""
+	for i := range parts {
+		p := &parts[i]
+		if p.absent[f] || (f == figIngested && p.ingested != nil && p.ingestedRank != bestRank) {
+			if reason == "" {
+				reason = p.missing[f]
+			}
+			continue
+		}
+		v := *p.fields()[f]
+		if v == nil {
+			return nil, p.missing[f]
+		}
+		if total == nil {
+			total = new(float64)
+		}
+		*total += *v
+	}
+	if total == nil && reason == "" {
+		reason = "no source"
+	}
+	return total, reason
 }
 
 // point is the observation as a timeline point. BytesPerSample stays nil: its divisor is
 // tsbench's acked count, which only the caller knows.
-func (r rates) point(now time.Time) report.ResourcePoint {
+func (r rates) point() report.ResourcePoint {
 	return report.ResourcePoint{
-		Time: now.UTC().Format(time.RFC3339), CPUCores: r.cpu, RSSBytes: r.rss, DiskBytes: r.disk,
+		Time: r.at.UTC().Format(time.RFC3339Nano), CPUCores: r.cpu, RSSBytes: r.rss, DiskBytes: r.disk,
 		DiskReadBytesPerSecond: r.read, DiskWriteBytesPerSecond: r.write, IngestedSamples: r.ingested,
+		ActiveSeries: r.active,
 	}
 }

@@ -1,24 +1,38 @@
 package report
 
 // Resources is what the storage used over the run (issue: observe). A nil figure is unknown,
-// never zero; Reasons says why per figure.
+// never zero; Reasons says why per figure. Means and maxima cover the load only (not the
+// read-back and snapshot after it), each observation weighted by its interval; disk end and
+// growth and ingested samples are taken at the end of the run.
 type Resources struct {
-	Source                  string                `json:"source"` // "proc", "metrics", "proc+metrics"
-	CPUCoresMean            *float64              `json:"cpuCoresMean"`
-	CPUCoresMax             *float64              `json:"cpuCoresMax"`
-	RSSBytesMean            *float64              `json:"rssBytesMean"`
-	RSSBytesMax             *float64              `json:"rssBytesMax"`
-	DiskBytesEnd            *float64              `json:"diskBytesEnd"`
-	DiskBytesMax            *float64              `json:"diskBytesMax"`
-	DiskReadBytesPerSecond  *float64              `json:"diskReadBytesPerSecond"`
-	DiskWriteBytesPerSecond *float64              `json:"diskWriteBytesPerSecond"`
-	IngestedSamples         *float64              `json:"ingestedSamples"` // according to the storage
-	BytesPerSample          *float64              `json:"bytesPerSample"`
-	SnapshotBytes           *float64              `json:"snapshotBytes"`
-	SnapshotBytesPerSample  *float64              `json:"snapshotBytesPerSample"`
-	Reasons                 map[string]string     `json:"reasons,omitempty"` // figure name → why unknown
-	Timeline                []ResourcePoint       `json:"timeline,omitempty"`
-	Components              map[string]*Resources `json:"components,omitempty"` // per metrics URL of a cluster
+	Source       string   `json:"source"` // "proc", "metrics", "proc+metrics"
+	CPUCoresMean *float64 `json:"cpuCoresMean"`
+	CPUCoresMax  *float64 `json:"cpuCoresMax"`
+	RSSBytesMean *float64 `json:"rssBytesMean"`
+	RSSBytesMax  *float64 `json:"rssBytesMax"`
+	DiskBytesEnd *float64 `json:"diskBytesEnd"`
+	DiskBytesMax *float64 `json:"diskBytesMax"`
+	// DiskBytesGrowth is DiskBytesEnd minus the disk bytes at the first observation, before
+	// the load.
+	DiskBytesGrowth         *float64 `json:"diskBytesGrowth"`
+	DiskReadBytesPerSecond  *float64 `json:"diskReadBytesPerSecond"`
+	DiskWriteBytesPerSecond *float64 `json:"diskWriteBytesPerSecond"`
+	// IngestedSamples is what the storage says it ingested since the first observation
+	// (increases of its own counter, a restart counted from zero), not its count since it started.
+	IngestedSamples *float64 `json:"ingestedSamples"`
+	ActiveSeriesMax *float64 `json:"activeSeriesMax"` // series in memory by the storage's own count, the load's maximum
+	// BytesPerSample is DiskBytesGrowth over the acked samples: what this run's samples took.
+	// For a storage tsbench started empty it is nearly DiskBytesEnd over the acked samples.
+	BytesPerSample *float64 `json:"bytesPerSample"`
+	SnapshotBytes  *float64 `json:"snapshotBytes"`
+	// SnapshotBytesPerSample is SnapshotBytes over the acked samples. A snapshot holds all
+	// the storage's data, what it held before the run too (Reasons then carries a caveat).
+	SnapshotBytesPerSample *float64 `json:"snapshotBytesPerSample"`
+	// Reasons maps a figure name to why it is unknown, or to a caveat on a known one (a disk
+	// figure that leaves something out, a snapshot that holds older data).
+	Reasons    map[string]string     `json:"reasons,omitempty"`
+	Timeline   []ResourcePoint       `json:"timeline,omitempty"`
+	Components map[string]*Resources `json:"components,omitempty"` // per metrics URL of a cluster
 	// Crosscheck holds the same figures from each source when both /proc and /metrics
 	// observed the process, so a reader can see they agree.
 	Crosscheck *Crosscheck `json:"crosscheck,omitempty"`
@@ -34,21 +48,23 @@ type Crosscheck struct {
 
 // ResourcePoint is one observation of a storage's resources; nil is unknown.
 type ResourcePoint struct {
-	Time                    string   `json:"time"`
+	Time                    string   `json:"time"` // RFC 3339 with nanoseconds
 	CPUCores                *float64 `json:"cpuCores"`
 	RSSBytes                *float64 `json:"rssBytes"`
 	DiskBytes               *float64 `json:"diskBytes"`
 	DiskReadBytesPerSecond  *float64 `json:"diskReadBytesPerSecond"`
 	DiskWriteBytesPerSecond *float64 `json:"diskWriteBytesPerSecond"`
 	IngestedSamples         *float64 `json:"ingestedSamples"`
-	BytesPerSample          *float64 `json:"bytesPerSample"`
+	ActiveSeries            *float64 `json:"activeSeries"`
+	BytesPerSample          *float64 `json:"bytesPerSample"` // disk growth since the first point over the samples acked by then
 }
 
 // Generator is tsbench's own resource use, so a reader can see it was not the bottleneck.
 type Generator struct {
-	CPUCoresMean *float64        `json:"cpuCoresMean"`
-	CPUCoresMax  *float64        `json:"cpuCoresMax"`
-	RSSBytesMean *float64        `json:"rssBytesMean"`
-	RSSBytesMax  *float64        `json:"rssBytesMax"`
-	Timeline     []ResourcePoint `json:"timeline,omitempty"`
+	CPUCoresMean *float64          `json:"cpuCoresMean"`
+	CPUCoresMax  *float64          `json:"cpuCoresMax"`
+	RSSBytesMean *float64          `json:"rssBytesMean"`
+	RSSBytesMax  *float64          `json:"rssBytesMax"`
+	Reasons      map[string]string `json:"reasons,omitempty"` // figure name → why unknown
+	Timeline     []ResourcePoint   `json:"timeline,omitempty"`
 }
