@@ -5,6 +5,8 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -28,11 +30,21 @@ type CompareRow struct {
 	Flagged bool     // |new-old| > Noise
 }
 
-// noiseSource gives a figure's per-interval values in one run, whose spread is its noise.
-func noiseSource(figure string) func(s *Storage) []float64 {
+// noiseSpec says where a figure's noise comes from: its per-interval values in one run
+// (one per progress or observe interval), and how they bound the figure's chance change.
+type noiseSpec struct {
+	values func(s *Storage) []float64
+	// single marks a maximum or an end value: it moves like one interval, not like a mean.
+	single bool
+	// of names the timeline borrowed when the figure has none of its own.
+	of string
+}
+
+// noiseSpecs maps figures to their per-interval values.
+func noiseSpecs() map[string]noiseSpec {
 	write := func(f func(WritePoint) float64) func(*Storage) []float64 {
 		return func(s *Storage) []float64 {
-			if s.Write == nil {
+			if s == nil || s.Write == nil {
 				return nil
 			}
 			var v []float64
@@ -44,7 +56,7 @@ func noiseSource(figure string) func(s *Storage) []float64 {
 	}
 	query := func(f func(QueryPoint) float64) func(*Storage) []float64 {
 		return func(s *Storage) []float64 {
-			if s.Query == nil {
+			if s == nil || s.Query == nil {
 				return nil
 			}
 			var v []float64
@@ -56,7 +68,7 @@ func noiseSource(figure string) func(s *Storage) []float64 {
 	}
 	res := func(f func(ResourcePoint) *float64) func(*Storage) []float64 {
 		return func(s *Storage) []float64 {
-			if s.Resources == nil {
+			if s == nil || s.Resources == nil {
 				return nil
 			}
 			var v []float64
@@ -68,65 +80,82 @@ func noiseSource(figure string) func(s *Storage) []float64 {
 			return v
 		}
 	}
-	switch figure {
-	case "write.achievedSamplesPerSecond":
-		return write(func(p WritePoint) float64 { return p.SamplesPerSecs })
-	case "write.maxLagSeconds":
-		return write(func(p WritePoint) float64 { return p.LagSeconds })
-	case "query.p50":
-		return query(func(p QueryPoint) float64 { return p.P50 })
-	case "query.p90", "query.p99", "query.max":
-		return query(func(p QueryPoint) float64 { return p.P99 })
-	case "resources.cpuCoresMean", "resources.cpuCoresMax":
-		return res(func(p ResourcePoint) *float64 { return p.CPUCores })
-	case "resources.rssBytesMean", "resources.rssBytesMax":
-		return res(func(p ResourcePoint) *float64 { return p.RSSBytes })
-	case "resources.bytesPerSample":
-		return res(func(p ResourcePoint) *float64 { return p.BytesPerSample })
+	rate := write(func(p WritePoint) float64 { return p.SamplesPerSecs })
+	lag := write(func(p WritePoint) float64 { return p.LagSeconds })
+	p50 := query(func(p QueryPoint) float64 { return p.P50 })
+	p99 := query(func(p QueryPoint) float64 { return p.P99 })
+	cpu := res(func(p ResourcePoint) *float64 { return p.CPUCores })
+	rss := res(func(p ResourcePoint) *float64 { return p.RSSBytes })
+	return map[string]noiseSpec{
+		"write.achievedSamplesPerSecond": {values: rate},
+		"write.maxLagSeconds":            {values: lag, single: true},
+		"write.lagSeconds":               {values: lag, single: true},
+		"query.p50":                      {values: p50},
+		// results.json keeps only p50 and p99 per interval: p90 and max borrow p99's, whose
+		// spread is wider than p90's (a cautious estimate) and narrower than max's.
+		"query.p90":              {values: p99, of: "p99"},
+		"query.p99":              {values: p99},
+		"query.max":              {values: p99, single: true, of: "p99"},
+		"resources.cpuCoresMean": {values: cpu},
+		"resources.cpuCoresMax":  {values: cpu, single: true},
+		"resources.rssBytesMean": {values: rss},
+		"resources.rssBytesMax":  {values: rss, single: true},
+		"resources.bytesPerSample": {
+			values: res(func(p ResourcePoint) *float64 { return p.BytesPerSample }), single: true,
+		},
+		"resources.diskReadBytesPerSecond": {
+			values: res(func(p ResourcePoint) *float64 { return p.DiskReadBytesPerSecond }),
+		},
+		"resources.diskWriteBytesPerSecond": {
+			values: res(func(p ResourcePoint) *float64 { return p.DiskWriteBytesPerSecond }),
+		},
 	}
-	return nil
 }
 
-// exactFigure reports whether a figure is an exact count: any change is real.
+// exactFigure reports whether a figure is an exact count (or a configured rate): any change
+// is real.
 func exactFigure(figure string) bool {
-	return strings.HasPrefix(figure, "verify.") && figure != "verify.maxRelativeError" ||
-		figure == "write.droppedSamples" || figure == "write.pendingSamples" ||
-		figure == "query.errors" || figure == "query.missed"
+	switch figure {
+	case "verify.maxRelativeError":
+		return false
+	case "write.droppedSamples", "write.pendingSamples", "write.targetSamplesPerSecond",
+		"query.errors", "query.missed", "query.warnings":
+		return true
+	}
+	return strings.HasPrefix(figure, "verify.")
 }
 
 // fallbackNoise is the relative change flagged for figures without a timeline to measure
 // their spread, and that are not exact counts (sizes, totals that scale with run length).
 const fallbackNoise = 0.05
 
-// Compare compares every figure of every storage present in both runs.
+// Compare compares every figure of every storage in either run. A storage or a figure known
+// in one run only is flagged, and unknown ("?") on the other side.
 func Compare(old, cur *Results) *Comparison {
 	c := &Comparison{Old: old.StartTime, New: cur.StartTime}
 	figures := Figures()
-	for i := range cur.Storages {
-		ns := &cur.Storages[i]
-		var os *Storage
-		for j := range old.Storages {
-			if old.Storages[j].Name == ns.Name {
-				os = &old.Storages[j]
+	for _, name := range storageNames(old, cur) {
+		os, ns := old.storage(name), cur.storage(name)
+		for _, fig := range FigureNames() {
+			var ov, nv *float64
+			if os != nil {
+				ov = figures[fig](os)
 			}
-		}
-		if os == nil {
-			continue
-		}
-		for _, name := range FigureNames() {
-			ov, nv := figures[name](os), figures[name](ns)
+			if ns != nil {
+				nv = figures[fig](ns)
+			}
 			if ov == nil && nv == nil {
 				continue
 			}
-			row := CompareRow{Storage: ns.Name, Figure: name, Old: ov, New: nv}
-			row.Noise, row.Method = noise(name, os, ns, ov, nv)
+			row := CompareRow{Storage: name, Figure: fig, Old: ov, New: nv}
+			row.Noise, row.Method = noise(fig, os, ns, ov, nv)
 			if ov != nil && nv != nil {
 				if *ov != 0 {
 					row.Change = new(100 * (*nv - *ov) / math.Abs(*ov))
 				}
 				row.Flagged = math.Abs(*nv-*ov) > row.Noise
 			} else {
-				row.Flagged = true // a figure appeared or disappeared
+				row.Flagged = true // a storage or figure appeared or disappeared
 			}
 			c.Rows = append(c.Rows, row)
 		}
@@ -134,16 +163,53 @@ func Compare(old, cur *Results) *Comparison {
 	return c
 }
 
-// noise estimates how much a figure moves by chance: twice the pooled standard deviation of
-// its per-interval values in the two runs; exact counts have none; others 5%.
+// storageNames is the union of both runs' storage names, sorted.
+func storageNames(a, b *Results) []string {
+	var names []string
+	for _, r := range []*Results{a, b} {
+		for _, s := range r.Storages {
+			if !slices.Contains(names, s.Name) {
+				names = append(names, s.Name)
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// storage is the named storage's results, or nil.
+func (r *Results) storage(name string) *Storage {
+	for i := range r.Storages {
+		if r.Storages[i].Name == name {
+			return &r.Storages[i]
+		}
+	}
+	return nil
+}
+
+// noise estimates how much a figure can change between two runs by chance, from each run's
+// per-interval values a and b (see noiseSpecs):
+//
+//   - a whole-run mean or quantile: twice the standard error of the difference of the two
+//     means, 2·sqrt(s_a²/n_eff_a + s_b²/n_eff_b), with n_eff from effectiveN;
+//   - a maximum or end value: twice the spread of single intervals, 2·sqrt(s_a² + s_b²);
+//   - an exact count: none; a figure without per-interval values: fallbackNoise of it.
 func noise(figure string, os, ns *Storage, ov, nv *float64) (float64, string) {
 	if exactFigure(figure) {
-		return 0, "exact count"
+		return 0, "exact"
 	}
-	if src := noiseSource(figure); src != nil {
-		a, b := src(os), src(ns)
+	if spec, ok := noiseSpecs()[figure]; ok {
+		a, b := spec.values(os), spec.values(ns)
 		if len(a) >= 3 && len(b) >= 3 {
-			return 2 * math.Sqrt(variance(a)+variance(b)), "2σ of per-interval values"
+			of := ""
+			if spec.of != "" {
+				of = " of " + spec.of
+			}
+			if spec.single {
+				return 2 * math.Sqrt(variance(a)+variance(b)), "σ" + of
+			}
+			na, nb := effectiveN(a), effectiveN(b)
+			return 2 * math.Sqrt(variance(a)/na+variance(b)/nb), fmt.Sprintf("SE%s, n_eff %.0f/%d, %.0f/%d", of, na, len(a), nb, len(b))
 		}
 	}
 	ref := 0.0
@@ -153,30 +219,56 @@ func noise(figure string, os, ns *Storage, ov, nv *float64) (float64, string) {
 	if nv != nil {
 		ref = math.Max(ref, math.Abs(*nv))
 	}
-	return fallbackNoise * ref, "5% (no per-interval data)"
+	return fallbackNoise * ref, "5%"
 }
 
-func variance(v []float64) float64 {
-	var mean float64
-	for _, x := range v {
-		mean += x
+// effectiveN is how many independent values xs is worth for the standard error of its mean:
+// n·(1−ρ)/(1+ρ) with ρ the lag-1 autocorrelation, clamped to [1, n]. Per-interval rates and
+// latencies drift together over several intervals (a compaction, a GC cycle), so σ/√n
+// alone would understate the noise of their mean.
+func effectiveN(xs []float64) float64 {
+	n := float64(len(xs))
+	m := mean(xs)
+	var num, den float64
+	for i, x := range xs {
+		den += (x - m) * (x - m)
+		if i > 0 {
+			num += (xs[i-1] - m) * (x - m)
+		}
 	}
-	mean /= float64(len(v))
+	if den == 0 {
+		return n
+	}
+	rho := num / den
+	if rho <= -1 {
+		return n
+	}
+	return min(n, max(1, n*(1-rho)/(1+rho)))
+}
+
+func mean(xs []float64) float64 {
 	var s float64
-	for _, x := range v {
-		s += (x - mean) * (x - mean)
+	for _, x := range xs {
+		s += x
 	}
-	return s / float64(len(v)-1)
+	return s / float64(len(xs))
+}
+
+// variance is the sample variance of xs (n−1 in the denominator).
+func variance(xs []float64) float64 {
+	m := mean(xs)
+	var s float64
+	for _, x := range xs {
+		s += (x - m) * (x - m)
+	}
+	return s / float64(len(xs)-1)
 }
 
 func fmtCompare(v *float64) string {
 	if v == nil {
 		return "?"
 	}
-	if *v == math.Trunc(*v) && math.Abs(*v) < 1e15 {
-		return fmt.Sprintf("%.0f", *v) // counts and byte sizes exactly
-	}
-	return fmt.Sprintf("%.6g", *v)
+	return fmtPlain(*v)
 }
 
 func fmtChange(v *float64) string {
@@ -186,21 +278,33 @@ func fmtChange(v *float64) string {
 	return fmt.Sprintf("%+.1f%%", *v)
 }
 
-// WriteText writes the comparison as a table; flagged rows are marked "!".
+// compareNote explains the flags and the noise; the text and the HTML both show it.
+var compareNote = []string{
+	"! the change is larger than the figure's noise; ? the storage or figure is not in that run (flagged).",
+	"Noise is estimated from each run's own per-interval values (one per progress or observe interval):",
+	"  SE     means and quantiles over the run: 2·sqrt(s_a²/n_eff_a + s_b²/n_eff_b), twice the standard error",
+	"         of the difference of the means, where n_eff = n·(1−ρ)/(1+ρ) in [1, n] and ρ is the lag-1",
+	"         autocorrelation of the intervals (neighbouring intervals move together);",
+	"  σ      maxima and end values: 2·sqrt(s_a² + s_b²), the spread of single intervals;",
+	"  exact  counts that chance does not move (drops, errors, read-back counts): any change is flagged;",
+	"  5%     figures without per-interval values (totals that scale with the run's length, sizes on disk).",
+	"  \"of p99\": query.p90 and query.max use the p99 timeline, as results.json keeps no p90 or max per interval.",
+}
+
+// WriteText writes the comparison as a table under a header that states how noise is
+// estimated; flagged rows are marked "!".
 func (c *Comparison) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "old run %s, new run %s\n\n", c.Old.UTC().Format(time.RFC3339), c.New.UTC().Format(time.RFC3339))
-	fmt.Fprintln(tw, "storage\tfigure\told\tnew\tchange\tnoise\t")
+	fmt.Fprintf(tw, "old run %s, new run %s\n", c.Old.UTC().Format(time.RFC3339), c.New.UTC().Format(time.RFC3339))
+	fmt.Fprintln(tw, strings.Join(compareNote, "\n")+"\n")
+	fmt.Fprintln(tw, "storage\tfigure\told\tnew\tchange\tnoise\tmethod\t")
 	for _, r := range c.Rows {
 		flag := ""
 		if r.Flagged {
 			flag = "!"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.3g\t%s\n", r.Storage, r.Figure, fmtCompare(r.Old), fmtCompare(r.New), fmtChange(r.Change), r.Noise, flag)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Storage, r.Figure, fmtCompare(r.Old), fmtCompare(r.New), fmtChange(r.Change), fmtPlain(r.Noise), r.Method, flag)
 	}
-	fmt.Fprintln(tw, "\n! the change is larger than the figure's noise. Noise: twice the pooled standard deviation")
-	fmt.Fprintln(tw, "  of the figure's per-interval values in both runs (rates, lag, latency, CPU, RSS, bytes/sample);")
-	fmt.Fprintln(tw, "  none for exact counts (drops, errors, read-back counts); 5% for figures without per-interval data.")
 	return tw.Flush()
 }
 
@@ -209,11 +313,12 @@ const compareHTML = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
 <title>tsbench compare</title><style>
 body{font-family:system-ui,sans-serif;margin:24px}table{border-collapse:collapse;font-variant-numeric:tabular-nums}
 td,th{padding:3px 10px;border-bottom:1px solid #e4e4e4;text-align:right}td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}
-tr.flag td{background:#fff3cd;font-weight:600}</style></head><body>
+tr.flag td{background:#fff3cd;font-weight:600}pre{font-size:13px}</style></head><body>
 <h1>tsbench: {{.Old}} → {{.New}}</h1>
-<table><tr><th>storage</th><th>figure</th><th>old</th><th>new</th><th>change</th><th>noise</th><th>noise estimate</th></tr>
-{{range .Rows}}<tr{{if .Flagged}} class="flag"{{end}}><td>{{.Storage}}</td><td>{{.Figure}}</td><td>{{.OldS}}</td><td>{{.NewS}}</td><td>{{.ChangeS}}</td><td>{{.NoiseS}}</td><td>{{.Method}}</td></tr>
-{{end}}</table><p>Highlighted: the change is larger than the figure's noise (twice the pooled per-interval standard deviation; none for exact counts; 5% without per-interval data).</p></body></html>
+<p>Highlighted: flagged.</p><pre>{{.Note}}</pre>
+<table><tr><th>storage</th><th>figure</th><th>old</th><th>new</th><th>change</th><th>noise</th><th>noise estimate</th><th></th></tr>
+{{range .Rows}}<tr{{if .Flagged}} class="flag"{{end}}><td>{{.Storage}}</td><td>{{.Figure}}</td><td>{{.OldS}}</td><td>{{.NewS}}</td><td>{{.ChangeS}}</td><td>{{.NoiseS}}</td><td>{{.Method}}</td><td>{{if .Flagged}}!{{end}}</td></tr>
+{{end}}</table></body></html>
 `
 
 // WriteHTML writes the comparison as a self-contained page.
@@ -228,9 +333,10 @@ func (c *Comparison) WriteHTML(w io.Writer) error {
 	}
 	var rows []row
 	for _, r := range c.Rows {
-		rows = append(rows, row{r, fmtCompare(r.Old), fmtCompare(r.New), fmtChange(r.Change), fmt.Sprintf("%.3g", r.Noise)})
+		rows = append(rows, row{r, fmtCompare(r.Old), fmtCompare(r.New), fmtChange(r.Change), fmtPlain(r.Noise)})
 	}
 	return tmpl.Execute(w, map[string]any{
 		"Old": c.Old.UTC().Format(time.RFC3339), "New": c.New.UTC().Format(time.RFC3339), "Rows": rows,
+		"Note": strings.Join(compareNote, "\n"),
 	})
 }

@@ -3,8 +3,11 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +22,8 @@ var update = os.Getenv("UPDATE") != ""
 func fixture() *Results {
 	start := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	at := func(i int) time.Time { return start.Add(time.Duration(i) * 10 * time.Second) }
+	// mkWrite's timeline adds up at every point: the drops come in evenly, and a backlog
+	// builds and clears in a 4-interval cycle when the storage drops (it is struggling).
 	mkWrite := func(rate, lag float64, dropped map[string]int64) *Write {
 		w := &Write{
 			GeneratedSamples: 5_400_000, DroppedSamples: dropped, RequestsByStatus: map[string]int64{"204": 1080},
@@ -27,24 +32,41 @@ func fixture() *Results {
 		w.AckedSamples = w.GeneratedSamples - w.Dropped()
 		w.AchievedSamplesPerSecond = float64(w.AckedSamples) / 180
 		for i := 1; i <= 18; i++ {
-			w.Timeline = append(w.Timeline, WritePoint{
-				Time: at(i), Generated: int64(i) * 300_000, Acked: int64(i) * 300_000,
+			p := WritePoint{
+				Time: at(i), Generated: int64(i) * 300_000, Dropped: w.Dropped() * int64(i) / 18,
 				SamplesPerSecs: rate + float64(i%3)*100, LagSeconds: lag * float64(i%4) / 4,
-			})
+			}
+			if p.Dropped > 0 && i < 18 {
+				p.Pending = int64(i%4) * 15_000
+			}
+			p.Acked = p.Generated - p.Dropped - p.Pending
+			w.Timeline = append(w.Timeline, p)
 		}
 		return w
 	}
-	mkQuery := func(p50, p99 float64, errs map[string]int64) *Query {
-		q := &Query{Executed: 720, Errors: errs, Missed: 2, LatencySeconds: Latency{P50: p50, P90: p99 / 2, P99: p99, Max: p99 * 1.5}}
+	// mkQuery spreads the errors over every third interval.
+	// cpuFactor places the "cpu" range query among the slowest or not.
+	mkQuery := func(p50, p99, cpuFactor float64, errs map[string]int64) *Query {
+		q := &Query{Executed: 720, Errors: errs, Warnings: 3, Missed: 2, LatencySeconds: Latency{P50: p50, P90: p99 / 2, P99: p99, Max: p99 * 1.5}}
 		q.OK = q.Executed - sumCounts(errs)
+		lat := func(f float64) Latency {
+			return Latency{P50: p50 * f / 4, P90: p99 * f / 2, P99: p99 * f, Max: p99 * f * 1.5}
+		}
 		q.PerQuery = []QueryStat{
-			{Name: "NodeFilesystemAlmostFull", Kind: "instant", Executed: 18, OK: 18, LatencySeconds: Latency{P50: p50, P99: p99 * 0.8}, ResultSeries: 3},
-			{Name: "NodeDiskWillFillIn24h", Kind: "instant", Executed: 18, OK: 18, LatencySeconds: Latency{P50: p50 * 3, P99: p99}, ResultSeries: 0},
-			{Name: "series {job=\"node_exporter\"}", Kind: "series", Executed: 6, OK: 6, LatencySeconds: Latency{P50: p50 * 2, P99: p99 * 0.5}, ResultSeries: 41950},
-			{Name: "cpu", Kind: "range", Executed: 12, OK: 12, Errors: errs, LatencySeconds: Latency{P50: p50, P99: p99 * 0.3}, ResultSeries: 50},
+			{Name: "NodeFilesystemAlmostFull", Kind: "instant", Executed: 18, OK: 18, LatencySeconds: lat(0.8), ResultSeries: 3},
+			{Name: "NodeDiskWillFillIn24h", Kind: "instant", Executed: 18, OK: 18, LatencySeconds: lat(1), ResultSeries: 0},
+			{Name: "series {job=\"node_exporter\"}", Kind: "series", Executed: 6, OK: 6, LatencySeconds: lat(0.5), ResultSeries: 41950},
+			{Name: "cpu", Kind: "range", Executed: 12, OK: 12, Errors: errs, LatencySeconds: lat(cpuFactor), ResultSeries: 50},
 		}
 		for i := 1; i <= 18; i++ {
-			q.Timeline = append(q.Timeline, QueryPoint{Time: at(i).Format(time.RFC3339Nano), P50: p50 * (1 + float64(i%2)/10), P99: p99 * (1 + float64(i%3)/10)})
+			var e int64
+			if i%3 == 0 {
+				e = sumCounts(errs) / 6
+			}
+			q.Timeline = append(q.Timeline, QueryPoint{
+				Time: at(i).Format(time.RFC3339Nano), P50: p50 * (1 + float64(i%2)/10), P99: p99 * (1 + float64(i%3)/10),
+				Errors: e, Completed: 40,
+			})
 		}
 		return q
 	}
@@ -59,22 +81,31 @@ func fixture() *Results {
 			r.Timeline = append(r.Timeline, ResourcePoint{
 				Time: at(i).Format(time.RFC3339Nano), CPUCores: new(cpu * (1 + float64(i%3)/5)),
 				RSSBytes: new(rss * (0.8 + 0.2*f)), DiskBytes: new(disk * f), BytesPerSample: new(disk / 5_400_000),
+				DiskReadBytesPerSecond: new(float64(0)), DiskWriteBytesPerSecond: new(disk / 180 * (1 + float64(i%2)/5)),
 			})
 		}
 		return r
 	}
 	prom := Storage{
-		Name: "prometheus", Write: mkWrite(30_000, 0.4, map[string]int64{}), Query: mkQuery(0.004, 0.120, map[string]int64{}),
-		Resources: mkRes(0.21, 310<<20, 96<<20), Verify: &Verify{CheckedSamples: 10_800, Probes: []Probe{{Name: "time() is a scalar", Same: true}}},
+		Name: "prometheus", Write: mkWrite(30_000, 0.4, map[string]int64{}), Query: mkQuery(0.004, 0.120, 0.3, map[string]int64{}),
+		Resources: mkRes(0.21, 310<<20, 96<<20), Verify: &Verify{
+			CheckedSamples: 10_800, CheckedStaleMarkers: 40, Probes: probes(false),
+			RuleDiffs: []RuleDiff{{Rule: "NodeClockNotSynchronising", Detail: "vs victoriametrics: 2 series only in victoriametrics"}},
+		},
 	}
 	prom.Resources.SnapshotBytes = new(float64(11 << 20))
 	prom.Resources.SnapshotBytesPerSample = new(float64(11<<20) / 5_400_000)
 	vm := Storage{
-		Name: "victoriametrics", Write: mkWrite(29_990, 0.2, map[string]int64{"http_4xx": 1200}), Query: mkQuery(0.002, 0.045, map[string]int64{"http_422": 12}),
+		Name: "victoriametrics", Write: mkWrite(29_990, 0.2, map[string]int64{"http_4xx": 1200}),
+		Query:     mkQuery(0.002, 0.045, 1.2, map[string]int64{"http_422": 12, "timeout": 6}),
 		Resources: mkRes(0.08, 95<<20, 4<<20), Verify: &Verify{
-			CheckedSamples: 10_800, ChangedValues: 6293, MaxRelativeError: 8e-14, NaNAltered: 12,
-			Probes: []Probe{{Name: "time() is a scalar", Same: false}},
+			CheckedSamples: 10_800, UncheckedSamples: 120, ReadErrors: 1, Errors: []string{"read {job=\"node_exporter\"}[5m]: timeout"},
+			ChangedValues: 6293, MaxRelativeError: 8e-14, NaNAltered: 12, CheckedStaleMarkers: 40,
+			Probes: probes(true),
 		},
+	}
+	for i, rule := range []string{"NodeClockNotSynchronising", "NodeCPUHighUsage", "NodeDiskIOSaturation", "NodeFilesystemFilesFillingUp", "NodeLoad15High", "NodeMemoryHighUtilization", "NodeNetworkReceiveErrs"} {
+		vm.Verify.RuleDiffs = append(vm.Verify.RuleDiffs, RuleDiff{Rule: rule, Detail: fmt.Sprintf("vs prometheus: %d series differ (max relative error 3e-%d)", i+1, 9+i)})
 	}
 	vm.Resources.SnapshotBytes, vm.Resources.SnapshotBytesPerSample = nil, nil
 	vm.Resources.Reasons = map[string]string{"snapshotBytes": "no data dir: the storage was not started by tsbench"}
@@ -84,9 +115,34 @@ func fixture() *Results {
 		Storages:  []Storage{prom, vm},
 		Generator: &Generator{CPUCoresMean: new(0.05), CPUCoresMax: new(0.11), RSSBytesMean: new(float64(60 << 20)), RSSBytesMax: new(float64(70 << 20))},
 	}
-	ts, _ := ParseThresholds([]string{"query.p99 < 100ms", "write.droppedSamples == 0", "victoriametrics: verify.changedValues == 0"}, []string{"prometheus", "victoriametrics"})
+	ts, err := ParseThresholds([]string{
+		"query.p99 < 100ms", "write.droppedSamples == 0", "victoriametrics: verify.changedValues == 0",
+		"resources.rssBytesMax<300MiB", "verify.differentProbes == 0", "write.ackedSamples >= 5400000",
+	}, []string{"prometheus", "victoriametrics"})
+	if err != nil {
+		panic(err) // the fixture's own thresholds: a bug in this file
+	}
 	r.Thresholds = EvaluateThresholds(ts, r)
 	return r
+}
+
+// probes are the PromQL probes as verify renders them: Prometheus' answers, or
+// VictoriaMetrics' (differ) with its known departures.
+func probes(differ bool) []Probe {
+	const sel = `node_load1{instance="host-0",job="node_exporter"}`
+	ps := []Probe{
+		{Name: "time() is a scalar", Query: "time()", Expected: "scalar 1795435380.001", Got: "scalar 1795435380.001", Same: true},
+		{Name: "sum(time()) is a type error", Query: "sum(time())", Expected: "error (query rejected)", Got: "error bad_data (status 400)", Same: true},
+		{Name: "vector(0) - metric matches no labelled series", Query: "vector(0) - " + sel, Expected: "vector (empty)", Got: "vector (empty)", Same: true},
+		{Name: "instant query in the newest minute", Query: sel, Expected: "vector " + sel + " 0.25@1795435380.001", Got: "vector " + sel + " 0.25@1795435380.001", Same: true},
+		{Name: "NaN value is returned", Query: `node_hwmon_temp_celsius{instance="host-0"}`, Expected: `vector node_hwmon_temp_celsius{instance="host-0"} NaN@1795435379.001`, Got: `vector node_hwmon_temp_celsius{instance="host-0"} NaN@1795435379.001`, Same: true},
+	}
+	if differ {
+		ps[1].Got, ps[1].Same = "vector {} 1795435380.001@1795435380.001", false
+		ps[2].Got, ps[2].Same = `vector {instance="host-0",job="node_exporter"} -0.25@1795435380.001`, false
+		ps[4].Got, ps[4].Same = "vector (empty)", false
+	}
+	return ps
 }
 
 // writeOnly is a run with only the write section, as with storages that have no readURL.
@@ -149,6 +205,11 @@ func TestSummaryGolden(t *testing.T) {
 	}
 }
 
+// summaryLine is the line of out that matches the regular expression re whole; "" if none.
+func summaryLine(out, re string) string {
+	return regexp.MustCompile(`(?m)^` + re + `$`).FindString(out)
+}
+
 func TestSummaryMarksBestAndUnknown(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteSummary(&b, fixture()); err != nil {
@@ -156,16 +217,87 @@ func TestSummaryMarksBestAndUnknown(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"5400000", "5398800", // exact counts
-		"0.045 *",          // vm's p99 is the best
-		"dropped http_4xx", // drop reasons listed
-		"?",                // vm's snapshot is unknown, not zero
-		"✗ victoriametrics  verify.changedValues == 0 (is 6293)",
-		"✓ prometheus       write.droppedSamples == 0",
+		`acked +5400000 \* +5398800`,                                         // exact counts, the most acked marked
+		`latency p99 \(s\) +0\.120 +0\.045 \*`,                               // vm's p99 is the best
+		`latency p90 \(s\) +0\.060 +0\.022 \*`,                               // p90 beside p50 and p99
+		`  dropped http_4xx +0 \* +1200`,                                     // drop reasons listed
+		`  errors timeout +0 \* +6`,                                          // query errors by kind
+		`bytes/sample \(snapshot\) +2\.136 +\?`,                              // vm's snapshot is unknown, not zero
+		`  ✗ victoriametrics  write\.ackedSamples >= 5400000 \(is 5398800\)`, // an exact count, no exponent
+		`  ✗ prometheus       query\.p99 < 100ms \(is 120ms\)`,
+		`  ✗ prometheus       resources\.rssBytesMax<300MiB \(is 372\.0MiB\)`,
+		`  ✓ prometheus       write\.droppedSamples == 0 \(is 0\)`,
 	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("summary lacks %q:\n%s", want, out)
+		if summaryLine(out, want) == "" {
+			t.Errorf("summary has no line %q:\n%s", want, out)
 		}
+	}
+}
+
+func TestSummaryProbesAndRuleDiffs(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteSummary(&b, fixture()); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		// The same text as expected is "="; a different answer counted as the same has no ✗.
+		`  time\(\) is a scalar +scalar 1795435380\.001 += += *`,
+		`  sum\(time\(\)\) is a type error +error \(query rejected\) +error bad_data \(status 400\) +vector \{\} 1795435380\.001@1795435380\.001 ✗`,
+		`  NaN value is returned +vector node_hwmon_temp_celsius\{instance… += +vector \(empty\) ✗`,
+		`  prometheus: 1`,
+		`    NodeClockNotSynchronising: vs victoriametrics: 2 series only in victoriametrics`,
+		`  victoriametrics: 7`,
+		`    NodeLoad15High: vs prometheus: 5 series differ \(max relative error 3e-13\)`,
+		`    \.\.\. and 2 more`,
+	} {
+		if summaryLine(out, want) == "" {
+			t.Errorf("summary has no line %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "NodeMemoryHighUtilization") {
+		t.Errorf("the 6th rule difference is listed, want at most %d per storage", maxRuleDiffs)
+	}
+}
+
+func TestProbeRows(t *testing.T) {
+	r := &Results{Storages: []Storage{
+		{Name: "a", Verify: &Verify{Probes: []Probe{{Name: "p1", Expected: "x", Got: "x", Same: true}}}},
+		{Name: "b"},
+		{Name: "c", Verify: &Verify{Probes: []Probe{{Name: "p2", Expected: "y", Got: "z"}, {Name: "p1", Expected: "x", Got: "w"}}}},
+	}}
+	want := []ProbeRow{
+		{Name: "p1", Expected: "x", Got: []string{"x", "?", "w"}, Differs: []bool{false, false, true}},
+		{Name: "p2", Expected: "y", Got: []string{"?", "?", "z"}, Differs: []bool{false, false, true}},
+	}
+	if diff := cmp.Diff(want, ProbeRows(r)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestSlowestSideBySide: one row per query in the union of each storage's slowest, with
+// every storage's p99, slowest first; "?" where a storage did not run the query.
+func TestSlowestSideBySide(t *testing.T) {
+	stat := func(name string, p99 float64) QueryStat {
+		return QueryStat{Name: name, Kind: "instant", LatencySeconds: Latency{P99: p99}}
+	}
+	r := &Results{Storages: []Storage{
+		{Name: "a", Query: &Query{PerQuery: []QueryStat{stat("q1", 0.9), stat("q2", 0.8), stat("q3", 0.7), stat("q4", 0.1)}}},
+		{Name: "b", Query: &Query{PerQuery: []QueryStat{stat("q1", 0.1), stat("q2", 0.2), stat("q4", 2), stat("q5", 0.3)}}},
+	}}
+	var b strings.Builder
+	writeSlowest(&b, r)
+	want := `
+slowest queries: p99 from the scheduled time, the 3 slowest of each storage
+  kind     query       a       b
+  instant  q4     0.100s  2.000s
+  instant  q1     0.900s  0.100s
+  instant  q2     0.800s  0.200s
+  instant  q3     0.700s       ?
+  instant  q5          ?  0.300s
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 
@@ -200,5 +332,85 @@ func TestCompareGolden(t *testing.T) {
 	var h bytes.Buffer
 	if err := c.WriteHTML(&h); err != nil || !strings.Contains(h.String(), `class="flag"`) {
 		t.Errorf("compare.html: %v", err)
+	}
+}
+
+// rateRun is a run whose only figure is an ingestion rate of mean, from 20 per-interval
+// rates of mean ± spread in a +,+,−,− cycle (lag-1 autocorrelation about 0).
+func rateRun(mean, spread float64) *Results {
+	w := &Write{DroppedSamples: map[string]int64{}, AchievedSamplesPerSecond: mean}
+	for i := range 20 {
+		v := mean + spread
+		if i%4 >= 2 {
+			v = mean - spread
+		}
+		w.Timeline = append(w.Timeline, WritePoint{SamplesPerSecs: v})
+	}
+	return &Results{Storages: []Storage{{Name: "vm", Write: w}}}
+}
+
+// TestCompareNoiseOfMean: the noise of a whole-run mean is its standard error, not the
+// spread of single intervals, so with a 10 % per-interval spread over 20 intervals a 25 %
+// drop is flagged (2σ of single intervals, 28 %, would hide it) and a 2 % one is not.
+func TestCompareNoiseOfMean(t *testing.T) {
+	old := rateRun(30_000, 3_000)
+	for _, tt := range []struct {
+		drop float64
+		want bool
+	}{{0.25, true}, {0.02, false}} {
+		c := Compare(old, rateRun(30_000*(1-tt.drop), 3_000))
+		var row *CompareRow
+		for _, r := range c.Rows {
+			if r.Figure == "write.achievedSamplesPerSecond" {
+				row = &r
+			}
+		}
+		if row == nil || row.Flagged != tt.want {
+			t.Errorf("%.0f%% drop: row %+v, want flagged %v", tt.drop*100, row, tt.want)
+		}
+	}
+}
+
+func TestEffectiveN(t *testing.T) {
+	alternating := []float64{1, -1, 1, -1, 1, -1, 1, -1}
+	trend := []float64{1, 2, 3, 4, 5, 6, 7, 8}
+	if got := effectiveN(alternating); got != 8 {
+		t.Errorf("alternating: n_eff %v, want 8 (clamped to n)", got)
+	}
+	// ρ of a straight line over 8 points is 0.625: n_eff = 8·0.375/1.625.
+	if got := effectiveN(trend); math.Abs(got-8*0.375/1.625) > 1e-9 {
+		t.Errorf("trend: n_eff %v, want %v", got, 8*0.375/1.625)
+	}
+	if got := effectiveN([]float64{5, 5, 5}); got != 3 {
+		t.Errorf("constant: n_eff %v, want 3", got)
+	}
+}
+
+// TestCompareStorageInOneRun: a storage in one run only is listed, flagged, "?" on the
+// side that lacks it.
+func TestCompareStorageInOneRun(t *testing.T) {
+	old := fixture()
+	cur := fixture()
+	cur.Storages = cur.Storages[:1] // victoriametrics left out of the new run
+	old.Storages = old.Storages[1:] // prometheus new in it
+	c := Compare(old, cur)
+	seen := map[string]bool{}
+	for _, r := range c.Rows {
+		seen[r.Storage] = true
+		if !r.Flagged || (r.Storage == "prometheus") != (r.Old == nil) || (r.Storage == "victoriametrics") != (r.New == nil) {
+			t.Errorf("%s %s: old %v new %v flagged %v", r.Storage, r.Figure, r.Old, r.New, r.Flagged)
+		}
+	}
+	if !seen["prometheus"] || !seen["victoriametrics"] {
+		t.Errorf("storages compared: %v, want both", seen)
+	}
+	var b bytes.Buffer
+	if err := c.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`victoriametrics +query\.p99 +0\.045 +\? +— .*!`, `prometheus +query\.p99 +\? +0\.12 +— .*!`} {
+		if !regexp.MustCompile(want).MatchString(b.String()) {
+			t.Errorf("compare lacks %q:\n%s", want, b.String())
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // better says which way a row's values are better, to mark the best storage.
@@ -85,26 +86,44 @@ func table(r *Results) []section {
 		count("acked", higher, w(func(w *Write) int64 { return w.AckedSamples })),
 		count("dropped", lower, w(func(w *Write) int64 { return w.Dropped() })),
 	}}
-	for _, reason := range dropReasons(r) {
+	for _, reason := range unionKeys(r, func(s *Storage) map[string]int64 {
+		if s.Write == nil {
+			return nil
+		}
+		return s.Write.DroppedSamples
+	}) {
 		write.rows = append(write.rows, count("  dropped "+reason, lower, w(func(w *Write) int64 { return w.DroppedSamples[reason] })))
 	}
 	write.rows = append(write.rows,
 		count("pending", lower, w(func(w *Write) int64 { return w.PendingSamples })),
 		count("retries", lower, w(func(w *Write) int64 { return w.Retries })))
 
-	query := section{title: "queries", rows: []row{
-		count("executed", noBest, func(s *Storage) (int64, bool) {
+	qcount := func(f func(*Query) int64) func(*Storage) (int64, bool) {
+		return func(s *Storage) (int64, bool) {
 			if s.Query == nil {
 				return 0, false
 			}
-			return s.Query.Executed, true
-		}),
-		num("errors", "%.0f", lower, fig("query.errors")),
-		num("missed", "%.0f", lower, fig("query.missed")),
-		num("latency p50 (s)", "%.3f", lower, fig("query.p50")),
-		num("latency p99 (s)", "%.3f", lower, fig("query.p99")),
-		num("latency max (s)", "%.3f", lower, fig("query.max")),
+			return f(s.Query), true
+		}
+	}
+	query := section{title: "queries", rows: []row{
+		count("executed", noBest, qcount(func(q *Query) int64 { return q.Executed })),
+		count("errors", lower, qcount(func(q *Query) int64 { return sumCounts(q.Errors) })),
 	}}
+	for _, kind := range unionKeys(r, func(s *Storage) map[string]int64 {
+		if s.Query == nil {
+			return nil
+		}
+		return s.Query.Errors
+	}) {
+		query.rows = append(query.rows, count("  errors "+kind, lower, qcount(func(q *Query) int64 { return q.Errors[kind] })))
+	}
+	query.rows = append(query.rows,
+		count("missed", lower, qcount(func(q *Query) int64 { return q.Missed })),
+		num("latency p50 (s)", "%.3f", lower, fig("query.p50")),
+		num("latency p90 (s)", "%.3f", lower, fig("query.p90")),
+		num("latency p99 (s)", "%.3f", lower, fig("query.p99")),
+		num("latency max (s)", "%.3f", lower, fig("query.max")))
 
 	mib := func(name string) func(*Storage) *float64 {
 		return func(s *Storage) *float64 {
@@ -147,14 +166,10 @@ func table(r *Results) []section {
 			if s.Verify == nil {
 				return "?", nil
 			}
-			d := 0
-			for _, p := range s.Verify.Probes {
-				if !p.Same {
-					d++
-				}
-			}
+			d := s.Verify.DifferentProbes()
 			return fmt.Sprintf("%d of %d", d, len(s.Verify.Probes)), new(float64(d))
 		}),
+		num("rules differing", "%.0f", lower, fig("verify.ruleDiffs")),
 	}}
 	var out []section
 	for _, sec := range []section{write, query, resources, verify} {
@@ -176,22 +191,20 @@ func (s section) hasData() bool {
 	return false
 }
 
-func dropReasons(r *Results) []string {
+// unionKeys is every key of the storages' count maps (drop reasons, error kinds), sorted.
+func unionKeys(r *Results, get func(*Storage) map[string]int64) []string {
 	seen := map[string]bool{}
-	var reasons []string
-	for _, s := range r.Storages {
-		if s.Write == nil {
-			continue
-		}
-		for reason := range s.Write.DroppedSamples {
-			if !seen[reason] {
-				seen[reason] = true
-				reasons = append(reasons, reason)
+	var keys []string
+	for i := range r.Storages {
+		for k := range get(&r.Storages[i]) {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
 			}
 		}
 	}
-	sort.Strings(reasons)
-	return reasons
+	sort.Strings(keys)
+	return keys
 }
 
 // bestIndex is the index of the best value of a row, or -1 when there is no single best.
@@ -229,6 +242,8 @@ func WriteSummary(w io.Writer, r *Results) error {
 	b.WriteString("* best of the storages\n")
 	writeSlowest(&b, r)
 	writeVerdicts(&b, r)
+	writeProbes(&b, r)
+	writeRuleDiffs(&b, r)
 	if g := r.Generator; g != nil {
 		fmt.Fprintf(&b, "\ntsbench itself: cpu %s cores mean, %s max; rss %s MiB max\n",
 			fmtPtr("%.3f", g.CPUCoresMean, 1), fmtPtr("%.3f", g.CPUCoresMax, 1), fmtPtr("%.1f", g.RSSBytesMax, 1<<20))
@@ -241,7 +256,7 @@ func WriteSummary(w io.Writer, r *Results) error {
 				mark = "✗"
 			}
 			if t.Value != nil {
-				detail = fmt.Sprintf(" (is %g)", *t.Value)
+				detail = " (is " + t.ValueText() + ")"
 			} else if t.Reason != "" {
 				detail = " (" + t.Reason + ")"
 			}
@@ -306,30 +321,215 @@ func fmtPtr(format string, v *float64, div float64) string {
 	return fmt.Sprintf(format, *v/div)
 }
 
-// writeSlowest lists each storage's three slowest queries by p99.
+// slowestPerStorage is how many of each storage's slowest queries the summary lists.
+const slowestPerStorage = 3
+
+// writeSlowest lists the slowest queries side by side: the union of each storage's
+// slowestPerStorage slowest by p99, one row per query with every storage's p99, slowest first.
 func writeSlowest(b *strings.Builder, r *Results) {
-	header := false
-	for _, s := range r.Storages {
-		if s.Query == nil || len(s.Query.PerQuery) == 0 {
+	var keys []queryKey
+	seen := map[queryKey]bool{}
+	stats := make([]map[queryKey]QueryStat, len(r.Storages))
+	for i, s := range r.Storages {
+		stats[i] = map[queryKey]QueryStat{}
+		if s.Query == nil {
 			continue
 		}
-		if !header {
-			b.WriteString("\nslowest queries (p99, from the scheduled time)\n")
-			header = true
-		}
 		qs := append([]QueryStat(nil), s.Query.PerQuery...)
+		for _, q := range qs {
+			stats[i][queryKey{q.Kind, q.Name}] = q
+		}
 		sort.SliceStable(qs, func(i, j int) bool { return qs[i].LatencySeconds.P99 > qs[j].LatencySeconds.P99 })
-		for _, q := range qs[:min(3, len(qs))] {
-			fmt.Fprintf(b, "  %-16s %8.3fs  %-11s %s (%d errors)\n", s.Name, q.LatencySeconds.P99, q.Kind, q.Name, sumCounts(q.Errors))
+		for _, q := range qs[:min(slowestPerStorage, len(qs))] {
+			if k := (queryKey{q.Kind, q.Name}); !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
 		}
 	}
+	if len(keys) == 0 {
+		return
+	}
+	slowest := func(k queryKey) float64 {
+		m := 0.0
+		for i := range stats {
+			m = max(m, stats[i][k].LatencySeconds.P99)
+		}
+		return m
+	}
+	sort.SliceStable(keys, func(i, j int) bool { return slowest(keys[i]) > slowest(keys[j]) })
+	rows := [][]string{{"kind", "query"}}
+	for _, s := range r.Storages {
+		rows[0] = append(rows[0], s.Name)
+	}
+	for _, k := range keys {
+		rw := []string{k.kind, clip(k.name, 48)}
+		for i := range r.Storages {
+			rw = append(rw, slowCell(stats[i], k))
+		}
+		rows = append(rows, rw)
+	}
+	fmt.Fprintf(b, "\nslowest queries: p99 from the scheduled time, the %d slowest of each storage\n", slowestPerStorage)
+	writeGrid(b, rows, 2)
+}
+
+// queryKey names a query within a storage's PerQuery.
+type queryKey struct{ kind, name string }
+
+// slowCell is one storage's p99 of a query, with its errors; "?" when it did not run it.
+func slowCell(stats map[queryKey]QueryStat, k queryKey) string {
+	q, ok := stats[k]
+	if !ok {
+		return "?"
+	}
+	cell := fmt.Sprintf("%.3fs", q.LatencySeconds.P99)
+	if n := sumCounts(q.Errors); n > 0 {
+		cell += fmt.Sprintf(" (%d errors)", n)
+	}
+	return cell
+}
+
+// writeGrid writes rows as columns two spaces apart, each as wide as its widest cell: the
+// first left columns left-aligned, the others right-aligned.
+func writeGrid(b *strings.Builder, rows [][]string, left int) {
+	var widths []int
+	for _, rw := range rows {
+		for i, c := range rw {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, rw := range rows {
+		var lb strings.Builder
+		for i, c := range rw {
+			if i < left {
+				fmt.Fprintf(&lb, "  %-*s", widths[i], c)
+			} else {
+				fmt.Fprintf(&lb, "  %*s", widths[i], c)
+			}
+		}
+		b.WriteString(strings.TrimRight(lb.String(), " ") + "\n")
+	}
+}
+
+// clip shortens s to at most n runes, ending it with "…" when cut.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
 }
 
 // writeVerdicts prints each storage's read-back verdict in one line.
 func writeVerdicts(b *strings.Builder, r *Results) {
+	sep := "\n"
 	for _, s := range r.Storages {
 		if s.Verify != nil {
-			fmt.Fprintf(b, "read-back %s: %s\n", s.Name, s.Verify.Verdict())
+			fmt.Fprintf(b, "%sread-back %s: %s\n", sep, s.Name, s.Verify.Verdict())
+			sep = ""
+		}
+	}
+}
+
+// ProbeRow is one PromQL probe across the storages: Prometheus' answer and each storage's.
+// The summary's probes table is made of these rows, and report.html can show the same.
+type ProbeRow struct {
+	Name     string
+	Query    string
+	Expected string
+	Got      []string // per storage, in Results.Storages order; "?" when not probed
+	Differs  []bool   // per storage: the answer is not the expected one
+}
+
+// ProbeRows lists every probe any storage answered, in the order the storages ran them.
+// The expected answer is the first storage's: every storage gets the same probes.
+func ProbeRows(r *Results) []ProbeRow {
+	var rows []ProbeRow
+	index := map[string]int{}
+	for i, s := range r.Storages {
+		if s.Verify == nil {
+			continue
+		}
+		for _, p := range s.Verify.Probes {
+			j, ok := index[p.Name]
+			if !ok {
+				j = len(rows)
+				index[p.Name] = j
+				rw := ProbeRow{Name: p.Name, Query: p.Query, Expected: p.Expected, Got: make([]string, len(r.Storages)), Differs: make([]bool, len(r.Storages))}
+				for k := range rw.Got {
+					rw.Got[k] = "?"
+				}
+				rows = append(rows, rw)
+			}
+			rows[j].Got[i], rows[j].Differs[i] = p.Got, !p.Same
+		}
+	}
+	return rows
+}
+
+// probeCellWidth caps the width of an answer in the summary; results.json has it whole.
+const probeCellWidth = 40
+
+// writeProbes prints the probes table: the expected answer, then each storage's, "=" when it
+// is the expected text and "✗" when it differs.
+func writeProbes(b *strings.Builder, r *Results) {
+	probes := ProbeRows(r)
+	if len(probes) == 0 {
+		return
+	}
+	rows := [][]string{{"probe", "expected"}}
+	for _, s := range r.Storages {
+		rows[0] = append(rows[0], s.Name)
+	}
+	for _, p := range probes {
+		rw := []string{p.Name, clip(p.Expected, probeCellWidth)}
+		for i, got := range p.Got {
+			cell := clip(got, probeCellWidth)
+			if got == p.Expected {
+				cell = "="
+			}
+			if p.Differs[i] {
+				cell += " ✗"
+			}
+			rw = append(rw, cell)
+		}
+		rows = append(rows, rw)
+	}
+	b.WriteString("\nPromQL probes: the answer Prometheus gives, then each storage's (= the same, ✗ differs)\n")
+	writeGrid(b, rows, len(rows[0]))
+}
+
+// maxRuleDiffs is how many rule differences the summary lists per storage.
+const maxRuleDiffs = 5
+
+// writeRuleDiffs lists, per storage, the rules whose range-query results differ from the
+// other storages', the first maxRuleDiffs of them.
+func writeRuleDiffs(b *strings.Builder, r *Results) {
+	found := false
+	for _, s := range r.Storages {
+		found = found || s.Verify != nil && len(s.Verify.RuleDiffs) > 0
+	}
+	if !found {
+		return
+	}
+	b.WriteString("\nrules whose range-query results differ across storages\n")
+	for _, s := range r.Storages {
+		if s.Verify == nil {
+			continue
+		}
+		diffs := s.Verify.RuleDiffs
+		if len(diffs) == 0 {
+			fmt.Fprintf(b, "  %s: none\n", s.Name)
+			continue
+		}
+		fmt.Fprintf(b, "  %s: %d\n", s.Name, len(diffs))
+		for _, d := range diffs[:min(maxRuleDiffs, len(diffs))] {
+			fmt.Fprintf(b, "    %s: %s\n", d.Rule, clip(d.Detail, 100))
+		}
+		if len(diffs) > maxRuleDiffs {
+			fmt.Fprintf(b, "    ... and %d more\n", len(diffs)-maxRuleDiffs)
 		}
 	}
 }

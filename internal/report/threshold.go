@@ -3,17 +3,20 @@ package report
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // ThresholdResult is one threshold's outcome for one storage.
 type ThresholdResult struct {
 	Expr    string   `json:"expr"`
 	Storage string   `json:"storage"`
+	Figure  string   `json:"figure,omitempty"`
 	Value   *float64 `json:"value"` // nil when the figure is unknown for that storage
 	OK      bool     `json:"ok"`
 	// Reason says why a threshold failed without a comparison (an unknown figure).
@@ -23,6 +26,15 @@ type ThresholdResult struct {
 // Check is the threshold as it applies to its storage: the expression without a storage prefix.
 func (t ThresholdResult) Check() string {
 	return strings.TrimSpace(strings.TrimPrefix(t.Expr, t.Storage+":"))
+}
+
+// ValueText is the figure's value in its unit: counts exactly, durations and sizes readably
+// ("5398800", "120ms", "372.0MiB"); "?" when unknown.
+func (t ThresholdResult) ValueText() string {
+	if t.Value == nil {
+		return "?"
+	}
+	return FormatFigure(t.Figure, *t.Value)
 }
 
 // Threshold is a parsed threshold: "[storage:] figure op value".
@@ -37,84 +49,171 @@ type Threshold struct {
 // Figure reads one number from a storage's results; nil when unknown.
 type Figure func(s *Storage) *float64
 
-// Figures is the table of figures thresholds and compare can name, with their units.
-func Figures() map[string]Figure {
-	w := func(f func(*Write) float64) Figure {
-		return func(s *Storage) *float64 {
+// unit is how a figure is measured, for printing it.
+type unit int
+
+const (
+	unitPlain          unit = iota // samples/s, cores, bytes per sample, ratios
+	unitCount                      // an exact integer count
+	unitSeconds                    // a duration
+	unitBytes                      // a size
+	unitBytesPerSecond             // a disk rate
+)
+
+// figure is one nameable figure: how to read it and its unit.
+type figure struct {
+	get  Figure
+	unit unit
+}
+
+// figureTable is the one home of the figures thresholds and compare can name.
+func figureTable() map[string]figure {
+	w := func(u unit, f func(*Write) float64) figure {
+		return figure{unit: u, get: func(s *Storage) *float64 {
 			if s.Write == nil {
 				return nil
 			}
 			return new(f(s.Write))
-		}
+		}}
 	}
-	q := func(f func(*Query) float64) Figure {
-		return func(s *Storage) *float64 {
+	q := func(u unit, f func(*Query) float64) figure {
+		return figure{unit: u, get: func(s *Storage) *float64 {
 			if s.Query == nil {
 				return nil
 			}
 			return new(f(s.Query))
-		}
+		}}
 	}
-	r := func(f func(*Resources) *float64) Figure {
-		return func(s *Storage) *float64 {
+	r := func(u unit, f func(*Resources) *float64) figure {
+		return figure{unit: u, get: func(s *Storage) *float64 {
 			if s.Resources == nil {
 				return nil
 			}
 			return f(s.Resources)
-		}
+		}}
 	}
-	v := func(f func(*Verify) float64) Figure {
-		return func(s *Storage) *float64 {
+	v := func(u unit, f func(*Verify) float64) figure {
+		return figure{unit: u, get: func(s *Storage) *float64 {
 			if s.Verify == nil {
 				return nil
 			}
 			return new(f(s.Verify))
-		}
+		}}
 	}
-	return map[string]Figure{
-		"write.generatedSamples":         w(func(w *Write) float64 { return float64(w.GeneratedSamples) }),
-		"write.ackedSamples":             w(func(w *Write) float64 { return float64(w.AckedSamples) }),
-		"write.droppedSamples":           w(func(w *Write) float64 { return float64(w.Dropped()) }),
-		"write.pendingSamples":           w(func(w *Write) float64 { return float64(w.PendingSamples) }),
-		"write.retries":                  w(func(w *Write) float64 { return float64(w.Retries) }),
-		"write.maxLagSeconds":            w(func(w *Write) float64 { return w.MaxLagSeconds }),
-		"write.achievedSamplesPerSecond": w(func(w *Write) float64 { return w.AchievedSamplesPerSecond }),
-		"query.executed":                 q(func(q *Query) float64 { return float64(q.Executed) }),
-		"query.errors":                   q(func(q *Query) float64 { return float64(sumCounts(q.Errors)) }),
-		"query.missed":                   q(func(q *Query) float64 { return float64(q.Missed) }),
-		"query.p50":                      q(func(q *Query) float64 { return q.LatencySeconds.P50 }),
-		"query.p90":                      q(func(q *Query) float64 { return q.LatencySeconds.P90 }),
-		"query.p99":                      q(func(q *Query) float64 { return q.LatencySeconds.P99 }),
-		"query.max":                      q(func(q *Query) float64 { return q.LatencySeconds.Max }),
-		"resources.cpuCoresMean":         r(func(r *Resources) *float64 { return r.CPUCoresMean }),
-		"resources.cpuCoresMax":          r(func(r *Resources) *float64 { return r.CPUCoresMax }),
-		"resources.rssBytesMean":         r(func(r *Resources) *float64 { return r.RSSBytesMean }),
-		"resources.rssBytesMax":          r(func(r *Resources) *float64 { return r.RSSBytesMax }),
-		"resources.diskBytesEnd":         r(func(r *Resources) *float64 { return r.DiskBytesEnd }),
-		"resources.bytesPerSample":       r(func(r *Resources) *float64 { return r.BytesPerSample }),
-		"resources.snapshotBytesPerSample": r(func(r *Resources) *float64 {
+	return map[string]figure{
+		"write.generatedSamples":         w(unitCount, func(w *Write) float64 { return float64(w.GeneratedSamples) }),
+		"write.ackedSamples":             w(unitCount, func(w *Write) float64 { return float64(w.AckedSamples) }),
+		"write.droppedSamples":           w(unitCount, func(w *Write) float64 { return float64(w.Dropped()) }),
+		"write.pendingSamples":           w(unitCount, func(w *Write) float64 { return float64(w.PendingSamples) }),
+		"write.retries":                  w(unitCount, func(w *Write) float64 { return float64(w.Retries) }),
+		"write.bytesSent":                w(unitBytes, func(w *Write) float64 { return float64(w.BytesSent) }),
+		"write.lagSeconds":               w(unitSeconds, func(w *Write) float64 { return w.LagSeconds }),
+		"write.maxLagSeconds":            w(unitSeconds, func(w *Write) float64 { return w.MaxLagSeconds }),
+		"write.targetSamplesPerSecond":   w(unitPlain, func(w *Write) float64 { return w.TargetSamplesPerSecond }),
+		"write.achievedSamplesPerSecond": w(unitPlain, func(w *Write) float64 { return w.AchievedSamplesPerSecond }),
+		"query.executed":                 q(unitCount, func(q *Query) float64 { return float64(q.Executed) }),
+		"query.ok":                       q(unitCount, func(q *Query) float64 { return float64(q.OK) }),
+		"query.errors":                   q(unitCount, func(q *Query) float64 { return float64(sumCounts(q.Errors)) }),
+		"query.warnings":                 q(unitCount, func(q *Query) float64 { return float64(q.Warnings) }),
+		"query.missed":                   q(unitCount, func(q *Query) float64 { return float64(q.Missed) }),
+		"query.p50":                      q(unitSeconds, func(q *Query) float64 { return q.LatencySeconds.P50 }),
+		"query.p90":                      q(unitSeconds, func(q *Query) float64 { return q.LatencySeconds.P90 }),
+		"query.p99":                      q(unitSeconds, func(q *Query) float64 { return q.LatencySeconds.P99 }),
+		"query.max":                      q(unitSeconds, func(q *Query) float64 { return q.LatencySeconds.Max }),
+		"resources.cpuCoresMean":         r(unitPlain, func(r *Resources) *float64 { return r.CPUCoresMean }),
+		"resources.cpuCoresMax":          r(unitPlain, func(r *Resources) *float64 { return r.CPUCoresMax }),
+		"resources.rssBytesMean":         r(unitBytes, func(r *Resources) *float64 { return r.RSSBytesMean }),
+		"resources.rssBytesMax":          r(unitBytes, func(r *Resources) *float64 { return r.RSSBytesMax }),
+		"resources.diskBytesEnd":         r(unitBytes, func(r *Resources) *float64 { return r.DiskBytesEnd }),
+		"resources.diskBytesMax":         r(unitBytes, func(r *Resources) *float64 { return r.DiskBytesMax }),
+		"resources.diskReadBytesPerSecond": r(unitBytesPerSecond, func(r *Resources) *float64 {
+			return r.DiskReadBytesPerSecond
+		}),
+		"resources.diskWriteBytesPerSecond": r(unitBytesPerSecond, func(r *Resources) *float64 {
+			return r.DiskWriteBytesPerSecond
+		}),
+		"resources.ingestedSamples": r(unitCount, func(r *Resources) *float64 { return r.IngestedSamples }),
+		"resources.bytesPerSample":  r(unitPlain, func(r *Resources) *float64 { return r.BytesPerSample }),
+		"resources.snapshotBytes":   r(unitBytes, func(r *Resources) *float64 { return r.SnapshotBytes }),
+		"resources.snapshotBytesPerSample": r(unitPlain, func(r *Resources) *float64 {
 			return r.SnapshotBytesPerSample
 		}),
-		"verify.checkedSamples":    v(func(v *Verify) float64 { return float64(v.CheckedSamples) }),
-		"verify.missingSamples":    v(func(v *Verify) float64 { return float64(v.MissingSamples) }),
-		"verify.duplicateSamples":  v(func(v *Verify) float64 { return float64(v.DuplicateSamples) }),
-		"verify.unexpectedSamples": v(func(v *Verify) float64 { return float64(v.UnexpectedSamples) }),
-		"verify.changedValues":     v(func(v *Verify) float64 { return float64(v.ChangedValues) }),
-		"verify.maxRelativeError":  v(func(v *Verify) float64 { return v.MaxRelativeError }),
-		"verify.nanAltered":        v(func(v *Verify) float64 { return float64(v.NaNAltered) }),
-		"verify.stalenessIgnored":  v(func(v *Verify) float64 { return float64(v.StalenessIgnored) }),
-		"verify.shiftedTimestamps": v(func(v *Verify) float64 { return float64(v.ShiftedTimestamps) }),
+		"verify.checkedSamples":      v(unitCount, func(v *Verify) float64 { return float64(v.CheckedSamples) }),
+		"verify.uncheckedSamples":    v(unitCount, func(v *Verify) float64 { return float64(v.UncheckedSamples) }),
+		"verify.readErrors":          v(unitCount, func(v *Verify) float64 { return float64(v.ReadErrors) }),
+		"verify.missingSamples":      v(unitCount, func(v *Verify) float64 { return float64(v.MissingSamples) }),
+		"verify.duplicateSamples":    v(unitCount, func(v *Verify) float64 { return float64(v.DuplicateSamples) }),
+		"verify.unexpectedSamples":   v(unitCount, func(v *Verify) float64 { return float64(v.UnexpectedSamples) }),
+		"verify.changedValues":       v(unitCount, func(v *Verify) float64 { return float64(v.ChangedValues) }),
+		"verify.maxRelativeError":    v(unitPlain, func(v *Verify) float64 { return v.MaxRelativeError }),
+		"verify.nanAltered":          v(unitCount, func(v *Verify) float64 { return float64(v.NaNAltered) }),
+		"verify.stalenessIgnored":    v(unitCount, func(v *Verify) float64 { return float64(v.StalenessIgnored) }),
+		"verify.checkedStaleMarkers": v(unitCount, func(v *Verify) float64 { return float64(v.CheckedStaleMarkers) }),
+		"verify.shiftedTimestamps":   v(unitCount, func(v *Verify) float64 { return float64(v.ShiftedTimestamps) }),
+		"verify.differentProbes":     v(unitCount, func(v *Verify) float64 { return float64(v.DifferentProbes()) }),
+		"verify.ruleDiffs":           v(unitCount, func(v *Verify) float64 { return float64(len(v.RuleDiffs)) }),
 	}
+}
+
+// Figures is the table of figures thresholds and compare can name.
+func Figures() map[string]Figure {
+	out := map[string]Figure{}
+	for name, f := range figureTable() {
+		out[name] = f.get
+	}
+	return out
 }
 
 // FigureNames lists Figures' names, sorted.
 func FigureNames() []string {
 	var names []string
-	for n := range Figures() {
+	for n := range figureTable() {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	return names
+}
+
+// FormatFigure prints a value of the named figure in its unit: counts as exact integers,
+// seconds as a duration ("120ms"), sizes in IEC units ("372.0MiB"), in the forms a
+// threshold accepts. An unknown figure name prints as a plain number.
+func FormatFigure(name string, v float64) string {
+	switch figureTable()[name].unit {
+	case unitCount:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case unitSeconds:
+		return time.Duration(v * float64(time.Second)).Round(time.Microsecond).String()
+	case unitBytes:
+		return fmtBytes(v)
+	case unitBytesPerSecond:
+		return fmtBytes(v) + "/s"
+	}
+	return fmtPlain(v)
+}
+
+// fmtBytes prints a size in the largest IEC unit it reaches, with one decimal.
+func fmtBytes(v float64) string {
+	units := []string{"KiB", "MiB", "GiB", "TiB"}
+	if math.Abs(v) < 1<<10 {
+		return strconv.FormatFloat(v, 'f', 0, 64) + "B"
+	}
+	i := 0
+	for v /= 1 << 10; math.Abs(v) >= 1<<10 && i < len(units)-1; i++ {
+		v /= 1 << 10
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + units[i]
+}
+
+// fmtPlain prints an integer exactly, a large number with one decimal and a small one with
+// six significant digits: never an exponent for a number a reader counts in.
+func fmtPlain(v float64) string {
+	switch {
+	case v == math.Trunc(v) && math.Abs(v) < 1e15:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case math.Abs(v) >= 1000:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
 }
 
 func sumCounts(m map[string]int64) int64 {
@@ -150,23 +249,38 @@ func parseThreshold(expr string, storages []string, figures map[string]Figure) (
 			return t, fmt.Errorf("%q: unknown storage %q (storages: %s)", expr, t.Storage, strings.Join(storages, ", "))
 		}
 	}
-	fields := strings.Fields(rest)
-	if len(fields) != 3 {
+	// Spaces around the operator are optional, as in k6: "query.p99<2s".
+	figure, rest := splitRun(rest, func(r rune) bool { return !isOpRune(r) && !unicode.IsSpace(r) })
+	op, value := splitRun(strings.TrimSpace(rest), isOpRune)
+	value = strings.TrimSpace(value)
+	if figure == "" || op == "" || value == "" || strings.ContainsFunc(value, unicode.IsSpace) {
 		return t, fmt.Errorf("%q: want [storage:] figure op value, e.g. \"query.p99 < 2s\"", expr)
 	}
-	t.Figure, t.Op = fields[0], fields[1]
+	t.Figure, t.Op = figure, op
 	if _, ok := figures[t.Figure]; !ok {
 		return t, fmt.Errorf("%q: unknown figure %q (one of %s)", expr, t.Figure, strings.Join(FigureNames(), ", "))
 	}
 	if !slices.Contains([]string{"<", "<=", ">", ">=", "==", "!="}, t.Op) {
 		return t, fmt.Errorf("%q: unknown operator %q (one of < <= > >= == !=)", expr, t.Op)
 	}
-	v, err := parseValue(fields[2])
+	v, err := parseValue(value)
 	if err != nil {
 		return t, fmt.Errorf("%q: %w", expr, err)
 	}
 	t.Value = v
 	return t, nil
+}
+
+// isOpRune reports whether r can be part of a comparison operator.
+func isOpRune(r rune) bool { return strings.ContainsRune("<>=!", r) }
+
+// splitRun splits s after its longest prefix of runes that satisfy in.
+func splitRun(s string, in func(rune) bool) (prefix, rest string) {
+	i := strings.IndexFunc(s, func(r rune) bool { return !in(r) })
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], s[i:]
 }
 
 // parseValue reads a number, a duration (in seconds: "2s", "500ms") or a size in bytes
@@ -203,7 +317,7 @@ func EvaluateThresholds(ts []Threshold, r *Results) []ThresholdResult {
 			if t.Storage != "" && t.Storage != s.Name {
 				continue
 			}
-			res := ThresholdResult{Expr: t.Expr, Storage: s.Name, Value: figures[t.Figure](s)}
+			res := ThresholdResult{Expr: t.Expr, Storage: s.Name, Figure: t.Figure, Value: figures[t.Figure](s)}
 			if res.Value == nil {
 				res.Reason = fmt.Sprintf("%s is unknown for %s", t.Figure, s.Name)
 			} else {

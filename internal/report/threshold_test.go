@@ -15,6 +15,10 @@ func TestParseThresholdsGood(t *testing.T) {
 		"resources.rssBytesMax <= 1.5GiB",
 		"write.achievedSamplesPerSecond >= 1e5",
 		"query.p50 != 250ms",
+		"query.p99<2s",
+		"vm:verify.readErrors==0",
+		"write.lagSeconds >=1.5s",
+		"verify.ruleDiffs<= 3",
 	}, []string{"prom", "vm"})
 	if err != nil {
 		t.Fatal(err)
@@ -26,6 +30,10 @@ func TestParseThresholdsGood(t *testing.T) {
 		{Expr: "resources.rssBytesMax <= 1.5GiB", Figure: "resources.rssBytesMax", Op: "<=", Value: 1.5 * (1 << 30)},
 		{Expr: "write.achievedSamplesPerSecond >= 1e5", Figure: "write.achievedSamplesPerSecond", Op: ">=", Value: 1e5},
 		{Expr: "query.p50 != 250ms", Figure: "query.p50", Op: "!=", Value: 0.25},
+		{Expr: "query.p99<2s", Figure: "query.p99", Op: "<", Value: 2},
+		{Expr: "vm:verify.readErrors==0", Storage: "vm", Figure: "verify.readErrors", Op: "==", Value: 0},
+		{Expr: "write.lagSeconds >=1.5s", Figure: "write.lagSeconds", Op: ">=", Value: 1.5},
+		{Expr: "verify.ruleDiffs<= 3", Figure: "verify.ruleDiffs", Op: "<=", Value: 3},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -40,6 +48,12 @@ func TestParseThresholdsBad(t *testing.T) {
 		"query.p99 < two seconds": `want [storage:] figure op value`,
 		"query.p99 < fast":        `value "fast" is not a number`,
 		"write.droppedSamples":    `want [storage:] figure op value`,
+		"query.p99<=>2s":          `unknown operator "<=>"`,
+		"query.p99 2s":            `want [storage:] figure op value`,
+		"query.p99<":              `want [storage:] figure op value`,
+		"<2s":                     `want [storage:] figure op value`,
+		"query.p99<2 s":           `want [storage:] figure op value`,
+		"query.p98<2s":            `unknown figure "query.p98"`,
 	}
 	for expr, want := range tests {
 		t.Run(expr, func(t *testing.T) {
@@ -66,13 +80,77 @@ func TestEvaluateThresholds(t *testing.T) {
 	}
 	got := EvaluateThresholds(ts, r)
 	want := []ThresholdResult{
-		{Expr: "query.p99 < 1s", Storage: "prom", Value: new(0.5), OK: true},
-		{Expr: "query.p99 < 1s", Storage: "vm", Reason: "query.p99 is unknown for vm"},
-		{Expr: "write.droppedSamples == 0", Storage: "prom", Value: new(float64(0)), OK: true},
-		{Expr: "write.droppedSamples == 0", Storage: "vm", Value: new(float64(4))},
-		{Expr: "vm: write.droppedSamples <= 4", Storage: "vm", Value: new(float64(4)), OK: true},
+		{Expr: "query.p99 < 1s", Storage: "prom", Figure: "query.p99", Value: new(0.5), OK: true},
+		{Expr: "query.p99 < 1s", Storage: "vm", Figure: "query.p99", Reason: "query.p99 is unknown for vm"},
+		{Expr: "write.droppedSamples == 0", Storage: "prom", Figure: "write.droppedSamples", Value: new(float64(0)), OK: true},
+		{Expr: "write.droppedSamples == 0", Storage: "vm", Figure: "write.droppedSamples", Value: new(float64(4))},
+		{Expr: "vm: write.droppedSamples <= 4", Storage: "vm", Figure: "write.droppedSamples", Value: new(float64(4)), OK: true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestFiguresRead: every figure added for thresholds reads its field of the results.
+func TestFiguresRead(t *testing.T) {
+	s := &Storage{
+		Write: &Write{LagSeconds: 1.5, TargetSamplesPerSecond: 30_000, BytesSent: 9_100_000},
+		Query: &Query{Warnings: 7, OK: 700},
+		Resources: &Resources{
+			DiskBytesMax: new(float64(5 << 20)), DiskReadBytesPerSecond: new(1024.0), DiskWriteBytesPerSecond: new(2048.0),
+			SnapshotBytes: new(float64(3 << 20)), IngestedSamples: new(5e6),
+		},
+		Verify: &Verify{
+			ReadErrors: 2, UncheckedSamples: 240, CheckedStaleMarkers: 40,
+			Probes:    []Probe{{Same: true}, {Same: false}, {Same: false}},
+			RuleDiffs: []RuleDiff{{Rule: "a"}, {Rule: "b"}, {Rule: "c"}, {Rule: "d"}},
+		},
+	}
+	want := map[string]float64{
+		"write.lagSeconds": 1.5, "write.targetSamplesPerSecond": 30_000, "write.bytesSent": 9_100_000,
+		"query.warnings": 7, "query.ok": 700,
+		"resources.diskBytesMax": 5 << 20, "resources.diskReadBytesPerSecond": 1024, "resources.diskWriteBytesPerSecond": 2048,
+		"resources.snapshotBytes": 3 << 20, "resources.ingestedSamples": 5e6,
+		"verify.readErrors": 2, "verify.uncheckedSamples": 240, "verify.checkedStaleMarkers": 40,
+		"verify.differentProbes": 2, "verify.ruleDiffs": 4,
+	}
+	figures := Figures()
+	for name, w := range want {
+		f, ok := figures[name]
+		if !ok {
+			t.Errorf("figure %s is missing", name)
+			continue
+		}
+		if got := f(s); got == nil || *got != w {
+			t.Errorf("%s = %v, want %v", name, got, w)
+		}
+	}
+}
+
+func TestFormatFigure(t *testing.T) {
+	tests := []struct {
+		figure string
+		v      float64
+		want   string
+	}{
+		{"write.ackedSamples", 5_398_800, "5398800"},
+		{"verify.checkedSamples", 123_456_789_012, "123456789012"},
+		{"query.p99", 0.12, "120ms"},
+		{"query.p50", 0.0044, "4.4ms"},
+		{"write.maxLagSeconds", 75.5, "1m15.5s"},
+		{"resources.rssBytesMax", 390_070_272, "372.0MiB"},
+		{"resources.diskBytesEnd", 512, "512B"},
+		{"resources.snapshotBytes", 3 << 40, "3.0TiB"},
+		{"resources.diskWriteBytesPerSecond", 559_240.53, "546.1KiB/s"},
+		{"write.achievedSamplesPerSecond", 29_993.333, "29993.3"},
+		{"write.achievedSamplesPerSecond", 1_234_567.89, "1234567.9"},
+		{"resources.cpuCoresMean", 0.21, "0.21"},
+		{"verify.maxRelativeError", 8e-14, "8e-14"},
+		{"no.such.figure", 5_400_000, "5400000"},
+	}
+	for _, tt := range tests {
+		if got := FormatFigure(tt.figure, tt.v); got != tt.want {
+			t.Errorf("FormatFigure(%s, %v) = %q, want %q", tt.figure, tt.v, got, tt.want)
+		}
 	}
 }
