@@ -65,7 +65,7 @@ func startStorage(t *testing.T, kind, name string) *storage.Local {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	l, err := storage.Start(ctx, kind, name, slog.New(slog.DiscardHandler))
+	l, err := storage.Start(ctx, kind, name, false, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

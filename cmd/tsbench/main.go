@@ -18,7 +18,9 @@ func main() {
 		<-sig
 		cancel() // first signal: stop the load, drain, write the report
 		<-sig
-		os.Exit(cli.ExitAborted) // second signal: give up now
+		// Second signal: give up now. Local storages die with us (parent-death signal, see
+		// storage.Start); their temporary dirs stay behind.
+		os.Exit(cli.ExitAborted)
 	}()
 	os.Exit(cli.Main(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }

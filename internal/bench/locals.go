@@ -13,7 +13,7 @@ import (
 )
 
 // startLocals starts the default storages side by side; if one fails, the others are stopped.
-func startLocals(ctx context.Context, logger *slog.Logger) ([]*storage.Local, error) {
+func startLocals(ctx context.Context, keep bool, logger *slog.Logger) ([]*storage.Local, error) {
 	var (
 		mu     sync.Mutex
 		locals []*storage.Local
@@ -22,7 +22,7 @@ func startLocals(ctx context.Context, logger *slog.Logger) ([]*storage.Local, er
 	)
 	for _, kind := range defaultStorages() {
 		wg.Go(func() {
-			l, err := storage.Start(ctx, kind, kind, logger)
+			l, err := storage.Start(ctx, kind, kind, keep, logger)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

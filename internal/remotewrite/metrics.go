@@ -31,7 +31,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"storage"}),
 		dropped: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "tsbench_remotewrite_dropped_samples_total",
-			Help: "Samples given up, by reason: http_4xx, retry_timeout, queue_full, invalid_labels.",
+			Help: "Samples given up, by reason: http_<status> for a 3xx or 4xx (http_400, http_413), retry_timeout, queue_full, invalid_labels.",
 		}, []string{"storage", "reason"}),
 		retries: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "tsbench_remotewrite_retries_total",

@@ -25,9 +25,8 @@ type batch struct {
 	oldest  int64 // smallest sample timestamp, ms
 }
 
-// Drop reasons.
+// Drop reasons; a 3xx or 4xx answer is dropped as "http_" and its status (http_400, http_413).
 const (
-	reasonHTTP4xx       = "http_4xx"
 	reasonRetryTimeout  = "retry_timeout"
 	reasonQueueFull     = "queue_full"
 	reasonInvalidLabels = "invalid_labels"
@@ -50,6 +49,7 @@ type sink struct {
 	dropped   map[string]int64
 	requests  map[string]int64
 	maxLag    float64
+	lastAck   int64           // unix ms of the newest ack, 0 before the first
 	seen      map[string]bool // statuses already logged
 }
 
@@ -137,6 +137,7 @@ func (s *sink) settleLocked(n int64, reason string) {
 	s.pending -= n
 	if reason == "" {
 		s.acked += n
+		s.lastAck = time.Now().UnixMilli()
 		s.m.acked.WithLabelValues(s.name).Add(float64(n))
 		return
 	}
@@ -217,15 +218,20 @@ func (s *sink) send(ctx context.Context, ep *endpoint, b *batch, cfg senderConfi
 			s.mu.Unlock()
 			s.m.retries.WithLabelValues(s.name).Inc()
 		}
-		status, retryAfter, err := s.post(ctx, ep, b, cfg)
+		timeout := cfg.requestTimeout
+		if attempt > 0 { // a retry ends by maxRetryDuration, so retry_timeout comes on time
+			timeout = min(timeout, cfg.maxRetryDuration-time.Since(first))
+		}
+		status, retryAfter, err := s.post(ctx, ep, b, cfg.userAgent, timeout)
 		if ctx.Err() != nil {
 			return "", false
 		}
 		switch {
 		case err == nil && status/100 == 2:
 			return "", true
-		case err == nil && status/100 == 4 && status != http.StatusTooManyRequests:
-			return reasonHTTP4xx, true
+		case err == nil && (status/100 == 3 || status/100 == 4) && status != http.StatusTooManyRequests:
+			// As Prometheus: a 4xx will fail again, and a redirect is not followed.
+			return "http_" + strconv.Itoa(status), true
 		}
 		wait := backoff
 		if retryAfter > 0 {
@@ -246,8 +252,8 @@ func (s *sink) send(ctx context.Context, ep *endpoint, b *batch, cfg senderConfi
 }
 
 // post sends one request and reads the answer; it counts the request by status.
-func (s *sink) post(ctx context.Context, ep *endpoint, b *batch, cfg senderConfig) (int, time.Duration, error) {
-	rctx, cancel := context.WithTimeout(ctx, cfg.requestTimeout)
+func (s *sink) post(ctx context.Context, ep *endpoint, b *batch, userAgent string, timeout time.Duration) (int, time.Duration, error) {
+	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, ep.url, bytes.NewReader(b.data))
 	if err != nil {
@@ -255,7 +261,7 @@ func (s *sink) post(ctx context.Context, ep *endpoint, b *batch, cfg senderConfi
 	}
 	req.Header.Set("Content-Encoding", "snappy")
 	req.Header.Set("Content-Type", "application/x-protobuf")
-	req.Header.Set("User-Agent", cfg.userAgent)
+	req.Header.Set("User-Agent", userAgent)
 	req.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
 	resp, err := ep.client.Do(req)
 	if err != nil {
@@ -267,13 +273,17 @@ func (s *sink) post(ctx context.Context, ep *endpoint, b *batch, cfg senderConfi
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	s.count(strconv.Itoa(resp.StatusCode), len(b.data), "", string(body))
+	detail := string(body)
+	if resp.StatusCode/100 == 3 {
+		detail = resp.Header.Get("Location")
+	}
+	s.count(strconv.Itoa(resp.StatusCode), len(b.data), "", detail)
 	return resp.StatusCode, retryAfter(resp), nil
 }
 
 // count records one request; the first of each status per storage is logged with its detail,
 // so a user sees why a storage refuses data without a log line per request.
-func (s *sink) count(status string, bytes int, errText, body string) {
+func (s *sink) count(status string, bytes int, errText, detail string) {
 	s.mu.Lock()
 	s.requests[status]++
 	s.bytesSent += int64(bytes)
@@ -289,9 +299,13 @@ func (s *sink) count(status string, bytes int, errText, body string) {
 	case status == "network_error":
 		s.log.Warn("remote write network error; retrying until maxRetryDuration, then dropping (retry_timeout)", "err", errText)
 	case status == "429" || status[0] == '5':
-		s.log.Warn("remote write refused; retrying with backoff until maxRetryDuration", "status", status, "body", body)
+		s.log.Warn("remote write refused; retrying with backoff until maxRetryDuration", "status", status, "body", detail)
+	case status[0] == '3':
+		s.log.Error("remote write redirected and not followed; samples dropped: a POST is not redirected, set writeURL to the final URL",
+			"status", status, "reason", "http_"+status, "location", detail)
 	default:
-		s.log.Error("remote write rejected; samples dropped (http_4xx): check the storage's writeURL, auth and limits", "status", status, "body", body)
+		s.log.Error("remote write rejected; samples dropped: check the storage's writeURL, auth and limits",
+			"status", status, "reason", "http_"+status, "body", detail)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"net/url"
 	"runtime/debug"
 	"slices"
@@ -52,6 +53,9 @@ type Writer struct {
 	openOldest  []atomic.Int64 // per shard: oldest timestamp not yet in a batch, 0 if none
 	created     atomic.Int64
 	stale       atomic.Int64
+	// produced counts the samples Scrape reports it produced (values + staleness markers), at
+	// the source and apart from the queues' own count: see Results.
+	produced atomic.Int64
 }
 
 // New builds one pipeline per storage that writes: one endpoint per URL of its writeURL list
@@ -85,6 +89,9 @@ func New(cfg *config.Config, wl Workload, logger *slog.Logger, m *Metrics) (*Wri
 		if err != nil {
 			return nil, err
 		}
+		// A redirect is answered, not followed: Go would re-send a POST as a GET after a 301
+		// or 302. send drops the batch with the status as reason.
+		client.HTTP.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 		s := newSink(name, cfg.MaxPendingSamples, w.log.With("storage", name), m)
 		for _, raw := range st.WriteURLs() {
 			for r := range cfg.WriteURLReplicas {
@@ -98,6 +105,10 @@ func New(cfg *config.Config, wl Workload, logger *slog.Logger, m *Metrics) (*Wri
 		w.copies[name] = len(s.endpoints)
 		w.sinks = append(w.sinks, s)
 		w.byName[name] = s
+	}
+	if n := wl.Targets(); n < w.shards {
+		w.log.Warn("fewer targets than writeConcurrency: a target's series all go through one connection, so only as many connections as targets carry data",
+			"targets", n, "write_concurrency", w.shards)
 	}
 	return w, nil
 }
@@ -226,7 +237,8 @@ func (w *Writer) generate(ctx context.Context, shard int) {
 		}
 		now := time.Now().UnixMilli()
 		for len(targets) > 0 && w.work.ScrapeTime(targets[pos], k) <= now {
-			_, stale := w.work.Scrape(app, targets[pos], k)
+			values, stale := w.work.Scrape(app, targets[pos], k)
+			w.produced.Add(int64(values + stale))
 			w.created.Add(int64(stale))
 			w.stale.Add(int64(stale))
 			if pos++; pos == len(targets) {
@@ -243,8 +255,11 @@ func (w *Writer) generate(ctx context.Context, shard int) {
 	}
 }
 
-// shardOf spreads targets over shards by a hash, so each series always goes through the
-// same shard and its samples arrive in order.
+// shardOf spreads targets over shards by a hash. A target's series all go through its shard,
+// which keeps each series' samples in order; sharding by target rather than by series hash
+// lets each shard generate its own targets with no lock and no per-sample hash. The cost:
+// with few targets per shard, the shards' loads differ, and with fewer targets than shards
+// some connections carry nothing.
 func shardOf(target, shards int) int {
 	h := uint64(target)*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019
 	h ^= h >> 29
@@ -291,6 +306,12 @@ func (w *Writer) lagLocked(s *sink) float64 {
 }
 
 // Results returns a consistent snapshot of one storage's account.
+//
+// Once generation has stopped, GeneratedSamples is the generator's own count (the values and
+// staleness markers Scrape reported, × copies), taken at the source apart from the queues: a
+// sample lost between the generator and the queue then unbalances the account, which the
+// run reports as an accounting error. Before that, samples still in an open batch are not
+// yet anywhere in the account, so GeneratedSamples is what reached the queues.
 func (w *Writer) Results(name string) *report.Write {
 	s, ok := w.byName[name]
 	if !ok {
@@ -299,7 +320,8 @@ func (w *Writer) Results(name string) *report.Write {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	lag := w.lagLocked(s)
-	if w.stop.Load() != 0 && s.pending == 0 {
+	stopped := w.stop.Load() != 0
+	if stopped && s.pending == 0 {
 		lag = 0
 	}
 	s.maxLag = max(s.maxLag, lag)
@@ -311,14 +333,11 @@ func (w *Writer) Results(name string) *report.Write {
 		TargetSamplesPerSecond: float64(w.work.SeriesPerTarget()*w.work.Targets()*w.copies[name]) /
 			w.work.ScrapeInterval().Seconds(),
 	}
-	if start := w.start.Load(); start != 0 {
-		end := w.stop.Load()
-		if end == 0 {
-			end = time.Now().UnixMilli()
-		}
-		if secs := float64(end-start) / 1000; secs > 0 {
-			r.AchievedSamplesPerSecond = float64(s.acked) / secs
-		}
+	if stopped {
+		r.GeneratedSamples = w.produced.Load() * int64(w.copies[name])
+	}
+	if start := w.start.Load(); start != 0 && s.lastAck > start {
+		r.AchievedSamplesPerSecond = float64(s.acked) / (float64(s.lastAck-start) / 1000)
 	}
 	return r
 }

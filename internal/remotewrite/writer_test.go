@@ -4,13 +4,18 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
+	"testing/synctest"
 	"time"
 
 	"github.com/klauspost/compress/snappy"
@@ -45,6 +50,7 @@ type receiver struct {
 	requests int
 	times    []time.Time
 	series   map[string][]int64 // acked samples' timestamps per series, in arrival order
+	arrivals [][]int64          // acked requests' sample timestamps, in arrival order
 	samples  int64
 	headers  http.Header
 	rawQuery []string
@@ -78,6 +84,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.t.Errorf("decode: %v", err)
 	}
 	rc.mu.Lock()
+	var arrived []int64
 	for _, ts := range req.Timeseries {
 		var b strings.Builder
 		for _, l := range ts.Labels {
@@ -85,15 +92,19 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, s := range ts.Samples {
 			rc.series[b.String()] = append(rc.series[b.String()], s.Timestamp)
+			arrived = append(arrived, s.Timestamp)
 			rc.samples++
 		}
 	}
+	rc.arrivals = append(rc.arrivals, arrived)
 	rc.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// run writes the test workload to the storages for load, then drains, and returns the writer.
-func run(t *testing.T, storages map[string]config.Storage, load time.Duration, tweak func(*config.Config, *Writer)) *Writer {
+// newWriter builds a writer of the test workload (20 targets × 10 series every 100 ms) to
+// the storages; cfgTweak, when set, changes the config first. It uses time.Now, so in a
+// synctest bubble the workload starts at the bubble's clock.
+func newWriter(t *testing.T, storages map[string]config.Storage, logger *slog.Logger, cfgTweak func(*config.Config)) *Writer {
 	t.Helper()
 	p, err := workload.LoadProfile(fstest.MapFS{"p.json": {Data: []byte(testProfile)}}, "p.json")
 	if err != nil {
@@ -104,31 +115,52 @@ func run(t *testing.T, storages map[string]config.Storage, load time.Duration, t
 	cfg.WriteConcurrency = 2
 	cfg.MaxSamplesPerRequest = 50
 	cfg.MaxRetryDuration = 2 * time.Second
+	cfg.TargetsCount = 20
 	cfg.RemoteStorages = storages
-	wl, err := workload.New(p, workload.Options{Seed: 1, Start: time.Now(), Targets: 20, ScrapeInterval: cfg.ScrapeInterval})
+	if cfgTweak != nil {
+		cfgTweak(&cfg)
+	}
+	wl, err := workload.New(p, workload.Options{Seed: 1, Start: time.Now(), Targets: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := New(&cfg, wl, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	w, err := New(&cfg, wl, logger, NewMetrics(prometheus.NewRegistry()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.FlushAfter = 50 * time.Millisecond
 	w.DrainTimeout = 3 * time.Second
+	return w
+}
+
+// run writes the test workload to the storages for load, then drains, checks that every
+// storage's account balances, and returns the writer.
+func run(t *testing.T, storages map[string]config.Storage, load time.Duration, tweak func(*Writer)) *Writer {
+	t.Helper()
+	w := newWriter(t, storages, nil, nil)
 	if tweak != nil {
-		tweak(&cfg, w)
+		tweak(w)
 	}
+	runFor(t, w, load)
+	return w
+}
+
+// runFor runs w for load, then drains, and checks that every storage's account balances.
+func runFor(t *testing.T, w *Writer, load time.Duration) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), load)
 	defer cancel()
 	if err := w.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for name := range storages {
-		if ok, diff := w.Results(name).Balanced(); !ok {
-			t.Errorf("%s: accounting off by %d: %+v", name, diff, w.Results(name))
+	for _, s := range w.sinks {
+		if ok, diff := w.Results(s.name).Balanced(); !ok {
+			t.Errorf("%s: accounting off by %d: %+v", s.name, diff, w.Results(s.name))
 		}
 	}
-	return w
 }
 
 func writeTo(u string) config.Storage { return config.Storage{WriteURL: u + "/api/v1/write"} }
@@ -171,18 +203,44 @@ func TestAllAckedInOrderWithHeaders(t *testing.T) {
 	}
 }
 
-func TestClientErrorDroppedWithoutRetry(t *testing.T) {
-	rc, srv := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) bool {
-		http.Error(w, "out of bounds", http.StatusBadRequest)
-		return false
-	})
-	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 500*time.Millisecond, nil)
-	r := w.Results("s")
-	if r.Retries != 0 || r.DroppedSamples[reasonHTTP4xx] != r.GeneratedSamples || r.GeneratedSamples == 0 {
-		t.Errorf("account %+v: want every sample dropped as http_4xx, no retry", r)
-	}
-	if r.RequestsByStatus["400"] != int64(rc.requests) {
-		t.Errorf("requests %v vs %d", r.RequestsByStatus, rc.requests)
+// A 4xx (but 429) or a 3xx is dropped at once with its status as reason, so results tell a
+// 400 from a 413; a redirect is not followed, and its first occurrence is logged with the
+// storage's name and a hint.
+func TestClientErrorsAndRedirectsDroppedWithStatus(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		reason string
+		log    string
+	}{
+		{http.StatusBadRequest, "http_400", "remote write rejected"},
+		{http.StatusRequestEntityTooLarge, "http_413", "remote write rejected"},
+		{http.StatusMovedPermanently, "http_301", "remote write redirected and not followed"},
+		{http.StatusPermanentRedirect, "http_308", "remote write redirected and not followed"},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			followed, moved := newReceiver(t, nil)
+			rc, srv := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) bool {
+				w.Header().Set("Location", moved.URL+"/moved")
+				http.Error(w, "no", tc.status)
+				return false
+			})
+			var logs strings.Builder
+			w := newWriter(t, map[string]config.Storage{"s": writeTo(srv.URL)}, slog.New(slog.NewTextHandler(&logs, nil)), nil)
+			runFor(t, w, 500*time.Millisecond)
+			r := w.Results("s")
+			if r.Retries != 0 || r.DroppedSamples[tc.reason] != r.GeneratedSamples || r.GeneratedSamples == 0 || len(r.DroppedSamples) != 1 {
+				t.Errorf("account %+v: want every sample dropped as %s, no retry", r, tc.reason)
+			}
+			if r.RequestsByStatus[strconv.Itoa(tc.status)] != int64(rc.requests) {
+				t.Errorf("requests %v vs %d", r.RequestsByStatus, rc.requests)
+			}
+			if followed.requests != 0 {
+				t.Errorf("the redirect was followed: %d requests to its Location", followed.requests)
+			}
+			if n := strings.Count(logs.String(), tc.log); n != 1 || !strings.Contains(logs.String(), "storage=s") {
+				t.Errorf("logged %q %d times, want once with the storage:\n%s", tc.log, n, logs.String())
+			}
+		})
 	}
 }
 
@@ -195,7 +253,7 @@ func TestTooManyRequestsHonoursRetryAfter(t *testing.T) {
 		}
 		return true
 	})
-	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 300*time.Millisecond, func(_ *config.Config, _ *Writer) {})
+	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 300*time.Millisecond, nil)
 	r := w.Results("s")
 	if r.AckedSamples != r.GeneratedSamples || r.Retries < 1 || r.RequestsByStatus["429"] != 1 {
 		t.Errorf("account %+v: want one 429, retried, all acked", r)
@@ -220,7 +278,7 @@ func TestServerErrorsRetriedWithGrowingDelay(t *testing.T) {
 		return true
 	})
 	w := run(t, map[string]config.Storage{"s": func() config.Storage { s := writeTo(srv.URL); return s }()}, 200*time.Millisecond,
-		func(_ *config.Config, w *Writer) {
+		func(w *Writer) {
 			w.shards = 1
 			w.openOldest = w.openOldest[:1]
 			w.sinks[0].endpoints = w.sinks[0].endpoints[:1]
@@ -241,7 +299,7 @@ func TestPersistentErrorsDroppedAfterMaxRetryDuration(t *testing.T) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		return false
 	})
-	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 300*time.Millisecond, func(_ *config.Config, w *Writer) {
+	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 300*time.Millisecond, func(w *Writer) {
 		w.sender.maxRetryDuration = 200 * time.Millisecond
 	})
 	r := w.Results("s")
@@ -285,7 +343,7 @@ func stalledReceiver(t *testing.T) *httptest.Server {
 
 func TestSlowStorageLeavesPendingAtDrainDeadline(t *testing.T) {
 	srv := stalledReceiver(t)
-	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 300*time.Millisecond, func(_ *config.Config, w *Writer) {
+	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 300*time.Millisecond, func(w *Writer) {
 		w.DrainTimeout = 200 * time.Millisecond
 	})
 	r := w.Results("s")
@@ -294,16 +352,257 @@ func TestSlowStorageLeavesPendingAtDrainDeadline(t *testing.T) {
 	}
 }
 
+// TestQueueFullDropsOldest holds every request until the load ends, so the queue overflows:
+// the oldest queued batches are dropped, the newest arrive. With one connection, the first
+// batch is in flight all along and arrives too; every other sample that arrives is newer
+// than every sample dropped.
 func TestQueueFullDropsOldest(t *testing.T) {
-	srv := stalledReceiver(t)
-	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 500*time.Millisecond, func(_ *config.Config, w *Writer) {
-		w.sinks[0].maxPending = 200
-		w.DrainTimeout = 100 * time.Millisecond
+	var wr atomic.Pointer[Writer]
+	rc, srv := newReceiver(t, func(_ int, _ http.ResponseWriter, _ *http.Request) bool {
+		for wr.Load().stop.Load() == 0 { // until the generator stopped
+			time.Sleep(5 * time.Millisecond)
+		}
+		return true
 	})
+	w := newWriter(t, map[string]config.Storage{"s": writeTo(srv.URL)}, nil, func(c *config.Config) {
+		c.WriteConcurrency = 1
+		c.MaxPendingSamples = 200
+	})
+	wr.Store(w)
+	tap := &tapWorkload{Workload: w.work, sent: map[string]int64{}}
+	w.work = tap
+	runFor(t, w, 500*time.Millisecond)
 	r := w.Results("s")
-	if r.DroppedSamples[reasonQueueFull] == 0 || r.PendingSamples > 200+2*50 {
-		t.Errorf("account %+v: want queue_full drops and pending bounded by maxPendingSamples", r)
+	if r.DroppedSamples[reasonQueueFull] == 0 || r.PendingSamples != 0 || r.AckedSamples != rc.samples {
+		t.Fatalf("account %+v, receiver got %d: want queue_full drops, the rest acked", r, rc.samples)
 	}
+	got := map[string]bool{}
+	for series, ts := range rc.series {
+		for _, at := range ts {
+			got[series+strconv.FormatInt(at, 10)] = true
+		}
+	}
+	var dropped []int64
+	for key, at := range tap.sent {
+		if !got[key] {
+			dropped = append(dropped, at)
+		}
+	}
+	if int64(len(dropped)) != r.DroppedSamples[reasonQueueFull] {
+		t.Errorf("%d samples never arrived, %d counted as queue_full", len(dropped), r.DroppedSamples[reasonQueueFull])
+	}
+	newestDropped := slices.Max(dropped)
+	if newest := slices.Max(slices.Collect(maps.Values(tap.sent))); !slices.ContainsFunc(rc.arrivals[len(rc.arrivals)-1], func(at int64) bool { return at == newest }) {
+		t.Errorf("the newest scrape (t=%d) did not arrive last", newest)
+	}
+	for i, req := range rc.arrivals[1:] { // the first request was in flight before the queue filled
+		for _, at := range req {
+			if at < newestDropped {
+				t.Fatalf("request %d carried t=%d, older than the dropped t=%d: the oldest batch must go first", i+1, at, newestDropped)
+			}
+		}
+	}
+}
+
+// tapWorkload records every sample the workload sends, and can report more samples than it
+// sends, as a generator that lost some on the way to the queues would.
+type tapWorkload struct {
+	Workload
+	lose int // extra samples reported per scrape
+
+	mu   sync.Mutex
+	sent map[string]int64 // series + timestamp → timestamp
+}
+
+func (tw *tapWorkload) Scrape(app workload.Appender, target int, k int64) (int, int) {
+	values, stale := tw.Workload.Scrape(tapAppender{app, tw}, target, k)
+	return values + tw.lose, stale
+}
+
+type tapAppender struct {
+	workload.Appender
+	tw *tapWorkload
+}
+
+func (ta tapAppender) Append(labels []workload.Label, t int64, v float64) {
+	var b strings.Builder
+	for _, l := range labels {
+		b.WriteString(l.Name + "=" + l.Value + ",")
+	}
+	ta.tw.mu.Lock()
+	ta.tw.sent[b.String()+strconv.FormatInt(t, 10)] = t
+	ta.tw.mu.Unlock()
+	ta.Appender.Append(labels, t, v)
+}
+
+// TestLostSampleUnbalancesAccount feeds a generator that reports one sample more per scrape
+// than it hands on: the queues never see it, and once generation stops the account, which
+// counts generated samples at the source, is off by exactly those samples on each copy.
+func TestLostSampleUnbalancesAccount(t *testing.T) {
+	_, srv := newReceiver(t, nil)
+	w := newWriter(t, map[string]config.Storage{"s": writeTo(srv.URL)}, nil, func(c *config.Config) { c.WriteURLReplicas = 2 })
+	tap := &tapWorkload{Workload: w.work, lose: 1, sent: map[string]int64{}}
+	w.work = tap
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := w.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := w.Results("s")
+	scrapes := int64(len(tap.sent) / 10) // 10 series per scrape, no churn
+	if ok, diff := r.Balanced(); ok || diff != 2*scrapes {
+		t.Errorf("balanced %v, off by %d: want off by %d (one lost sample per scrape × 2 copies); %+v", ok, diff, 2*scrapes, r)
+	}
+}
+
+// memTransport serves requests with h in the calling goroutine: no socket, so in a synctest
+// bubble the fake clock moves while h waits. A request whose context ends fails as the
+// real transport's does.
+type memTransport struct{ h http.Handler }
+
+func (mt memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	mt.h.ServeHTTP(rec, req)
+	if err := req.Context().Err(); err != nil {
+		return nil, err
+	}
+	return rec.Result(), nil
+}
+
+// memWriter is a writer of 1 target × 10 series every second, one batch per scrape, on one
+// connection to rc in memory; for synctest bubbles.
+func memWriter(t *testing.T, rc *receiver) *Writer {
+	t.Helper()
+	w := newWriter(t, map[string]config.Storage{"s": writeTo("http://storage.invalid")}, nil, func(c *config.Config) {
+		c.TargetsCount, c.ScrapeInterval, c.WriteConcurrency, c.MaxSamplesPerRequest = 1, time.Second, 1, 10
+		c.MaxRetryDuration = time.Minute
+	})
+	w.byName["s"].endpoints[0].client.HTTP.Transport = memTransport{rc}
+	return w
+}
+
+func memReceiver(t *testing.T, answer func(n int, w http.ResponseWriter, r *http.Request) bool) *receiver {
+	return &receiver{t: t, answer: answer, series: map[string][]int64{}}
+}
+
+// TestSlowStorageLagAndPendingGrow answers every request, but in 2 s, while a batch comes
+// every second: the storage falls behind by a batch every 2 s. Lag and pending grow, nothing
+// is dropped, and the account balances exactly at every moment.
+func TestSlowStorageLagAndPendingGrow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rc := memReceiver(t, func(_ int, _ http.ResponseWriter, r *http.Request) bool {
+			select {
+			case <-time.After(2 * time.Second):
+				return true
+			case <-r.Context().Done():
+				return false
+			}
+		})
+		w := memWriter(t, rc)
+		w.DrainTimeout = 5 * time.Second
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second+500*time.Millisecond)
+		defer cancel()
+		done := make(chan struct{})
+		go func() { _ = w.Run(ctx); close(done) }()
+		var snaps []*report.Write
+		for range 3 {
+			time.Sleep(20 * time.Second)
+			synctest.Wait()
+			snaps = append(snaps, w.Results("s"))
+		}
+		<-done
+		snaps = append(snaps, w.Results("s"))
+		for i, r := range snaps {
+			if ok, diff := r.Balanced(); !ok || len(r.DroppedSamples) != 0 {
+				t.Errorf("snapshot %d: off by %d, dropped %v: %+v", i, diff, r.DroppedSamples, r)
+			}
+		}
+		// At 20, 40, 60 s: 20, 40, 60 scrapes generated, 10, 20, 30 acked (one per 2 s), the
+		// rest pending; the oldest pending scrape is as old as the storage is behind.
+		for i, r := range snaps[:3] {
+			n := int64(i+1) * 20
+			if r.GeneratedSamples != n*10 || r.AckedSamples != n/2*10-10 || r.PendingSamples != r.GeneratedSamples-r.AckedSamples {
+				t.Errorf("at %ds: %+v, want %d generated, %d acked", n, r, n*10, n/2*10-10)
+			}
+			if lag := float64(n) / 2; r.LagSeconds < lag-1 || r.LagSeconds > lag+1 {
+				t.Errorf("at %ds: lag %.1fs, want about %.0fs", n, r.LagSeconds, lag)
+			}
+		}
+		if end := snaps[3]; end.PendingSamples == 0 || end.MaxLagSeconds < 30 {
+			t.Errorf("after the drain deadline: %+v, want samples still pending and a max lag >= 30s", end)
+		}
+	})
+}
+
+// TestRequestTimeoutRetriedThenDropped: a storage that never answers is given up on after
+// the client's 30 s request timeout; the request counts as a network error, is retried with
+// backoff, and the batch is dropped as retry_timeout when maxRetryDuration is over: a retry
+// in flight then is cut short, not let run its full 30 s.
+func TestRequestTimeoutRetriedThenDropped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var starts, ends []time.Time
+		rc := memReceiver(t, func(_ int, _ http.ResponseWriter, r *http.Request) bool {
+			starts = append(starts, time.Now())
+			<-r.Context().Done()
+			ends = append(ends, time.Now())
+			return false
+		})
+		w := memWriter(t, rc)
+		w.sender.maxRetryDuration = 100 * time.Second
+		w.DrainTimeout = 5 * time.Minute
+		// One scrape: the target's phase is within the first second.
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		if err := w.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r := w.Results("s")
+		// Attempts at 0, 30 s + backoff, 60 s + backoffs, 90 s + backoffs; the fourth is cut
+		// at 100 s.
+		if len(starts) != 4 || r.RequestsByStatus["network_error"] != 4 || r.Retries != 3 || r.DroppedSamples[reasonRetryTimeout] != 10 {
+			t.Fatalf("%d requests, account %+v: want 4 timed-out attempts, then the batch dropped as retry_timeout", len(starts), r)
+		}
+		for i := 1; i < 3; i++ {
+			if d := ends[i].Sub(starts[i]); d != 30*time.Second {
+				t.Errorf("attempt %d lasted %v: want the client's 30 s request timeout", i, d)
+			}
+		}
+		if gaveUp := ends[3].Sub(starts[0]); gaveUp != 100*time.Second {
+			t.Errorf("gave up %v after the first attempt, want maxRetryDuration (100 s)", gaveUp)
+		}
+	})
+}
+
+// TestAchievedRateCountsDrainTime: a storage that acks everything, but only during the drain,
+// achieved acked samples over the time from the start to its last ack, not over the load
+// time alone.
+func TestAchievedRateCountsDrainTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rc := memReceiver(t, func(_ int, _ http.ResponseWriter, r *http.Request) bool {
+			select {
+			case <-time.After(2 * time.Second):
+				return true
+			case <-r.Context().Done():
+				return false
+			}
+		})
+		w := memWriter(t, rc)
+		w.DrainTimeout = time.Minute
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second+500*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		if err := w.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r := w.Results("s")
+		took := time.Since(start).Seconds() // the run ended with the last ack
+		if r.AckedSamples != 200 || r.AckedSamples != r.GeneratedSamples {
+			t.Fatalf("account %+v: want 20 scrapes of 10 samples, all acked", r)
+		}
+		if want := 200 / took; r.AchievedSamplesPerSecond != want || took < 40 {
+			t.Errorf("achieved %.2f/s, want 200 samples / %.1fs from start to last ack = %.2f/s", r.AchievedSamplesPerSecond, took, want)
+		}
+	})
 }
 
 func TestDeadStorageDoesNotSlowLiveOne(t *testing.T) {
@@ -314,7 +613,7 @@ func TestDeadStorageDoesNotSlowLiveOne(t *testing.T) {
 	dead := "http://" + ln.Addr().String()
 	_ = ln.Close()
 	rc, live := newReceiver(t, nil)
-	w := run(t, map[string]config.Storage{"dead": writeTo(dead), "live": writeTo(live.URL)}, time.Second, func(_ *config.Config, w *Writer) {
+	w := run(t, map[string]config.Storage{"dead": writeTo(dead), "live": writeTo(live.URL)}, time.Second, func(w *Writer) {
 		w.sender.maxRetryDuration = 300 * time.Millisecond
 	})
 	l, d := w.Results("live"), w.Results("dead")
@@ -361,5 +660,3 @@ func TestURLReplicasAndCommaList(t *testing.T) {
 		t.Errorf("target rate %v, want 5 targets × 10 series / 0.1s × 4 copies", r.TargetSamplesPerSecond)
 	}
 }
-
-var _ = report.Write{}

@@ -67,8 +67,11 @@ type Write struct {
 	RequestsByStatus map[string]int64 `json:"requestsByStatus"` // "204", "429", "network_error", ...
 	BytesSent        int64            `json:"bytesSent"`
 	// TargetSamplesPerSecond is the configured rate: series × targets / scrapeInterval × copies.
-	TargetSamplesPerSecond   float64 `json:"targetSamplesPerSecond"`
-	AchievedSamplesPerSecond float64 `json:"achievedSamplesPerSecond"` // acked / load duration
+	TargetSamplesPerSecond float64 `json:"targetSamplesPerSecond"`
+	// AchievedSamplesPerSecond is the acked samples over the time from the load's start to
+	// the last ack, drain included: a storage that catches up only after the load does not
+	// get credit for the load time alone. 0 before the first ack.
+	AchievedSamplesPerSecond float64 `json:"achievedSamplesPerSecond"`
 	MaxLagSeconds            float64 `json:"maxLagSeconds"`
 	// LagSeconds is the lag at the moment of the snapshot: now − the scheduled time of the
 	// oldest sample not yet acked or dropped (0 when nothing is pending).

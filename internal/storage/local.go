@@ -91,8 +91,8 @@ func (e *ErrMissingBinary) Error() string {
 }
 
 // Start starts a storage of the given kind named name on a free loopback port and waits until
-// it is ready (or ctx ends, or it exits).
-func Start(ctx context.Context, kind, name string, logger *slog.Logger) (*Local, error) {
+// it is ready (or ctx ends, or it exits). Unless keep is set, the storage dies with tsbench.
+func Start(ctx context.Context, kind, name string, keep bool, logger *slog.Logger) (*Local, error) {
 	sp, ok := specs()[kind]
 	if !ok {
 		return nil, fmt.Errorf("storage kind %q: tsbench starts only %s and %s", kind, KindVictoriaMetrics, KindPrometheus)
@@ -125,7 +125,7 @@ func Start(ctx context.Context, kind, name string, logger *slog.Logger) (*Local,
 	// Not canceled with ctx: the process outlives the load and is stopped by Stop.
 	l.cmd = exec.CommandContext(context.WithoutCancel(ctx), bin, args...)
 	l.cmd.Stdout, l.cmd.Stderr = logFile, logFile
-	l.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a terminal's ^C reaches tsbench only
+	l.cmd.SysProcAttr = procAttr(keep)
 	if err := l.cmd.Start(); err != nil {
 		return nil, errors.Join(fmt.Errorf("start %s: %w", sp.binary, err), logFile.Close(), os.RemoveAll(workDir))
 	}
@@ -146,6 +146,19 @@ func Start(ctx context.Context, kind, name string, logger *slog.Logger) (*Local,
 		return nil, errors.Join(err, l.Stop())
 	}
 	return l, nil
+}
+
+// procAttr puts a storage in its own process group, so that a terminal's ^C reaches tsbench
+// only. Unless the storage is kept, the kernel also kills it when tsbench dies, whatever the
+// way: a second ^C's os.Exit, SIGKILL, a crash (Linux's parent-death signal). The signal
+// follows the OS thread that started the process; Go ends a thread only when a goroutine
+// locked to it exits, which tsbench never does.
+func procAttr(keep bool) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setpgid: true}
+	if !keep {
+		a.Pdeathsig = syscall.SIGKILL
+	}
+	return a
 }
 
 // waitReady polls the readiness URL for up to a minute.

@@ -1,15 +1,94 @@
 package storage
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
+
+// TestMain lets the test binary stand in for tsbench ("parent": starts a "child" as Start
+// starts a storage, prints its pid, waits) and for a storage ("child": waits).
+func TestMain(m *testing.M) {
+	switch os.Getenv("TSBENCH_TEST_PROC") {
+	case "child":
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	case "parent":
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), "TSBENCH_TEST_PROC=child")
+		cmd.SysProcAttr = procAttr(os.Getenv("TSBENCH_TEST_KEEP") == "true")
+		if err := cmd.Start(); err != nil {
+			os.Exit(1)
+		}
+		_, _ = os.Stdout.WriteString(strconv.Itoa(cmd.Process.Pid) + "\n")
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// A storage tsbench started dies with tsbench, however tsbench ends (here SIGKILL, which
+// nothing in tsbench can catch): it does not outlive it holding its port and data dir. A
+// kept storage (-keep) outlives it.
+func TestStorageDiesWithTsbench(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run("keep="+strconv.FormatBool(keep), func(t *testing.T) {
+			parent := exec.Command(os.Args[0], "-test.run=^$")
+			parent.Env = append(os.Environ(), "TSBENCH_TEST_PROC=parent", "TSBENCH_TEST_KEEP="+strconv.FormatBool(keep))
+			out, err := parent.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := parent.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, err := bufio.NewReader(out).ReadString('\n')
+			child, perr := strconv.Atoi(strings.TrimSpace(line))
+			if err != nil || perr != nil {
+				_ = parent.Process.Kill()
+				t.Fatalf("read the child's pid: %v %v (%q)", err, perr, line)
+			}
+			t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
+			_ = parent.Process.Kill()
+			_ = parent.Wait()
+			wait := 5 * time.Second // for the kernel to kill the child
+			if keep {
+				wait = 500 * time.Millisecond // for nothing to happen
+			}
+			deadline := time.Now().Add(wait)
+			for alive(child) && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if alive(child) == !keep {
+				t.Errorf("child alive %v after its parent was killed, want %v", alive(child), keep)
+			}
+		})
+	}
+}
+
+// alive reports whether pid runs: it exists and is not a zombie waiting for a reaper.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// The state follows the command name in parentheses: "pid (comm) S ...".
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	return !strings.HasPrefix(rest, "Z")
+}
 
 // requireBinary skips when a storage binary is missing, but fails under CI=true: CI installs it.
 func requireBinary(t *testing.T, bin string) {
@@ -28,7 +107,7 @@ func TestStartStop(t *testing.T) {
 			requireBinary(t, specs()[kind].binary)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			l, err := Start(ctx, kind, "x", slog.New(slog.DiscardHandler))
+			l, err := Start(ctx, kind, "x", false, slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +137,7 @@ func TestStartStop(t *testing.T) {
 
 func TestStartMissingBinary(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	_, err := Start(context.Background(), KindPrometheus, "prom", slog.New(slog.DiscardHandler))
+	_, err := Start(context.Background(), KindPrometheus, "prom", false, slog.New(slog.DiscardHandler))
 	want := `prometheus not found on PATH: install the Debian package "prometheus"`
 	if err == nil || len(err.Error()) < len(want) || err.Error()[:len(want)] != want {
 		t.Errorf("got %v, want prefix %q", err, want)

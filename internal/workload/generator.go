@@ -55,20 +55,28 @@ type template struct {
 	shape  compiled
 }
 
-// Generator computes every target's samples. It holds per-profile-series templates and no
-// per-target or per-series state: its memory does not grow with targets or series.
+// Generator computes every target's samples. It holds per-profile-series templates and one
+// small revision cursor per target, and no per-series state: its memory grows with targets
+// (16 bytes each), not with series or time.
 type Generator struct {
 	profile   *Profile
 	opts      Options
 	startMs   int64
 	interval  int64 // ms
 	churnMs   int64 // 0: no churn
-	churnN    int   // targets churned per round
+	churnN    int   // targets churned per round in each replica
 	total     int   // Targets × Replicas
 	templates []template
 	maxLabels int
 	scratch   sync.Pool // *scratch
+
+	cursorMu [64]sync.Mutex // guards cursors, striped by target
+	cursors  []cursor       // per target
 }
+
+// cursor is a target's revision at a churn round: where the furthest Revision call left it,
+// so that the next call counts only the rounds in between.
+type cursor struct{ round, rev int64 }
 
 // scratch is one Scrape's reusable buffers.
 type scratch struct {
@@ -104,10 +112,12 @@ func New(p *Profile, o Options) (*Generator, error) {
 		interval: o.ScrapeInterval.Milliseconds(),
 		total:    o.Targets * o.Replicas,
 	}
-	// round(targets × percent / 100), over every target of every replica.
-	g.churnN = int(math.Round(float64(g.total) * o.ChurnPercent / 100))
+	// Each replica churns round(targetsCount × percent / 100) of its own targets, as each
+	// replica of the prometheus-benchmark chart runs its own config updater.
+	g.churnN = int(math.Round(float64(o.Targets) * o.ChurnPercent / 100))
 	if g.churnN > 0 && o.ChurnInterval > 0 {
 		g.churnMs = o.ChurnInterval.Milliseconds()
+		g.cursors = make([]cursor, g.total)
 	}
 	for _, s := range p.Series {
 		t := g.template(s)
@@ -184,27 +194,74 @@ func (g *Generator) churnRounds(t int64) int64 {
 	return (t - g.startMs) / g.churnMs
 }
 
-// churned reports whether target gets a new revision in churn round j ≥ 1: the churnN
-// targets from a seeded offset on, wrapping around, so exactly churnN distinct targets.
+// churned reports whether target gets a new revision in churn round j ≥ 1: in each replica,
+// the churnN targets from a seeded offset on, wrapping around, so exactly churnN distinct
+// targets per replica. Replica 0 draws its offset as a single replica always did.
 func (g *Generator) churned(target int, j int64) bool {
-	off := int(hash(g.opts.Seed, 2, uint64(j)) % uint64(g.total))
-	return (target-off+g.total)%g.total < g.churnN
+	n := g.opts.Targets
+	base, rep := target%n, target/n
+	h := hash(g.opts.Seed, 2, uint64(j))
+	if rep > 0 {
+		h = hash(g.opts.Seed, 6, uint64(j), uint64(rep))
+	}
+	off := int(h % uint64(n))
+	return (base-off+n)%n < g.churnN
 }
 
 // Revision is target's revision label at scrape k: how many churn rounds up to that scrape
 // picked it.
 func (g *Generator) Revision(target int, k int64) int64 {
-	var rev int64
-	for j := g.churnRounds(g.ScrapeTime(target, k)); j >= 1; j-- {
-		if g.churned(target, j) {
-			rev++
+	return g.revisionAt(target, g.churnRounds(g.ScrapeTime(target, k)))
+}
+
+// revisionAt is target's revision after churn round r. It counts from the target's cursor,
+// or from round 0 when that is nearer, and moves the cursor forward: the writer, which asks
+// for each target's rounds in time order, pays O(1) per call however long the run.
+func (g *Generator) revisionAt(target int, r int64) int64 {
+	if g.churnMs == 0 || r <= 0 {
+		return 0
+	}
+	mu := &g.cursorMu[target%len(g.cursorMu)]
+	mu.Lock()
+	c := g.cursors[target]
+	mu.Unlock()
+	if r < c.round-r {
+		c = cursor{}
+	}
+	rev := c.rev + g.churnedBetween(target, c.round, r)
+	if r > c.round {
+		mu.Lock()
+		if r > g.cursors[target].round {
+			g.cursors[target] = cursor{round: r, rev: rev}
 		}
+		mu.Unlock()
 	}
 	return rev
 }
 
-// ChurnedTargets is the number of targets given a new revision in one churn round.
-func (g *Generator) ChurnedTargets() int { return g.churnN }
+// churnedBetween counts the rounds in (from, to] that picked target, negated when to < from.
+func (g *Generator) churnedBetween(target int, from, to int64) int64 {
+	sign := int64(1)
+	if to < from {
+		from, to, sign = to, from, -1
+	}
+	var n int64
+	for j := from + 1; j <= to; j++ {
+		if g.churned(target, j) {
+			n++
+		}
+	}
+	return sign * n
+}
+
+// ChurnedTargets is the number of targets given a new revision in one churn round, over
+// every replica: writeReplicas × round(targetsCount × percent / 100).
+func (g *Generator) ChurnedTargets() int {
+	if g.churnMs == 0 {
+		return 0
+	}
+	return g.churnN * g.opts.Replicas
+}
 
 // scale is the target's factor on counters: 0.5–1.5, the same for every series of a target.
 func (g *Generator) scale(target int) float64 {
@@ -303,7 +360,8 @@ func (g *Generator) Scrape(app Appender, target int, k int64) (values, staleMark
 	sc := g.scratch.Get().(*scratch)
 	defer g.scratch.Put(sc)
 	t := g.ScrapeTime(target, k)
-	rev := g.Revision(target, k)
+	round := g.churnRounds(t)
+	rev := g.revisionAt(target, round)
 	tv := g.targetText(sc, target, rev)
 	for s := range g.templates {
 		tm := &g.templates[s]
@@ -313,7 +371,8 @@ func (g *Generator) Scrape(app Appender, target int, k int64) (values, staleMark
 	if k == 0 {
 		return values, 0
 	}
-	if old := g.Revision(target, k-1); old != rev {
+	prev := g.churnRounds(t - g.interval)
+	if old := rev - g.churnedBetween(target, prev, round); old != rev {
 		stale := StaleNaN()
 		tv := g.targetText(sc, target, old)
 		for s := range g.templates {

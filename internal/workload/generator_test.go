@@ -165,41 +165,82 @@ func TestPhasesWithinInterval(t *testing.T) {
 	}
 }
 
+// TestChurnCountsExact pins the churn rule: every churn round, each replica gives a new
+// revision to exactly round(targetsCount × percent / 100) of its own targets, so
+// writeReplicas × round(targetsCount × percent / 100) targets in all, as each replica of the
+// prometheus-benchmark chart runs its own config updater.
 func TestChurnCountsExact(t *testing.T) {
-	const targets, interval = 200, 10 * time.Second
+	const targets, replicas, interval = 200, 2, 10 * time.Second
 	g := newGen(t, Options{
-		Seed: 9, Targets: targets, Replicas: 2, ScrapeInterval: interval,
-		ChurnPercent: 2.5, ChurnInterval: time.Minute,
+		Seed: 9, Targets: targets, Replicas: replicas, ScrapeInterval: interval,
+		ChurnPercent: 1.25, ChurnInterval: time.Minute,
 	})
-	// round(400 × 2.5 / 100) = 10 targets per round, over every replica's targets.
-	if g.ChurnedTargets() != 10 {
-		t.Fatalf("churned targets %d, want 10", g.ChurnedTargets())
+	// round(200 × 1.25 / 100) = round(2.5) = 3 targets per replica (half away from zero),
+	// 2 × 3 = 6 per round; not round(400 × 1.25 / 100) = 5 over both replicas at once.
+	if g.ChurnedTargets() != 6 {
+		t.Fatalf("churned targets %d, want 6", g.ChurnedTargets())
 	}
 	rounds := int64(30)
 	// Scrapes per minute: 6; look at each target's scrapes over 30 rounds.
 	totalChanges := 0
-	for target := range 2 * targets {
+	for target := range replicas * targets {
 		for k := int64(1); k <= rounds*6; k++ {
 			if g.Revision(target, k) != g.Revision(target, k-1) {
 				totalChanges++
 			}
 		}
 	}
-	// Every scrape of a target falls in one round; each round picks 10 targets. Round r's
+	// Every scrape of a target falls in one round; each round picks 6 targets. Round r's
 	// changes show in the first scrape after r minutes, which exists for rounds 1..29 at least
 	// and for round 30 only for targets whose phase puts a scrape at or after 30 minutes.
-	if totalChanges < 29*10 || totalChanges > 30*10 {
-		t.Errorf("%d revision changes over 30 rounds of 10 targets", totalChanges)
+	if totalChanges < 29*6 || totalChanges > 30*6 {
+		t.Errorf("%d revision changes over 30 rounds of 6 targets", totalChanges)
 	}
+	differ := 0
 	for j := int64(1); j <= rounds; j++ {
-		n := 0
-		for target := range 2 * targets {
+		perReplica := make([]int, replicas)
+		for target := range replicas * targets {
 			if g.churned(target, j) {
-				n++
+				perReplica[target/targets]++
+			}
+			if g.churned(target, j) != g.churned((target+targets)%(replicas*targets), j) {
+				differ++
 			}
 		}
-		if n != 10 {
-			t.Errorf("round %d churned %d targets, want exactly 10", j, n)
+		if diff := slices.Compare(perReplica, []int{3, 3}); diff != 0 {
+			t.Errorf("round %d churned %v targets per replica, want exactly 3 in each", j, perReplica)
+		}
+	}
+	if differ == 0 {
+		t.Error("both replicas churned the same targets in every round: want each replica's own pick")
+	}
+}
+
+// TestRevisionKeepsChurnChoices checks Revision, in any call order, against a count of the
+// rounds that picked the target, each drawn as a single replica always drew it: a seeded
+// offset, then the next round(targetsCount × percent / 100) targets.
+func TestRevisionKeepsChurnChoices(t *testing.T) {
+	const targets = 50
+	g := newGen(t, Options{Seed: 5, Targets: targets, ChurnPercent: 7, ChurnInterval: time.Minute})
+	naive := func(target int, k int64) int64 {
+		var rev int64
+		for j := int64(1); j <= (g.ScrapeTime(target, k)-g.startMs)/60_000; j++ {
+			off := int(hash(5, 2, uint64(j)) % targets)
+			if (target-off+targets)%targets < 4 { // round(50 × 7 / 100) = 4
+				rev++
+			}
+		}
+		return rev
+	}
+	// Forward, then far back, then forward again, in a seeded order.
+	for i := range 3000 {
+		target := int(hash(1, uint64(i)) % targets)
+		k := int64(hash(2, uint64(i)) % 3000)
+		if i%3 == 0 {
+			k = int64(i)
+		}
+		if got, want := g.Revision(target, k), naive(target, k); got != want {
+			t.Fatalf("call %d: Revision(%d, %d) = %d, want %d", i, target, k, got, want)
 		}
 	}
 }
@@ -258,7 +299,7 @@ func TestLabelsMatchScrape(t *testing.T) {
 }
 
 func TestConcurrentScrapes(t *testing.T) {
-	g := newGen(t, Options{Seed: 1, Targets: 8})
+	g := newGen(t, Options{Seed: 1, Targets: 8, ChurnPercent: 25, ChurnInterval: 20 * time.Second})
 	var wg sync.WaitGroup
 	results := make([][]sample, 8)
 	for target := range 8 {
@@ -353,4 +394,25 @@ func checkHistograms(t *testing.T, g *Generator) int {
 		}
 	}
 	return len(fams)
+}
+
+// BenchmarkRevision calls Revision as the writer does, each target's scrapes in turn, early
+// in a run (churn round 10) and late (round 10,000): the cost per call must not grow with
+// the run's length.
+func BenchmarkRevision(b *testing.B) {
+	for _, round := range []int64{10, 10_000} {
+		b.Run("round="+itoa(round), func(b *testing.B) {
+			const targets = 1000
+			g := newGen(b, Options{Seed: 1, Targets: targets, ChurnPercent: 1, ChurnInterval: time.Minute})
+			k0 := round * 6 // 6 scrapes of 10 s per one-minute churn round
+			for target := range targets {
+				g.Revision(target, k0)
+			}
+			n := 0
+			for b.Loop() {
+				g.Revision(n%targets, k0+int64(n/targets))
+				n++
+			}
+		})
+	}
 }
