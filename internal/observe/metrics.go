@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/storage"
 )
 
@@ -152,24 +153,24 @@ func (m metricsSource) scrape(ctx context.Context) (map[string]*dto.MetricFamily
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.url, nil)
 	if err != nil { // its text quotes the URL, password included
-		return nil, fmt.Errorf("GET %s: invalid URL", redact(m.url))
+		return nil, fmt.Errorf("GET %s: invalid URL", config.RedactURL(m.url))
 	}
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
 	resp, err := m.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", redact(m.url), unwrapURLError(err))
+		return nil, fmt.Errorf("GET %s: %w", config.RedactURL(m.url), unwrapURLError(err))
 	}
 	defer func() {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		_ = resp.Body.Close()
 	}()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: HTTP %d", redact(m.url), resp.StatusCode)
+		return nil, fmt.Errorf("GET %s: HTTP %d", config.RedactURL(m.url), resp.StatusCode)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: not the Prometheus text format: %w", redact(m.url), err)
+		return nil, fmt.Errorf("GET %s: not the Prometheus text format: %w", config.RedactURL(m.url), err)
 	}
 	return families, nil
 }
@@ -257,14 +258,6 @@ func value(m *dto.Metric) float64 {
 		return m.GetUntyped().GetValue()
 	}
 	return 0
-}
-
-// redact hides the userinfo of a URL.
-func redact(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
-		return u.Redacted()
-	}
-	return raw
 }
 
 // unwrapURLError drops url.Error's own "Get \"URL\":" prefix: our messages name the

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/report"
 	"github.com/tsbench/tsbench/internal/storage"
 )
@@ -96,7 +97,7 @@ func New(opts Options, targets []Target) *Observer {
 			ob.proc = newTracker(t.Name, where, procSource{root: opts.ProcRoot, pid: t.PID, dataDir: t.DataDir}, ob.log)
 		}
 		for _, u := range t.MetricsURLs {
-			ob.comps = append(ob.comps, newTracker(t.Name, redact(u), metricsSource{url: u, client: ob.client}, ob.log))
+			ob.comps = append(ob.comps, newTracker(t.Name, config.RedactURL(u), metricsSource{url: u, client: ob.client}, ob.log))
 		}
 		o.targets = append(o.targets, ob)
 	}

@@ -195,11 +195,11 @@ func TestUnreachableLoggedOnce(t *testing.T) {
 // TestComponentKeysRedacted: a cluster's components are keyed by URL without the password.
 func TestComponentKeysRedacted(t *testing.T) {
 	a, b := stepped(t, "vminsert-t0.prom"), stepped(t, "vmstorage-t0.prom")
-	withUser := strings.Replace(b.URL, "http://", "http://user:secret@", 1)
+	withUser := strings.Replace(b.URL, "http://", "http://user:secret@", 1) + "?token=hunter2&job=x"
 	o := New(Options{Logger: discard()}, []Target{{Name: "c", MetricsURLs: []string{a.URL, withUser}}})
 	o.collect(t.Context(), t0)
 	r := o.Resources("c", 1)
-	redacted := strings.Replace(b.URL, "http://", "http://user:xxxxx@", 1)
+	redacted := strings.Replace(b.URL, "http://", "http://user:xxxxx@", 1) + "?token=<secret>&job=x"
 	if r.Components[a.URL] == nil || r.Components[redacted] == nil || len(r.Components) != 2 {
 		t.Errorf("components %v, want %s and %s", keys(r.Components), a.URL, redacted)
 	}

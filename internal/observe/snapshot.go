@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/storage"
 )
 
@@ -105,11 +106,11 @@ func (ob *observed) takeSnapshot(ctx context.Context) snapshotResult {
 func (ob *observed) call(ctx context.Context, method, path string, into any) error {
 	req, err := http.NewRequestWithContext(ctx, method, ob.BaseURL+path, nil)
 	if err != nil { // its text quotes the URL, password included
-		return fmt.Errorf("%s %s: invalid URL", method, redact(ob.BaseURL+path))
+		return fmt.Errorf("%s %s: invalid URL", method, config.RedactURL(ob.BaseURL+path))
 	}
 	resp, err := ob.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, redact(ob.BaseURL+path), unwrapURLError(err))
+		return fmt.Errorf("%s %s: %w", method, config.RedactURL(ob.BaseURL+path), unwrapURLError(err))
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	_, _ = io.Copy(io.Discard, resp.Body)
@@ -117,16 +118,16 @@ func (ob *observed) call(ctx context.Context, method, path string, into any) err
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, redact(ob.BaseURL+path), err)
+		return fmt.Errorf("%s %s: %w", method, config.RedactURL(ob.BaseURL+path), err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: HTTP %d %s", method, redact(ob.BaseURL+path), resp.StatusCode, strings.TrimSpace(string(b)))
+		return fmt.Errorf("%s %s: HTTP %d %s", method, config.RedactURL(ob.BaseURL+path), resp.StatusCode, strings.TrimSpace(string(b)))
 	}
 	if into == nil {
 		return nil
 	}
 	if err := json.Unmarshal(b, into); err != nil {
-		return fmt.Errorf("%s %s: %w", method, redact(ob.BaseURL+path), err)
+		return fmt.Errorf("%s %s: %w", method, config.RedactURL(ob.BaseURL+path), err)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/storage"
 )
 
@@ -309,12 +310,10 @@ func (s *sink) count(status string, bytes int, errText, detail string) {
 	}
 }
 
-// redactErr keeps secrets in the URL's user info out of error texts.
+// redactErr keeps the URL's secrets (user info, secret query parameters) out of error texts.
 func redactErr(err error, raw string) string {
 	msg := err.Error()
-	if u, perr := url.Parse(raw); perr == nil {
-		msg = strings.ReplaceAll(msg, raw, u.Redacted())
-	}
+	msg = strings.ReplaceAll(msg, raw, config.RedactURL(raw))
 	if ue, ok := errors.AsType[*url.Error](err); ok {
 		msg = fmt.Sprintf("%s: %v", ue.Op, ue.Err)
 	}

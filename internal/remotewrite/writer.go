@@ -94,8 +94,9 @@ func New(cfg *config.Config, wl Workload, logger *slog.Logger, m *Metrics) (*Wri
 		client.HTTP.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 		s := newSink(name, cfg.MaxPendingSamples, w.log.With("storage", name), m)
 		for _, raw := range st.WriteURLs() {
-			for r := range cfg.WriteURLReplicas {
-				u, err := replicaURL(raw, r, cfg.WriteURLReplicas)
+			n := cfg.URLReplicas(name)
+			for r := range n {
+				u, err := replicaURL(raw, r, n)
 				if err != nil {
 					return nil, fmt.Errorf("remoteStorages.%s.writeURL: %w", name, err)
 				}

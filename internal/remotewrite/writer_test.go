@@ -2,6 +2,7 @@ package remotewrite
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -18,6 +19,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/klauspost/compress/snappy"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/prometheus/prompb"
@@ -658,5 +660,42 @@ func TestURLReplicasAndCommaList(t *testing.T) {
 	}
 	if r.TargetSamplesPerSecond != 5*10/0.1*4 {
 		t.Errorf("target rate %v, want 5 targets × 10 series / 0.1s × 4 copies", r.TargetSamplesPerSecond)
+	}
+}
+
+// TestURLReplicasPerStorage: a storage's own writeURLReplicas (as the chart sets it) overrides
+// the top-level one for that storage only.
+func TestURLReplicasPerStorage(t *testing.T) {
+	p, err := workload.LoadProfile(fstest.MapFS{"p.json": {Data: []byte(testProfile)}}, "p.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.WriteURLReplicas = 2
+	cfg.RemoteStorages = map[string]config.Storage{
+		"top": {WriteURL: "http://127.0.0.1:1/api/v1/write"},
+		"own": {WriteURL: "http://127.0.0.1:1/api/v1/write", WriteURLReplicas: 3},
+	}
+	wl, err := workload.New(p, workload.Options{Seed: 1, Start: time.Now(), Targets: 5, ScrapeInterval: cfg.ScrapeInterval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := New(&cfg, wl, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{"top": w.Results("top").Copies, "own": w.Results("own").Copies}
+	if diff := cmp.Diff(map[string]int{"top": 2, "own": 3}, got); diff != "" {
+		t.Errorf("copies per storage (-want +got):\n%s", diff)
+	}
+}
+
+// TestRedactErrHidesSecrets: a network error's text names the URL without its password or
+// secret query parameters.
+func TestRedactErrHidesSecrets(t *testing.T) {
+	raw := "http://user:pw123@127.0.0.1:1/api/v1/prom/write?db=x&p=hunter2"
+	got := redactErr(fmt.Errorf("dial %s: connection refused", raw), raw)
+	if strings.Contains(got, "pw123") || strings.Contains(got, "hunter2") || !strings.Contains(got, "db=x") {
+		t.Errorf("redactErr = %q: want the URL without its secrets", got)
 	}
 }

@@ -44,9 +44,9 @@ type Verifier struct {
 	rules    []query.NamedExpr
 	log      *slog.Logger
 	seed     uint64
-	budget   int   // verifySamples
-	interval int64 // scrape interval, ms
-	copies   int   // writeURLReplicas
+	budget   int                      // verifySamples
+	interval int64                    // scrape interval, ms
+	copiesOf func(storage string) int // writeURLReplicas of a storage
 
 	// Margin leaves the newest data out: samples newer than to - Margin are not checked,
 	// because the writer may not have generated them when the load stopped: it generates a
@@ -78,7 +78,7 @@ func newVerifier(cfg *config.Config, wl Workload, targets []Target, rules []quer
 	return &Verifier{
 		wl: wl, targets: targets, rules: rules, log: logger.With("component", "verify"),
 		seed: cfg.Seed, budget: cfg.VerifySamples, interval: interval.Milliseconds(),
-		copies:     max(1, cfg.WriteURLReplicas),
+		copiesOf:   func(name string) int { return max(1, cfg.URLReplicas(name)) },
 		Margin:     time.Second,
 		Settle:     3 * time.Second,
 		StaleDelay: min(time.Second, max(2*time.Millisecond, interval/10)),
@@ -118,7 +118,7 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*repo
 		wg.Go(func() {
 			log := v.log.With("storage", t.Name)
 			r := newReader(t.Client, t.ReadURL)
-			res, replica := v.readBack(ctx, r, t.Kind, units)
+			res, replica := v.readBack(ctx, r, t, units)
 			res.CheckedFrom, res.CheckedTo = time.UnixMilli(w.from).UTC(), time.UnixMilli(w.to).UTC()
 			res.Probes = runProbes(ctx, r, probes(units, w, v.interval, replica))
 			answers := runRules(ctx, r, v.rules, w, v.interval, v.RuleWindow)
@@ -144,14 +144,14 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*repo
 
 // readBack reads every unit from one storage and compares. It returns the url_replica value
 // the probes select when the storage keeps writeURLReplicas copies apart ("" when it does not).
-func (v *Verifier) readBack(ctx context.Context, r *reader, kind string, units []unit) (*report.Verify, string) {
+func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units []unit) (*report.Verify, string) {
 	res := &report.Verify{}
 	t := &tally{}
 	var exp *tally // the raw export cross-check, where the storage offers it
-	if kind == storage.KindVictoriaMetrics {
+	if target.Kind == storage.KindVictoriaMetrics {
 		exp = &tally{}
 	}
-	c := v.newCopies(kind)
+	c := v.newCopies(target.Name, target.Kind)
 	var notRead int64
 	for i := range units {
 		u := &units[i]
@@ -220,10 +220,10 @@ type copies struct {
 	replica    string // the smallest url_replica value seen
 }
 
-func (v *Verifier) newCopies(kind string) *copies {
-	c := &copies{n: 1, written: v.copies}
+func (v *Verifier) newCopies(name, kind string) *copies {
+	c := &copies{n: 1, written: v.copiesOf(name)}
 	if kind == storage.KindVictoriaMetrics {
-		c.n = v.copies
+		c.n = c.written
 	}
 	return c
 }

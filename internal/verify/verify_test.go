@@ -504,18 +504,24 @@ func (a *replicaApp) Append(ls []workload.Label, t int64, v float64) {
 func TestURLReplicasFollowTheAnswers(t *testing.T) {
 	for _, tc := range []struct {
 		name                   string
-		labelled               bool
+		labelled, perStorage   bool
 		wantChecked, wantStale int64
 	}{
-		{"url_replica added", true, 2400, 40},
-		{"copies merged", false, 1200, 20},
+		{"url_replica added", true, false, 2400, 40},
+		{"copies merged", false, false, 1200, 20},
+		// The chart sets writeURLReplicas per storage: it overrides the top-level key.
+		{"url_replica added, set per storage", true, true, 2400, 40},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wl := newTestWorkload()
 			p := newFakeProm()
 			writeAll(wl, testWindow(wl), &replicaApp{dst: p, labelled: tc.labelled})
 			cfg := testConfig(1200, time.Second)
-			cfg.WriteURLReplicas = 2
+			if tc.perStorage {
+				cfg.RemoteStorages = map[string]config.Storage{"fake": {WriteURLReplicas: 2}}
+			} else {
+				cfg.WriteURLReplicas = 2
+			}
 			res := run(t, wl, cfg, []Target{startFake(t, p, "fake")}, nil)["fake"]
 			if !res.Exact() || res.CheckedSamples != tc.wantChecked || res.CheckedStaleMarkers != tc.wantStale {
 				t.Errorf("verdict %q (%d markers); want exact, %d samples and %d markers; examples:\n%s",

@@ -15,6 +15,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/tsbench/tsbench/internal/config"
 )
 
 // Expansion multiplies a label family of the metrics whose name starts with Prefix until
@@ -98,7 +100,7 @@ func Capture(ctx context.Context, client *http.Client, opts CaptureOptions) (*Pr
 			o.values = append(o.values, s.value)
 		}
 	}
-	p := &Profile{Source: fmt.Sprintf("captured from %s: %d scrapes %s apart", redact(opts.URL), opts.Scrapes, opts.Interval)}
+	p := &Profile{Source: fmt.Sprintf("captured from %s: %d scrapes %s apart", config.RedactURL(opts.URL), opts.Scrapes, opts.Interval)}
 	sort.Strings(order)
 	for _, k := range order {
 		o := obs[k]
@@ -114,15 +116,6 @@ func Capture(ctx context.Context, client *http.Client, opts CaptureOptions) (*Pr
 	return p, p.Validate()
 }
 
-func redact(raw string) string {
-	if i := strings.Index(raw, "@"); i > 0 {
-		if j := strings.Index(raw, "://"); j > 0 && j < i {
-			return raw[:j+3] + raw[i+1:]
-		}
-	}
-	return raw
-}
-
 func scrape(ctx context.Context, client *http.Client, url string) (map[string]*dto.MetricFamily, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -131,16 +124,16 @@ func scrape(ctx context.Context, client *http.Client, url string) (map[string]*d
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("scrape %s: %w", redact(url), err)
+		return nil, fmt.Errorf("scrape %s: %w", config.RedactURL(url), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("scrape %s: HTTP %d", redact(url), resp.StatusCode)
+		return nil, fmt.Errorf("scrape %s: HTTP %d", config.RedactURL(url), resp.StatusCode)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("scrape %s: parse: %w", redact(url), err)
+		return nil, fmt.Errorf("scrape %s: parse: %w", config.RedactURL(url), err)
 	}
 	return families, nil
 }
