@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"maps"
 	"net/http"
 	"net/url"
@@ -56,6 +57,9 @@ type Writer struct {
 	// produced counts the samples Scrape reports it produced (values + staleness markers), at
 	// the source and apart from the queues' own count: see Results.
 	produced atomic.Int64
+	// nextDue holds, per shard once its generator stopped, the scheduled time (ms) of the
+	// first scrape it did not generate: see GeneratedBefore.
+	nextDue []atomic.Int64
 }
 
 // New builds one pipeline per storage that writes: one endpoint per URL of its writeURL list
@@ -72,6 +76,7 @@ func New(cfg *config.Config, wl Workload, logger *slog.Logger, m *Metrics) (*Wri
 		m:            m,
 		copies:       map[string]int{},
 		openOldest:   make([]atomic.Int64, cfg.WriteConcurrency),
+		nextDue:      make([]atomic.Int64, cfg.WriteConcurrency),
 		sender: senderConfig{
 			userAgent:        "tsbench/" + version(),
 			maxRetryDuration: cfg.MaxRetryDuration,
@@ -233,6 +238,10 @@ func (w *Writer) generate(ctx context.Context, shard int) {
 		select {
 		case <-ctx.Done():
 			app.flush()
+			w.nextDue[shard].Store(math.MaxInt64)
+			if len(targets) > 0 {
+				w.nextDue[shard].Store(w.work.ScrapeTime(targets[pos], k))
+			}
 			return
 		case <-timer.C:
 		}
@@ -254,6 +263,18 @@ func (w *Writer) generate(ctx context.Context, shard int) {
 		}
 		timer.Reset(step)
 	}
+}
+
+// GeneratedBefore is, once Run returned, the time before which every scheduled scrape was
+// generated: the generators look every 100 ms and stop mid-pass when the load ends, so the
+// last scrapes due before the end may never have been made. A read-back that expects only
+// samples scheduled before it expects exactly what was written.
+func (w *Writer) GeneratedBefore() time.Time {
+	before := int64(math.MaxInt64)
+	for i := range w.nextDue {
+		before = min(before, w.nextDue[i].Load())
+	}
+	return time.UnixMilli(before)
 }
 
 // shardOf spreads targets over shards by a hash. A target's series all go through its shard,

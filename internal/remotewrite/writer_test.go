@@ -699,3 +699,24 @@ func TestRedactErrHidesSecrets(t *testing.T) {
 		t.Errorf("redactErr = %q: want the URL without its secrets", got)
 	}
 }
+
+// TestGeneratedBeforeIsExact: with one shard, the samples generated are exactly those of the
+// scrapes scheduled before GeneratedBefore, however the load's end fell within a tick.
+func TestGeneratedBeforeIsExact(t *testing.T) {
+	_, srv := newReceiver(t, nil)
+	for _, load := range []time.Duration{730 * time.Millisecond, 1010 * time.Millisecond} {
+		w := newWriter(t, map[string]config.Storage{"s": writeTo(srv.URL)}, nil, func(c *config.Config) { c.WriteConcurrency = 1 })
+		runFor(t, w, load)
+		before := w.GeneratedBefore().UnixMilli()
+		var scrapes int64
+		for target := range w.work.Targets() {
+			for k := int64(0); w.work.ScrapeTime(target, k) < before; k++ {
+				scrapes++
+			}
+		}
+		series := int64(w.work.SeriesPerTarget())
+		if got, want := w.Results("s").GeneratedSamples, scrapes*series; got != want || got == 0 {
+			t.Errorf("load %v: generated %d samples, want %d scrapes before %d × %d series", load, got, scrapes, before, series)
+		}
+	}
+}

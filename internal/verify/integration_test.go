@@ -236,7 +236,7 @@ func TestSeededFaultsRealStorages(t *testing.T) {
 		cfg.ScrapeInterval, cfg.VerifySamples = time.Second, budget
 		target := Target{Name: kind, ReadURL: locals[kind].URL, Client: clients[kind], Kind: kind}
 		v := newVerifier(&cfg, newWL(jobOf(name)), []Target{target}, nil, logger)
-		v.Margin, v.Settle = 0, 0 // the window ends two minutes ago; VictoriaMetrics was flushed
+		v.Settle = 0 // the window ends two minutes ago; VictoriaMetrics was flushed
 		res := v.Run(ctx, time.UnixMilli(w.from), time.UnixMilli(w.to))[kind]
 		if len(res.Errors) > 0 || res.ReadErrors > 0 || res.UncheckedSamples > 0 {
 			t.Fatalf("%d read errors, %d samples unchecked: %v", res.ReadErrors, res.UncheckedSamples, res.Errors)

@@ -48,13 +48,6 @@ type Verifier struct {
 	interval int64                    // scrape interval, ms
 	copiesOf func(storage string) int // writeURLReplicas of a storage
 
-	// Margin leaves the newest data out: samples newer than to - Margin are not checked,
-	// because the writer may not have generated them when the load stopped: it generates a
-	// scrape once its time has passed, looking every 100ms at most, and stops mid-pass when
-	// the load ends. Delivery needs no margin: Run comes after the drain (what is still
-	// pending then is counted as pending by the writer), and during the load its window ends
-	// verifyDelay ago. Default 1s.
-	Margin time.Duration
 	// Settle is waited before the first read, so that what a storage acknowledged just before
 	// Run is searchable: VictoriaMetrics makes ingested rows searchable about a second after
 	// it acknowledges them (it flushes its in-memory buffers every second). Default 3s.
@@ -79,14 +72,15 @@ func newVerifier(cfg *config.Config, wl Workload, targets []Target, rules []quer
 		wl: wl, targets: targets, rules: rules, log: logger.With("component", "verify"),
 		seed: cfg.Seed, budget: cfg.VerifySamples, interval: interval.Milliseconds(),
 		copiesOf:   func(name string) int { return max(1, cfg.URLReplicas(name)) },
-		Margin:     time.Second,
 		Settle:     3 * time.Second,
 		StaleDelay: min(time.Second, max(2*time.Millisecond, interval/10)),
 		RuleWindow: 10 * time.Minute,
 	}
 }
 
-// Run reads back and probes every target over [from, to] (data written by the run) and
+// Run reads back and probes every target over [from, to] (data written by the run: at the
+// end of a run, to is just before the writer's GeneratedBefore, so that every sample expected
+// was generated; during the load, verifyDelay ago) and
 // returns each storage's verify section, by name, after waiting Settle (not counted in
 // DurationSeconds). A read that fails counts in the storage's ReadErrors, its samples in
 // UncheckedSamples; Run itself does not fail.
@@ -96,12 +90,12 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*repo
 	case <-time.After(v.Settle):
 	}
 	start := time.Now()
-	w := window{from: from.UnixMilli(), to: to.Add(-v.Margin).UnixMilli()}
+	w := window{from: from.UnixMilli(), to: to.UnixMilli()}
 	out := make(map[string]*report.Verify, len(v.targets))
 	if w.to < w.from || v.budget <= 0 {
 		for _, t := range v.targets {
-			out[t.Name] = &report.Verify{Errors: []string{fmt.Sprintf("nothing to check: the window [%s, %s - %s] is empty",
-				from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), v.Margin)}}
+			out[t.Name] = &report.Verify{Errors: []string{fmt.Sprintf("nothing to check: the window [%s, %s] is empty",
+				from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))}}
 		}
 		return out
 	}

@@ -78,7 +78,7 @@ func newTestWorkload() *fakeWorkload {
 func run(t *testing.T, wl *fakeWorkload, cfg *config.Config, targets []Target, rules []query.NamedExpr) map[string]*report.Verify {
 	t.Helper()
 	v := newVerifier(cfg, wl, targets, rules, slog.New(slog.DiscardHandler))
-	v.Margin, v.Settle = 0, 0
+	v.Settle = 0
 	from := time.UnixMilli(wl.start)
 	return v.Run(t.Context(), from, time.UnixMilli(testWindow(wl).to))
 }
@@ -597,7 +597,6 @@ func TestReadsNotMadeAreUnchecked(t *testing.T) {
 	p := newFakeProm()
 	writeAll(wl, testWindow(wl), p)
 	v := newVerifier(testConfig(1200, time.Second), wl, []Target{startFake(t, p, "fake")}, nil, slog.New(slog.DiscardHandler))
-	v.Margin = 0
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	res := v.Run(ctx, time.UnixMilli(wl.start), time.UnixMilli(testWindow(wl).to))["fake"]
@@ -610,16 +609,16 @@ func TestReadsNotMadeAreUnchecked(t *testing.T) {
 	}
 }
 
-// TestEndOfRunMargin: after the drain only the generator's last tick is uncertain, so the
-// check covers the run up to one second before its end, and waits Settle before reading so
-// that the storage has made the last acknowledged samples searchable.
-func TestEndOfRunMargin(t *testing.T) {
+// TestEndOfRunSettle: the check covers its window up to its end (the caller passes the
+// writer's exact bound), and waits Settle before reading so that the storage has made the
+// last acknowledged samples searchable.
+func TestEndOfRunSettle(t *testing.T) {
 	wl := newTestWorkload()
 	p := newFakeProm()
 	writeAll(wl, testWindow(wl), p)
 	v := newVerifier(testConfig(100_000, time.Second), wl, []Target{startFake(t, p, "fake")}, nil, slog.New(slog.DiscardHandler))
-	if v.Margin != time.Second || v.Settle != 3*time.Second {
-		t.Errorf("margin %v, settle %v; want 1s and 3s", v.Margin, v.Settle)
+	if v.Settle != 3*time.Second {
+		t.Errorf("settle %v; want 3s", v.Settle)
 	}
 	v.Settle = 200 * time.Millisecond
 	to := time.UnixMilli(testWindow(wl).to)
@@ -628,8 +627,8 @@ func TestEndOfRunMargin(t *testing.T) {
 	if waited := time.Since(began); waited < v.Settle {
 		t.Errorf("Run took %v, want at least Settle %v", waited, v.Settle)
 	}
-	// Scrapes 0..58 of 4 targets × 5 series are at least 1s older than the end: 1180 samples.
-	if !res.CheckedTo.Equal(to.Add(-time.Second)) || res.CheckedSamples != 1180 || !res.Exact() {
-		t.Errorf("checked to %v, %d samples, verdict %q; want %v, 1180, exact", res.CheckedTo, res.CheckedSamples, res.Verdict(), to.Add(-time.Second).UTC())
+	// Scrapes 0..59 of 4 targets × 5 series: 1200 samples, the newest included.
+	if !res.CheckedTo.Equal(to) || res.CheckedSamples != 1200 || !res.Exact() {
+		t.Errorf("checked to %v, %d samples, verdict %q; want %v, 1200, exact", res.CheckedTo, res.CheckedSamples, res.Verdict(), to.UTC())
 	}
 }
