@@ -5,12 +5,15 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // Charts are inline SVG drawn here: the report must open offline as one file, and a line
-// chart of a few hundred points needs ~100 lines of Go, not a JavaScript bundle or a plotting
+// chart of a few hundred points needs ~200 lines of Go, not a JavaScript bundle or a plotting
 // library with fonts to embed.
 
 // chartSeries is one line of a chart: a storage's values over time.
@@ -27,83 +30,252 @@ type chartPoint struct {
 // chart is one chart of the report.
 type chart struct {
 	Title  string
-	Unit   string
+	Unit   string    // "s" and "bytes" are scaled on the ticks (ms, MiB); others go in the title
+	Start  time.Time // the x axis counts from here, the run's start; zero: the first point
 	Series []chartSeries
 }
 
 // palette colours storages in report order.
 var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"}
 
-// svg renders the chart; a chart without points says so.
+// dashes tell series apart where their lines overlap: the first is solid and widest, each
+// later one is dashed and drawn on top, so both colours show when two storages match. Lines
+// are at least 2px wide: one pixel row of each is its pure colour wherever it falls.
+var dashes = []string{"", "7 4", "2 3", "10 3 2 3"}
+
+// plotBackground fills each plot area; the browser test finds the plot areas by it.
+const plotBackground = "#e9eef5"
+
+// Chart geometry in CSS pixels: the title, the legend above the plot (a row per series),
+// the plot, and the x tick labels below it.
+const (
+	chartWidth = 580.0
+	plotLeft   = 62.0
+	plotRight  = 16.0
+	legendTop  = 33.0
+	legendRow  = 15.0
+	plotHeight = 150.0
+	axisBelow  = 24.0
+)
+
+// svg renders the chart; a chart without points says so inside an empty plot.
 func (c chart) svg() template.HTML {
-	const w, h, left, right, top, bottom = 560.0, 220.0, 64.0, 12.0, 24.0, 36.0
-	var tmin, tmax time.Time
-	vmax, n := 0.0, 0
-	for _, s := range c.Series {
-		for _, p := range s.Points {
-			if math.IsNaN(p.V) || math.IsInf(p.V, 0) {
-				continue
-			}
-			if n == 0 || p.T.Before(tmin) {
-				tmin = p.T
-			}
-			if n == 0 || p.T.After(tmax) {
-				tmax = p.T
-			}
-			vmax = math.Max(vmax, p.V)
-			n++
-		}
-	}
+	top := legendTop + float64(len(c.Series))*legendRow
+	h := top + plotHeight + axisBelow
+	pw := chartWidth - plotLeft - plotRight
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" data-points="%d" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" role="img" aria-label="%s">`, n, w, h, w, h, template.HTMLEscapeString(c.Title))
-	fmt.Fprintf(&b, `<text x="%.0f" y="16" class="title">%s (%s)</text>`, left, template.HTMLEscapeString(c.Title), template.HTMLEscapeString(c.Unit))
-	if n == 0 {
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" class="nodata">no data in this run</text></svg>`, w/2-60, h/2)
+	fmt.Fprintf(&b, `<svg class="chart" data-title="%s" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" role="img" aria-label="%[1]s">`,
+		template.HTMLEscapeString(c.Title), chartWidth, h, chartWidth, h)
+	fmt.Fprintf(&b, `<text x="%.0f" y="16" class="title">%s</text>`, plotLeft, template.HTMLEscapeString(c.heading()))
+	fmt.Fprintf(&b, `<rect class="plot" x="%.0f" y="%.0f" width="%.0f" height="%.0f" fill="%s"/>`, plotLeft, top, pw, plotHeight, plotBackground)
+	origin, end, lo, hi, ok := c.bounds()
+	if !ok {
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" class="nodata" text-anchor="middle">no data in this run</text></svg>`, plotLeft+pw/2, top+plotHeight/2)
 		return template.HTML(b.String())
 	}
-	if vmax == 0 {
-		vmax = 1
+	yt := valueTicks(lo, hi, c.Unit)
+	xt := timeTicks(end)
+	x := func(t time.Time) float64 { return plotLeft + pw*t.Sub(origin).Seconds()/xt.max }
+	y := func(v float64) float64 { return top + plotHeight*(yt.max-v)/(yt.max-yt.min) }
+	for i, v := range yt.at {
+		if i > 0 && i < len(yt.at)-1 { // the ends are the plot's edges
+			fmt.Fprintf(&b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" class="grid"/>`, plotLeft, y(v), plotLeft+pw, y(v))
+		}
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" class="tick" text-anchor="end">%s</text>`, plotLeft-6, y(v)+4, yt.labels[i])
 	}
-	span := tmax.Sub(tmin).Seconds()
-	if span == 0 {
-		span = 1
+	for i, s := range xt.at {
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" class="tick" text-anchor="middle">%s</text>`, plotLeft+pw*s/xt.max, top+plotHeight+16, xt.labels[i])
 	}
-	x := func(t time.Time) float64 { return left + (w-left-right)*t.Sub(tmin).Seconds()/span }
-	y := func(v float64) float64 { return h - bottom - (h-top-bottom)*v/vmax }
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" class="axis"/>`, left, h-bottom, w-right, h-bottom)
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" class="axis"/>`, left, top, left, h-bottom)
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" class="tick" text-anchor="end">%s</text>`, left-4, top+4, shortNumber(vmax))
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" class="tick" text-anchor="end">0</text>`, left-4, h-bottom+4)
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" class="tick">0s</text>`, left, h-bottom+16)
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" class="tick" text-anchor="end">%s</text>`, w-right, h-bottom+16, time.Duration(span*float64(time.Second)).Round(time.Second))
+	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" class="axis"/>`, plotLeft, top+plotHeight, plotLeft+pw, top+plotHeight)
+	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" class="axis"/>`, plotLeft, top, plotLeft, top+plotHeight)
 	for i, s := range c.Series {
-		color := palette[i%len(palette)]
+		color, stroke := palette[i%len(palette)], seriesStroke(i)
 		var pts []string
 		for _, p := range s.Points {
-			if !math.IsNaN(p.V) && !math.IsInf(p.V, 0) {
+			if finite(p.V) {
 				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(p.T), y(p.V)))
 			}
 		}
 		if len(pts) == 1 { // a single point draws no line: mark it
 			fmt.Fprintf(&b, `<circle cx="%s" r="3" fill="%s"/>`, strings.Replace(pts[0], ",", `" cy="`, 1), color)
 		}
-		fmt.Fprintf(&b, `<polyline class="line" fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`, color, strings.Join(pts, " "))
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" class="legend" fill="%s">%s</text>`, w-right-120, top+14*float64(i+1), color, template.HTMLEscapeString(s.Name))
+		if len(pts) > 0 {
+			fmt.Fprintf(&b, `<polyline class="series" data-series="%s" fill="none" stroke="%s" %s points="%s"/>`,
+				template.HTMLEscapeString(s.Name), color, stroke, strings.Join(pts, " "))
+		}
+		lx, ly := plotLeft, legendTop+float64(i)*legendRow
+		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="%s" %s/>`, lx, ly-4, lx+22, ly-4, color, stroke)
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" class="legend">%s</text>`, lx+28, ly, template.HTMLEscapeString(s.Name+": "+c.legendText(s)))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
 }
 
-func shortNumber(v float64) string {
-	switch {
-	case v >= 1e9:
-		return fmt.Sprintf("%.3gG", v/1e9)
-	case v >= 1e6:
-		return fmt.Sprintf("%.3gM", v/1e6)
-	case v >= 1e3:
-		return fmt.Sprintf("%.3gk", v/1e3)
+// heading is the chart's title, with its unit unless the ticks carry it.
+func (c chart) heading() string {
+	if c.Unit == "s" || c.Unit == "bytes" {
+		return c.Title
 	}
-	return fmt.Sprintf("%.3g", v)
+	return c.Title + " (" + c.Unit + ")"
+}
+
+// seriesStroke is the stroke of the i-th series, the same in the plot and in the legend.
+func seriesStroke(i int) string {
+	if i == 0 {
+		return `stroke-width="3"`
+	}
+	return fmt.Sprintf(`stroke-width="2" stroke-dasharray="%s"`, dashes[1+(i-1)%(len(dashes)-1)])
+}
+
+// legendText is a series' mean and max for the legend, so series drawn on top of each other
+// can still be told apart by their values.
+func (c chart) legendText(s chartSeries) string {
+	sum, n, top := 0.0, 0, math.Inf(-1)
+	for _, p := range s.Points {
+		if finite(p.V) {
+			sum, n, top = sum+p.V, n+1, math.Max(top, p.V)
+		}
+	}
+	if n == 0 {
+		return "no data"
+	}
+	return "mean " + formatValue(sum/float64(n), c.Unit) + ", max " + formatValue(top, c.Unit)
+}
+
+// bounds is where the x axis starts, how many seconds after it the last point is, and the
+// range of the values; ok is false when no series has a finite point.
+func (c chart) bounds() (origin time.Time, end, lo, hi float64, ok bool) {
+	var last time.Time
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, s := range c.Series {
+		for _, p := range s.Points {
+			if !finite(p.V) {
+				continue
+			}
+			if !ok || p.T.Before(origin) {
+				origin = p.T
+			}
+			if !ok || p.T.After(last) {
+				last = p.T
+			}
+			lo, hi, ok = math.Min(lo, p.V), math.Max(hi, p.V), true
+		}
+	}
+	if !c.Start.IsZero() && c.Start.Before(origin) {
+		origin = c.Start
+	}
+	return origin, last.Sub(origin).Seconds(), lo, hi, ok
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// ticks are an axis' labelled values, from min to max, the ends of the axis.
+type ticks struct {
+	at       []float64
+	labels   []string
+	min, max float64
+}
+
+// valueTicks spans lo..hi, and always 0, with 3 to 7 round ticks labelled in one scale of
+// the unit: 0, 100MiB, 200MiB, ... or 0, 1ms, 2ms, ...
+func valueTicks(lo, hi float64, unit string) ticks {
+	lo, hi = math.Min(lo, 0), math.Max(hi, 0)
+	div, suffix := scale(unit, math.Max(-lo, hi))
+	lo, hi = lo/div, hi/div
+	if hi == lo {
+		hi = lo + 1
+	}
+	step := niceStep((hi - lo) / 5)
+	first, last := math.Floor(lo/step+1e-9), math.Ceil(hi/step-1e-9)
+	decimals := max(0, int(-math.Floor(math.Log10(step)+1e-9)))
+	var t ticks
+	for k := first; k <= last; k++ {
+		label := strconv.FormatFloat(k*step, 'f', decimals, 64)
+		if k == 0 {
+			label = "0"
+		} else {
+			label += suffix
+		}
+		t.at, t.labels = append(t.at, k*step*div), append(t.labels, label)
+	}
+	t.min, t.max = first*step*div, last*step*div
+	return t
+}
+
+// niceStep is the smallest 1, 2 or 5 × 10^k not below raw.
+func niceStep(raw float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5} {
+		if m*p >= raw*(1-1e-9) {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// scale is the divisor and suffix that label values up to vmax of a unit: seconds as s, ms
+// or µs, bytes in IEC units, anything else with k, M or G.
+func scale(unit string, vmax float64) (float64, string) {
+	type step struct {
+		div    float64
+		suffix string
+	}
+	var steps []step // largest first; the last one applies to anything smaller
+	switch unit {
+	case "s":
+		steps = []step{{1, "s"}, {1e-3, "ms"}, {1e-6, "µs"}}
+	case "bytes":
+		steps = []step{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}, {1, "B"}}
+	default:
+		steps = []step{{1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1, ""}}
+	}
+	for _, s := range steps {
+		if vmax >= s.div {
+			return s.div, s.suffix
+		}
+	}
+	last := steps[len(steps)-1]
+	return last.div, last.suffix
+}
+
+// formatValue writes one value with four significant digits in its own scale: "30.09k",
+// "4.4ms", "310MiB".
+func formatValue(v float64, unit string) string {
+	div, suffix := scale(unit, math.Abs(v))
+	if v == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(v/div, 'g', 4, 64) + suffix
+}
+
+// timeTicks labels 0..span seconds since the start at round durations, at most 7 of them.
+func timeTicks(span float64) ticks {
+	span = math.Max(span, 1)
+	step := 86400 * math.Ceil(span/6/86400)
+	for _, s := range []float64{1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200} {
+		if span/s <= 6 {
+			step = s
+			break
+		}
+	}
+	t := ticks{max: span}
+	for s := 0.0; s <= span+1e-9; s += step {
+		t.at, t.labels = append(t.at, s), append(t.labels, formatElapsed(s))
+	}
+	return t
+}
+
+// formatElapsed writes whole seconds as a short duration: "0s", "45s", "1m30s", "2m", "1h".
+func formatElapsed(s float64) string {
+	d := time.Duration(math.Round(s)) * time.Second
+	out := d.String()
+	if strings.HasSuffix(out, "m0s") {
+		out = strings.TrimSuffix(out, "0s")
+	}
+	if strings.HasSuffix(out, "h0m") {
+		out = strings.TrimSuffix(out, "0m")
+	}
+	return out
 }
 
 // charts builds the report's charts from the timelines.
@@ -168,7 +340,7 @@ func charts(r *Results) []chart {
 	}
 	var out []chart
 	for _, d := range defs {
-		c := chart{Title: d.title, Unit: d.unit}
+		c := chart{Title: d.title, Unit: d.unit, Start: r.StartTime}
 		for i := range r.Storages {
 			c.Series = append(c.Series, chartSeries{Name: r.Storages[i].Name, Points: d.get(&r.Storages[i])})
 		}
@@ -185,25 +357,35 @@ const htmlPage = `<!DOCTYPE html>
 body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}
 table{border-collapse:collapse;font-variant-numeric:tabular-nums}
-td,th{padding:3px 10px;border-bottom:1px solid #e4e4e4;text-align:right}
-td:first-child,th:first-child{text-align:left}
+td,th{padding:3px 10px;border-bottom:1px solid #e4e4e4;text-align:right;vertical-align:top}
+td:first-child,th:first-child,td.text,th.text{text-align:left}
 tr.sec td{font-weight:600;background:#f4f4f4;text-align:left}
 td.best{font-weight:700;color:#0a6b2d}
+.probes td{overflow-wrap:anywhere}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
 svg.chart{border:1px solid #ddd;background:#fff}
-.title{font-size:13px;font-weight:600}.tick,.legend{font-size:11px}.nodata{font-size:13px;fill:#888}
-.axis{stroke:#999}.ok{color:#0a6b2d}.fail{color:#b00020}
+.title{font-size:13px;font-weight:600}.tick,.legend{font-size:11px;fill:#333}.nodata{font-size:13px;fill:#666}
+.axis{stroke:#777}.grid{stroke:#d3dae4;stroke-width:1}.ok{color:#0a6b2d}.fail{color:#b00020}
 </style></head><body>
 <h1>tsbench: {{len .R.Storages}} storages, {{.R.Workload.Targets}} targets × {{.R.Workload.SeriesPerTarget}} series</h1>
 <p>{{.Start}} → {{.End}} · seed {{.R.Workload.Seed}} · {{.R.Workload.SeriesCreated}} series created by churn · {{.R.Workload.StaleMarkers}} stale markers</p>
-<table><tr><th></th>{{range .R.Storages}}<th>{{.Name}}</th>{{end}}</tr>
+{{range .R.Storages}}{{$name := .Name}}{{range .Problems}}<p class="fail">Problem with {{$name}}: {{.}}</p>
+{{end}}{{end}}{{range .R.AccountingErrors}}<p class="fail">Accounting error: {{.}}</p>
+{{end}}<table><tr><th></th>{{range .R.Storages}}<th>{{.Name}}</th>{{end}}</tr>
 {{range .Sections}}<tr class="sec"><td colspan="{{$.Cols}}">{{.Title}}</td></tr>
 {{range .Rows}}<tr><td>{{.Label}}</td>{{range .Cells}}<td{{if .Best}} class="best"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}{{end}}</table>
-<p>Bold green: the best value of the row.</p>
-{{if .R.Thresholds}}<h2>Thresholds</h2><ul>{{range .R.Thresholds}}<li class="{{if .OK}}ok{{else}}fail{{end}}">{{if .OK}}✓{{else}}✗{{end}} {{.Storage}}: {{.Check}}{{if .Reason}} ({{.Reason}}){{end}}</li>{{end}}</ul>{{end}}
-{{range .R.AccountingErrors}}<p class="fail">Accounting error: {{.}}</p>{{end}}
-<h2>Over time</h2><div class="charts">{{range .Charts}}{{.}}{{end}}</div>
+<p>Bold green: the best value of the row.{{with .R.Generator}} tsbench itself used {{fmtPtr "%.3f" .CPUCoresMean 1}} cores on average, {{fmtPtr "%.3f" .CPUCoresMax 1}} at most, and {{fmtPtr "%.1f" .RSSBytesMax 1048576}} MiB of memory at most.{{end}}</p>
+{{if .Verdicts}}<h2>Read-back</h2><ul>{{range .Verdicts}}<li class="{{if .OK}}ok{{else}}fail{{end}}">{{.Storage}}: {{.Text}}</li>{{end}}</ul>
+{{end}}{{if .Probes}}<h2>PromQL probes</h2><table class="probes"><tr><th>probe</th><th class="text">expected</th>{{range .R.Storages}}<th class="text">{{.Name}}</th>{{end}}</tr>
+{{range .Probes}}<tr><td>{{.Name}}</td><td class="text">{{.Expected}}</td>{{$p := .}}{{range $i, $got := .Got}}<td class="text{{if index $p.Differs $i}} fail{{end}}">{{if index $p.Differs $i}}✗ {{end}}{{$got}}</td>{{end}}</tr>
+{{end}}</table>
+{{end}}{{if .Slowest}}<h2>Slowest queries</h2><p>Each storage's {{.SlowestN}} slowest queries by p99 latency, measured from the scheduled time.</p>
+<table><tr><th>storage</th><th class="text">kind</th><th class="text">query</th><th>p99 (s)</th><th>errors</th></tr>
+{{range .Slowest}}<tr><td>{{.Storage}}</td><td class="text">{{.Kind}}</td><td class="text">{{.Name}}</td><td>{{printf "%.3f" .P99}}</td><td>{{.Errors}}</td></tr>
+{{end}}</table>
+{{end}}{{if .R.Thresholds}}<h2>Thresholds</h2><ul>{{range .R.Thresholds}}<li class="{{if .OK}}ok{{else}}fail{{end}}">{{if .OK}}✓{{else}}✗{{end}} {{.Storage}}: {{.Check}} {{if .Value}}(is {{.ValueText}}){{else if .Reason}}({{.Reason}}){{end}}</li>{{end}}</ul>
+{{end}}<h2>Over time</h2><div class="charts">{{range .Charts}}{{.}}{{end}}</div>
 </body></html>
 `
 
@@ -222,12 +404,41 @@ type htmlSection struct {
 	Rows  []htmlRow
 }
 
+// htmlVerdict is one storage's read-back verdict line.
+type htmlVerdict struct {
+	Storage, Text string
+	OK            bool
+}
+
+// slowQuery is one line of the slowest queries table.
+type slowQuery struct {
+	Storage, Kind, Name string
+	P99                 float64
+	Errors              int64
+}
+
+// slowestN is how many of each storage's slowest queries report.html lists.
+const slowestN = 3
+
 // WriteHTML writes report.html: one self-contained page, no script, no external resource.
 func WriteHTML(w io.Writer, r *Results) error {
-	tmpl, err := template.New("report").Parse(htmlPage)
+	tmpl, err := template.New("report").Funcs(template.FuncMap{"fmtPtr": fmtPtr}).Parse(htmlPage)
 	if err != nil {
 		return err
 	}
+	var svgs []template.HTML
+	for _, c := range charts(r) {
+		svgs = append(svgs, c.svg())
+	}
+	return tmpl.Execute(w, map[string]any{
+		"R": r, "Sections": htmlSections(r), "Charts": svgs, "Cols": len(r.Storages) + 1,
+		"Verdicts": verdicts(r), "Probes": ProbeRows(r), "Slowest": slowest(r), "SlowestN": slowestN,
+		"Start": r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), "End": r.EndTime.UTC().Format("2006-01-02 15:04:05Z"),
+	})
+}
+
+// htmlSections is the side-by-side table with the best cell of each row marked.
+func htmlSections(r *Results) []htmlSection {
 	var secs []htmlSection
 	for _, sec := range table(r) {
 		hs := htmlSection{Title: sec.title}
@@ -241,12 +452,31 @@ func WriteHTML(w io.Writer, r *Results) error {
 		}
 		secs = append(secs, hs)
 	}
-	var svgs []template.HTML
-	for _, c := range charts(r) {
-		svgs = append(svgs, c.svg())
+	return secs
+}
+
+func verdicts(r *Results) []htmlVerdict {
+	var out []htmlVerdict
+	for _, s := range r.Storages {
+		if s.Verify != nil {
+			out = append(out, htmlVerdict{Storage: s.Name, Text: s.Verify.Verdict(), OK: s.Verify.Exact()})
+		}
 	}
-	return tmpl.Execute(w, map[string]any{
-		"R": r, "Sections": secs, "Charts": svgs, "Cols": len(r.Storages) + 1,
-		"Start": r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), "End": r.EndTime.UTC().Format("2006-01-02 15:04:05Z"),
-	})
+	return out
+}
+
+// slowest lists each storage's slowestN slowest queries by p99, slowest first.
+func slowest(r *Results) []slowQuery {
+	var out []slowQuery
+	for _, s := range r.Storages {
+		if s.Query == nil {
+			continue
+		}
+		qs := slices.Clone(s.Query.PerQuery)
+		sort.SliceStable(qs, func(i, j int) bool { return qs[i].LatencySeconds.P99 > qs[j].LatencySeconds.P99 })
+		for _, q := range qs[:min(slowestN, len(qs))] {
+			out = append(out, slowQuery{Storage: s.Name, Kind: q.Kind, Name: q.Name, P99: q.LatencySeconds.P99, Errors: sumCounts(q.Errors)})
+		}
+	}
+	return out
 }

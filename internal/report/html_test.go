@@ -1,0 +1,185 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"html"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// svgDoc is what the tests read of a chart's SVG.
+type svgDoc struct {
+	Rects []struct {
+		Class string  `xml:"class,attr"`
+		Y     float64 `xml:"y,attr"`
+	} `xml:"rect"`
+	Texts []struct {
+		Class string  `xml:"class,attr"`
+		Y     float64 `xml:"y,attr"`
+		Text  string  `xml:",chardata"`
+	} `xml:"text"`
+	Lines []struct {
+		Series string `xml:"data-series,attr"`
+		Width  string `xml:"stroke-width,attr"`
+		Dash   string `xml:"stroke-dasharray,attr"`
+		Points string `xml:"points,attr"`
+	} `xml:"polyline"`
+}
+
+func parseSVG(t *testing.T, c chart) svgDoc {
+	t.Helper()
+	var doc svgDoc
+	if err := xml.Unmarshal([]byte(c.svg()), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, c.svg())
+	}
+	return doc
+}
+
+// texts are the contents of the chart's <text> elements of one class.
+func (d svgDoc) texts(class string) []string {
+	var out []string
+	for _, x := range d.Texts {
+		if x.Class == class {
+			out = append(out, x.Text)
+		}
+	}
+	return out
+}
+
+func (d svgDoc) plotTop(t *testing.T) float64 {
+	t.Helper()
+	for _, r := range d.Rects {
+		if r.Class == "plot" {
+			return r.Y
+		}
+	}
+	t.Fatal("no plot area")
+	return 0
+}
+
+// twoStorages is a chart where both storages ingest exactly the same, 3 minutes from start.
+func twoStorages(unit string, v func(i int) float64) chart {
+	start := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	c := chart{Title: "ingestion rate", Unit: unit, Start: start}
+	for _, name := range []string{"prometheus", "victoriametrics"} {
+		s := chartSeries{Name: name}
+		for i := 1; i <= 18; i++ {
+			s.Points = append(s.Points, chartPoint{start.Add(time.Duration(i) * 10 * time.Second), v(i)})
+		}
+		c.Series = append(c.Series, s)
+	}
+	return c
+}
+
+func TestChartLegendAboveThePlot(t *testing.T) {
+	doc := parseSVG(t, twoStorages("samples/s", func(int) float64 { return 30_000 }))
+	top := doc.plotTop(t)
+	legend := 0
+	for _, x := range doc.Texts {
+		if x.Class == "legend" {
+			legend++
+			if x.Y >= top {
+				t.Errorf("legend %q at y=%v, inside the plot from y=%v", x.Text, x.Y, top)
+			}
+		}
+	}
+	if legend != 2 {
+		t.Errorf("%d legend entries, want 2", legend)
+	}
+}
+
+func TestChartOverlappingSeriesStayVisible(t *testing.T) {
+	doc := parseSVG(t, twoStorages("samples/s", func(i int) float64 { return 30_000 + float64(i%3)*100 }))
+	if len(doc.Lines) != 2 || doc.Lines[0].Points != doc.Lines[1].Points {
+		t.Fatalf("want two lines on the same points: %+v", doc.Lines)
+	}
+	first, second := doc.Lines[0], doc.Lines[1]
+	if first.Dash != "" || second.Dash == "" || first.Width <= second.Width {
+		t.Errorf("the first line must be solid and wider, the second dashed on top: %+v", doc.Lines)
+	}
+	want := []string{"prometheus: mean 30.1k, max 30.2k", "victoriametrics: mean 30.1k, max 30.2k"}
+	if diff := cmp.Diff(want, doc.texts("legend")); diff != "" {
+		t.Errorf("legend (-want +got):\n%s", diff)
+	}
+}
+
+func TestChartTicks(t *testing.T) {
+	for name, tc := range map[string]struct {
+		unit  string
+		value float64
+		want  []string // y ticks, then x ticks
+	}{
+		"latency": {"s", 0.0044, []string{"0", "1ms", "2ms", "3ms", "4ms", "5ms", "0s", "30s", "1m", "1m30s", "2m", "2m30s", "3m"}},
+		"rss":     {"bytes", 325 << 20, []string{"0", "100MiB", "200MiB", "300MiB", "400MiB", "0s", "30s", "1m", "1m30s", "2m", "2m30s", "3m"}},
+		"rate":    {"samples/s", 30_200, []string{"0", "10k", "20k", "30k", "40k", "0s", "30s", "1m", "1m30s", "2m", "2m30s", "3m"}},
+		"zero":    {"samples", 0, []string{"0", "0.2", "0.4", "0.6", "0.8", "1.0", "0s", "30s", "1m", "1m30s", "2m", "2m30s", "3m"}},
+		"cores":   {"cores", 0.294, []string{"0", "0.1", "0.2", "0.3", "0s", "30s", "1m", "1m30s", "2m", "2m30s", "3m"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			doc := parseSVG(t, twoStorages(tc.unit, func(int) float64 { return tc.value }))
+			if diff := cmp.Diff(tc.want, doc.texts("tick")); diff != "" {
+				t.Errorf("ticks (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTimeTicksOfLongRuns(t *testing.T) {
+	for span, want := range map[float64][]string{
+		7200:  {"0s", "30m", "1h", "1h30m", "2h"},
+		86400: {"0s", "6h", "12h", "18h", "24h"},
+		0:     {"0s", "1s"},
+	} {
+		if diff := cmp.Diff(want, timeTicks(span).labels); diff != "" {
+			t.Errorf("%vs (-want +got):\n%s", span, diff)
+		}
+	}
+}
+
+func TestChartWithoutData(t *testing.T) {
+	c := twoStorages("s", func(int) float64 { return 1 })
+	c.Series[0].Points = nil
+	doc := parseSVG(t, c)
+	if len(doc.Lines) != 1 || doc.Lines[0].Series != "victoriametrics" {
+		t.Errorf("want only victoriametrics' line: %+v", doc.Lines)
+	}
+	if got := doc.texts("legend")[0]; got != "prometheus: no data" {
+		t.Errorf("legend %q", got)
+	}
+	for i := range c.Series {
+		c.Series[i].Points = nil
+	}
+	doc = parseSVG(t, c)
+	if doc.plotTop(t) == 0 || len(doc.Lines) != 0 || len(doc.texts("nodata")) != 1 {
+		t.Errorf("an empty chart draws its plot area and says it has no data: %+v", doc)
+	}
+}
+
+// TestHTMLShowsWhatTheSummaryShows: the storage's problems, threshold values, slowest
+// queries and read-back verdicts are on the page, not only in the terminal.
+func TestHTMLShowsWhatTheSummaryShows(t *testing.T) {
+	r := fixture()
+	r.Storages[1].Problems = []string{"exited with status 2 at 12:01:10Z"}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(b.String())
+	for _, want := range []string{
+		"Problem with victoriametrics: exited with status 2 at 12:01:10Z",
+		"✗ prometheus: query.p99 < 100ms (is 120ms)",
+		"✓ victoriametrics: query.p99 < 100ms (is 45ms)",
+		"<td>prometheus</td><td class=\"text\">instant</td><td class=\"text\">NodeDiskWillFillIn24h</td><td>0.120</td>",
+		"prometheus: returns exactly what it was given (10800 samples",
+		"victoriametrics: 10800 samples checked: 6293 values changed",
+		"tsbench itself used 0.050 cores on average",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+}
