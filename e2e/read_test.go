@@ -25,8 +25,11 @@ func checkReadLoad(t *testing.T, s report.Storage) {
 	if len(q.Errors) != 0 {
 		t.Errorf("query errors %v", q.Errors)
 	}
-	if q.LatencySeconds.P50 <= 0 || q.LatencySeconds.P99 < q.LatencySeconds.P50 || q.LatencySeconds.Max < q.LatencySeconds.P99 {
-		t.Errorf("latency %+v: want 0 < p50 <= p99 <= max", q.LatencySeconds)
+	if l := q.LatencySeconds; l.P50 <= 0 || l.P90 < l.P50 || l.P99 < l.P90 || l.Max < l.P99 {
+		t.Errorf("latency %+v: want 0 < p50 <= p90 <= p99 <= max", l)
+	}
+	if l := q.ServiceSeconds; l.P50 <= 0 || l.P90 < l.P50 || l.P99 < l.P90 || l.Max < l.P99 {
+		t.Errorf("service time %+v: want 0 < p50 <= p90 <= p99 <= max", l)
 	}
 	instant := 0
 	for _, pq := range q.PerQuery {

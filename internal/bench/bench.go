@@ -93,7 +93,7 @@ func Prepare(assets fs.FS, cfg *config.Config) (*Prepared, error) {
 		errs = append(errs, fmt.Errorf("profile: %w", err))
 	}
 	if p.Plan, err = query.LoadPlan(assets, cfg); err != nil {
-		errs = append(errs, fmt.Errorf("queryRules: %w", err))
+		errs = append(errs, err) // named by its key (queryRules, rangeQueries) at the source
 	}
 	if p.Thresholds, err = report.ParseThresholds(cfg.Thresholds, storageNames(cfg)); err != nil {
 		errs = append(errs, err)
@@ -127,7 +127,7 @@ func Run(ctx context.Context, p *Prepared, opts Options) (*report.Results, error
 	var locals []*storage.Local
 	if len(cfg.RemoteStorages) == 0 {
 		var err error
-		if locals, err = startLocals(ctx, opts.Logger); err != nil {
+		if locals, err = startLocals(ctx, opts.Keep, opts.Logger); err != nil {
 			return nil, err
 		}
 		defer stopLocals(locals, opts)

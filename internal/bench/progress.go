@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tsbench/tsbench/internal/query"
 	"github.com/tsbench/tsbench/internal/report"
 )
 
@@ -67,25 +68,41 @@ func (r *run) record(now time.Time) string {
 			}
 		}
 		if q := r.runners[name]; q != nil {
-			res := q.Results()
-			fmt.Fprintf(&b, ", query p99 %.3fs, errors %d", res.LatencySeconds.P99, sumValues(res.Errors))
+			b.WriteString(queryProgress(q.Progress()))
 		}
 		b.WriteString(";")
 	}
 	return strings.TrimSuffix(b.String(), ";")
 }
 
-// bytesPerSample fills each resource point's bytes per sample: the storage's disk bytes then
-// over the samples it had acked by then (the newest write point not after it).
+// queryProgress is the read part of a progress line: the p99 of the queries completed since the
+// line before, so that a storage that degrades late shows at once (results keep the cumulative
+// one), or "-" when none completed (a storage that stopped answering must not show 0), and the
+// errors since the start.
+func queryProgress(p query.Progress) string {
+	p99 := "-"
+	if p.Completed > 0 {
+		p99 = fmt.Sprintf("%.3fs", p.P99)
+	}
+	return fmt.Sprintf(", query p99 %s, errors %d", p99, p.Errors)
+}
+
+// bytesPerSample fills each resource point's bytes per sample: the storage's disk growth since
+// the first point with a disk figure over the samples it had acked by then (the newest write
+// point not after it), as resources.bytesPerSample.
 func bytesPerSample(res *report.Resources, writes []report.WritePoint) {
 	if res == nil {
 		return
 	}
+	var first *float64
 	for i := range res.Timeline {
 		p := &res.Timeline[i]
-		at, err := time.Parse(time.RFC3339, p.Time)
+		at, err := time.Parse(time.RFC3339Nano, p.Time)
 		if err != nil || p.DiskBytes == nil {
 			continue
+		}
+		if first == nil {
+			first = p.DiskBytes
 		}
 		var acked int64
 		for _, w := range writes {
@@ -95,16 +112,8 @@ func bytesPerSample(res *report.Resources, writes []report.WritePoint) {
 			acked = w.Acked
 		}
 		if acked > 0 {
-			v := *p.DiskBytes / float64(acked)
+			v := (*p.DiskBytes - *first) / float64(acked)
 			p.BytesPerSample = &v
 		}
 	}
-}
-
-func sumValues(m map[string]int64) int64 {
-	var n int64
-	for _, v := range m {
-		n += v
-	}
-	return n
 }

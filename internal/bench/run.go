@@ -76,21 +76,28 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 	var targets []observe.Target
 	for _, name := range cfg.StorageNames() {
 		st := cfg.RemoteStorages[name]
-		client, err := storage.NewClient(name, st, storage.Read, max(cfg.QueryConcurrency, 4))
+		// The observer and the verifier share this client; the query runner has its own (one
+		// connection per query slot), so a query never waits for a connection they hold.
+		client, err := storage.NewClient(name, st, storage.Read, 4)
 		if err != nil {
 			r.close()
 			return nil, &ConfigError{fmt.Errorf("remoteStorages.%s: %w", name, err)}
 		}
 		r.readers[name] = client
 		if st.ReadURL != "" {
-			r.runners[name] = query.New(cfg, p.Plan, name, client, st.ReadURL, r.log, qm)
+			qc, err := storage.NewClient(name, st, storage.Read, cfg.QueryConcurrency)
+			if err != nil { // the same settings as the client above: never in practice
+				r.close()
+				return nil, &ConfigError{fmt.Errorf("remoteStorages.%s: %w", name, err)}
+			}
+			r.runners[name] = query.New(cfg, p.Plan, name, qc, st.ReadURL, r.log, qm)
 		}
 		targets = append(targets, observe.Target{
 			Name: name, PID: st.PID, DataDir: st.DataDir, MetricsURLs: st.MetricsURLs,
 			Client: client, BaseURL: st.ReadURL, Kind: kinds[name],
 		})
 	}
-	r.obs = observe.New(observe.Options{Interval: cfg.ObserveInterval, Logger: r.log, Registerer: reg}, targets)
+	r.obs = observe.New(observe.Options{Interval: cfg.ObserveInterval, Logger: r.log, Registerer: reg, Writes: r.writer}, targets)
 	if err := r.serve(reg); err != nil {
 		r.close()
 		return nil, err
@@ -170,13 +177,14 @@ func (r *run) run(ctx context.Context) (*report.Results, error) {
 	}
 	<-loadCtx.Done()
 	loadEnd := time.Now()
+	r.obs.LoadEnded(loadEnd)
 	r.log.Info("load stopped; draining pending samples and queries in flight", "deadline", r.opts.DrainTimeout)
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	r.record(time.Now()) // after the drain: what the storages finally acked
 	r.checkAccounting(time.Now())
-	verified := r.verify(after, loadEnd)
+	verified := r.verify(after)
 
 	snapCtx, cancel := context.WithTimeout(after, 2*time.Minute)
 	r.obs.Snapshot(snapCtx)
@@ -204,15 +212,18 @@ func (r *run) verifier() *verify.Verifier {
 }
 
 // verify reads back what each storage stored over the run, after the load.
-func (r *run) verify(ctx context.Context, loadEnd time.Time) map[string]*report.Verify {
+func (r *run) verify(ctx context.Context) map[string]*report.Verify {
 	v := r.verifier()
 	if v == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.opts.VerifyTimeout)
 	defer cancel()
-	r.log.Info("verifying what each storage returns", "samples", r.cfg.VerifySamples)
-	return v.Run(ctx, r.start, loadEnd)
+	// The writer stops generating up to a tick before the load's end: check up to the last
+	// scrape time it did generate everything before.
+	to := r.writer.GeneratedBefore().Add(-time.Millisecond)
+	r.log.Info("verifying what each storage returns", "samples", r.cfg.VerifySamples, "to", to)
+	return v.Run(ctx, r.start, to)
 }
 
 // verifyDuring checks, every verifyDelay while the load runs, the data written since the
@@ -234,8 +245,7 @@ func (r *run) verifyDuring(ctx context.Context) {
 			if !to.After(from) {
 				continue
 			}
-			// Run leaves out the newest Margin of its window: add it back.
-			res := v.Run(ctx, from, to.Add(v.Margin))
+			res := v.Run(ctx, from, to)
 			r.mu.Lock()
 			for name, vr := range res {
 				r.during[name] = append(r.during[name], vr)

@@ -2,12 +2,16 @@ package query
 
 import (
 	"context"
+	"encoding/pem"
 	"errors"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -182,5 +186,28 @@ func TestErrorHidesSecrets(t *testing.T) {
 	_, err := NewAPI(newClient(t, config.Storage{ReadBearerToken: "s3cret-token"}), srv.URL).Instant(context.Background(), "up", time.Unix(0, 0))
 	if err == nil || strings.Contains(err.Error(), "s3cret") || ErrorKind(err) != "http_401" {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TLS on reads: with tls.caFile holding the server's certificate, an instant query goes through;
+// without it, the unknown authority is a network error.
+func TestAPITLS(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, vector2)
+	}))
+	srv.Config.ErrorLog = slog.NewLogLogger(slog.DiscardHandler, slog.LevelError) // the refused handshake
+	srv.StartTLS()
+	defer srv.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := NewAPI(newClient(t, config.Storage{TLS: config.TLS{CAFile: ca}}), srv.URL).Instant(t.Context(), "up", time.Unix(1, 0))
+	if err != nil || len(res.Series) != 2 {
+		t.Errorf("with the CA: %+v, %v; want 2 series", res, err)
+	}
+	_, err = NewAPI(newClient(t, config.Storage{}), srv.URL).Instant(t.Context(), "up", time.Unix(1, 0))
+	if ErrorKind(err) != ErrNetwork || !strings.Contains(err.Error(), "certificate signed by unknown authority") {
+		t.Errorf("without the CA: %v, want a network error for the unknown authority", err)
 	}
 }

@@ -87,7 +87,9 @@ func (p *Plan) RuleExprs() []NamedExpr {
 }
 
 // LoadPlan loads the rules (cfg.QueryRules from disk, or the default rule file from fsys), the
-// range queries (cfg.RangeQueries, or the default dashboard from fsys) and the index lookups.
+// range queries (cfg.RangeQueries; when the key is absent, the default dashboard from fsys; an
+// explicit empty list runs none) and the index lookups (none when indexLookupInterval is 0).
+// Each error names the config key it comes from.
 func LoadPlan(fsys fs.FS, cfg *config.Config) (*Plan, error) {
 	var (
 		b   []byte
@@ -101,37 +103,39 @@ func LoadPlan(fsys fs.FS, cfg *config.Config) (*Plan, error) {
 		b, err = fs.ReadFile(fsys, DefaultRulesPath)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("query rules: %w", err)
+		return nil, fmt.Errorf("queryRules: %w", err)
 	}
 	p := &Plan{}
 	rules, warnings, err := parseRules(b, cfg.QueryInterval)
 	if err != nil {
-		return nil, fmt.Errorf("query rules %s: %w", src, err)
+		return nil, fmt.Errorf("queryRules %s: %w", src, err)
 	}
 	p.Queries = append(p.Queries, rules...)
 	for _, w := range warnings {
-		p.warnings = append(p.warnings, fmt.Sprintf("query rules %s: %s", src, w))
+		p.warnings = append(p.warnings, fmt.Sprintf("queryRules %s: %s", src, w))
 	}
 
 	panels := cfg.RangeQueries
-	if len(panels) == 0 {
+	if panels == nil { // the key is absent; `rangeQueries: []` decodes to an empty, non-nil list
 		b, err := fs.ReadFile(fsys, DefaultDashboardPath)
-		if err != nil {
-			return nil, fmt.Errorf("dashboard: %w", err)
+		if err == nil {
+			panels, err = parseDashboard(b)
 		}
-		if panels, err = parseDashboard(b); err != nil {
-			return nil, fmt.Errorf("dashboard %s: %w", DefaultDashboardPath, err)
+		if err != nil {
+			return nil, fmt.Errorf("rangeQueries: default dashboard %s: %w", DefaultDashboardPath, err)
 		}
 	}
 	for _, rq := range panels {
 		q := Query{Name: rq.Name, Kind: KindRange, Expr: rq.Expr, Interval: rq.Interval, Range: rq.Range, Step: rq.Step}
 		if _, err := parser.ParseExpr(rq.Expr); err != nil {
 			q.ParseError = err.Error()
-			p.warnings = append(p.warnings, fmt.Sprintf("range query %q: expression does not parse: %v", rq.Name, err))
+			p.warnings = append(p.warnings, fmt.Sprintf("rangeQueries %q: expression does not parse: %v", rq.Name, err))
 		}
 		p.Queries = append(p.Queries, q)
 	}
-	p.Queries = append(p.Queries, indexLookups(cfg.IndexLookupInterval)...)
+	if cfg.IndexLookupInterval > 0 {
+		p.Queries = append(p.Queries, indexLookups(cfg.IndexLookupInterval)...)
+	}
 	uniqueNames(p.Queries)
 	return p, nil
 }
@@ -143,7 +147,7 @@ func parseRules(b []byte, interval time.Duration) ([]Query, []string, error) {
 	var fatal []error
 	var warnings []string
 	badExpr := map[[2]string]string{} // group, rule name → parse error
-	for _, err := range errs {
+	for _, err := range uniqueErrors(errs) {
 		var re *rulefmt.Error
 		var pe parser.ParseErrors
 		if errors.As(err, &re) && errors.As(err, &pe) {
@@ -151,7 +155,7 @@ func parseRules(b []byte, interval time.Duration) ([]Query, []string, error) {
 			warnings = append(warnings, fmt.Sprintf("group %q, rule %d, %q: expression does not parse, sent anyway: %v", re.Group, re.Rule, re.RuleName, pe))
 			continue
 		}
-		fatal = append(fatal, err)
+		fatal = append(fatal, locate(b, err))
 	}
 	if len(fatal) > 0 {
 		return nil, nil, errors.Join(fatal...)

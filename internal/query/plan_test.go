@@ -116,13 +116,28 @@ func TestLoadPlanReplacements(t *testing.T) {
 	}
 }
 
+// A bad rule file is an error naming the file, the group and the rule, each problem once.
 func TestLoadPlanErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, rules, want string
 	}{
 		{"alert and record", "groups:\n  - name: g1\n    rules:\n      - alert: A\n        record: a:b\n        expr: up\n", `group "g1", rule 1, "A"`},
-		{"no expr", "groups:\n  - name: g2\n    rules:\n      - alert: NoExpr\n", `group "g2", rule 1, "NoExpr": field 'expr' must be set`},
-		{"unknown key", "groups:\n  - name: g3\n    rules:\n      - alert: A\n        exp: up\n", "field exp not found"},
+		{"missing expr", "groups:\n  - name: g2\n    rules:\n      - alert: NoExpr\n", `group "g2", rule 1, "NoExpr": field 'expr' must be set`},
+		{
+			"unknown key", "groups:\n  - name: g3\n    rules:\n      - alert: Fine\n        expr: up\n      - alert: A\n        exp: up\n",
+			`line 7: group "g3", rule 2, "A": field exp not found in type rulefmt.Rule`,
+		},
+		{
+			"for: banana", "groups:\n  - name: g4\n    rules:\n      - alert: Fine\n        expr: up\n      - alert: Banana\n        expr: up\n        for: banana\n",
+			`line 6: group "g4", rule 2, "Banana": not a valid duration string: "banana"`,
+		},
+		{
+			"record with a bad duration", "groups:\n  - name: g5\n    rules:\n      - record: a:b\n        expr: up\n        keep_firing_for: 5 apples\n",
+			`line 4: group "g5", rule 1, "a:b": unknown unit " apples" in duration "5 apples"`,
+		},
+		{"group interval", "groups:\n  - name: g6\n    interval: banana\n    rules:\n      - alert: A\n        expr: up\n", `line 2: group "g6": not a valid duration string: "banana"`},
+		{"unknown group key", "groups:\n  - name: g7\n    intervall: 1m\n    rules:\n      - alert: A\n        expr: up\n", `line 3: group "g7": field intervall not found`},
+		{"wrong type", "groups:\n  - name: g8\n    rules:\n      - alert: A\n        expr: [up]\n", `line 5: group "g8", rule 1, "A": cannot unmarshal`},
 		{"yaml syntax", "groups: [\n", "yaml"},
 		{"empty", "groups: []\n", "no rules"},
 	} {
@@ -136,8 +151,48 @@ func TestLoadPlanErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
 			}
-			if !strings.Contains(err.Error(), DefaultRulesPath) {
-				t.Errorf("err = %v, want it to name the file", err)
+			if !strings.HasPrefix(err.Error(), "queryRules "+DefaultRulesPath+": ") {
+				t.Errorf("err = %v, want it to name the key and the file", err)
+			}
+			if n := strings.Count(err.Error(), "\n"); n != 0 {
+				t.Errorf("err = %v: %d lines, want one problem once", err, n+1)
+			}
+		})
+	}
+}
+
+// rangeQueries: [] runs no range queries and indexLookupInterval: 0 no index lookups; without
+// the keys, the default dashboard and lookups run.
+func TestLoadPlanTurnsPartsOff(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		want       map[string]int
+	}{
+		{"defaults", "", map[string]int{KindInstant: 1, KindRange: 1, KindSeries: 6, KindLabels: 2, KindLabelValues: 4}},
+		{"no range queries", "rangeQueries: []\n", map[string]int{KindInstant: 1, KindSeries: 6, KindLabels: 2, KindLabelValues: 4}},
+		{"null range queries", "rangeQueries:\n", map[string]int{KindInstant: 1, KindRange: 1, KindSeries: 6, KindLabels: 2, KindLabelValues: 4}},
+		{"no index lookups", "indexLookupInterval: 0s\n", map[string]int{KindInstant: 1, KindRange: 1}},
+		{"rules only", "rangeQueries: []\nindexLookupInterval: 0s\n", map[string]int{KindInstant: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := config.Parse([]byte(tc.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fsys := fstest.MapFS{
+				DefaultRulesPath:     {Data: []byte("groups: [{name: g, rules: [{alert: A, expr: up}]}]\n")},
+				DefaultDashboardPath: {Data: []byte("panels: [{name: a, expr: up, range: 1h, step: 1m, interval: 1m}]\n")},
+			}
+			p, err := LoadPlan(fsys, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]int{}
+			for _, q := range p.Queries {
+				got[q.Kind]++
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("queries by kind (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -150,8 +205,8 @@ func TestDashboardErrors(t *testing.T) {
 		DefaultDashboardPath: {Data: []byte("panels: [{name: a, expr: up, range: 1h, step: 0s, interval: 1m}]\n")},
 	}
 	_, err := LoadPlan(fsys, &cfg)
-	if err == nil || !strings.Contains(err.Error(), `panels[0] "a"`) || !strings.Contains(err.Error(), "step: must be > 0") {
-		t.Fatalf("err = %v, want the panel and key named", err)
+	if err == nil || !strings.Contains(err.Error(), `rangeQueries: default dashboard rules/dashboard.yml: panels[0] "a": step: must be > 0`) {
+		t.Fatalf("err = %v, want the key, the file, the panel and its key named", err)
 	}
 }
 

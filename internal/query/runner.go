@@ -46,7 +46,10 @@ type Runner struct {
 	earlyWake time.Duration
 }
 
-// New returns a Runner of plan against storage's API at readURL, through client.
+// New returns a Runner of plan against storage's API at readURL, through client. The client is
+// the runner's own, sized for queryConcurrency: a query must never wait for a connection that
+// another part of tsbench holds, since the wait would count as the storage's. Run closes its
+// idle connections when it returns.
 func New(cfg *config.Config, plan *Plan, storage string, client *storage.Client, readURL string, logger *slog.Logger, m *Metrics) *Runner {
 	r := &Runner{
 		storage:   storage,
@@ -58,7 +61,7 @@ func New(cfg *config.Config, plan *Plan, storage string, client *storage.Client,
 		slots:     make(chan struct{}, max(cfg.QueryConcurrency, 1)),
 		stats:     make([]*stat, len(plan.Queries)),
 		busy:      make([]atomic.Bool, len(plan.Queries)),
-		tl:        &timeline{step: max(cfg.ObserveInterval, time.Second), lat: newLatency()},
+		tl:        &timeline{step: max(cfg.ObserveInterval, time.Second), lat: newLatency(), recent: newLatency()},
 		earlyWake: earlyWake,
 	}
 	for i := range r.stats {
@@ -83,6 +86,7 @@ func offset(name string, interval time.Duration) time.Duration {
 // bounded by queryTimeout) and returns nil. Evaluations still waiting for a slot when ctx ends
 // are never sent and are counted missed.
 func (r *Runner) Run(ctx context.Context) error {
+	defer r.api.client.Close() // deferred first, so it runs after wg.Wait: nothing in flight
 	for _, q := range r.plan.Queries {
 		if q.ParseError != "" {
 			r.log.Warn("query expression does not parse, sent anyway", "query", q.Name, "group", q.Group, "err", q.ParseError)
@@ -219,10 +223,13 @@ func (r *Runner) record(i int, at, sent, done time.Time, out outcome) {
 	}
 	s.mu.Unlock()
 	r.tl.add(done, lat, out.err != nil)
-	r.m.executed.WithLabelValues(r.storage, q.Kind).Inc()
-	r.m.duration.WithLabelValues(r.storage, q.Kind).Observe(lat.Seconds())
-	if out.err != nil {
-		r.m.errors.WithLabelValues(r.storage, q.Kind, kind).Inc()
+	r.m.executed.WithLabelValues(r.storage, q.Kind, q.Name).Inc()
+	r.m.duration.WithLabelValues(r.storage, q.Kind, q.Name).Observe(lat.Seconds())
+	switch {
+	case out.err != nil:
+		r.m.errors.WithLabelValues(r.storage, q.Kind, q.Name, kind).Inc()
+	case out.warnings > 0:
+		r.m.warnings.WithLabelValues(r.storage, q.Kind, q.Name).Inc()
 	}
 	if first { // once per query: the hot path counts, the log shows the first occurrence
 		r.log.Warn("query error", "query", q.Name, "kind", q.Kind, "reason", kind, "err", out.err)
@@ -234,13 +241,14 @@ func (r *Runner) miss(i int) {
 	s.mu.Lock()
 	s.missed++
 	s.mu.Unlock()
-	r.m.missed.WithLabelValues(r.storage, r.plan.Queries[i].Kind).Inc()
+	q := &r.plan.Queries[i]
+	r.m.missed.WithLabelValues(r.storage, q.Kind, q.Name).Inc()
 }
 
 // Results returns a snapshot of the storage's read account; safe while Run runs.
 func (r *Runner) Results() *report.Query {
 	res := &report.Query{Errors: map[string]int64{}, PerQuery: make([]report.QueryStat, len(r.stats))}
-	all, service := newLatency(), newLatency()
+	all, service := newLatency(), newServiceTime()
 	for i, s := range r.stats {
 		qs := s.snapshot(&r.plan.Queries[i])
 		res.PerQuery[i] = qs
@@ -260,6 +268,21 @@ func (r *Runner) Results() *report.Query {
 	res.ServiceSeconds = service.report()
 	res.Timeline = r.tl.snapshot(time.Now())
 	return res
+}
+
+// Progress is the read path as the progress line shows it.
+type Progress struct {
+	Completed int64   // evaluations completed since the previous call
+	P99       float64 // their latency's p99 in seconds; 0 when none completed
+	Errors    int64   // errors since the start
+}
+
+// Progress returns the p99 of the evaluations completed since its previous call (or the
+// start), so that a storage that degrades late shows at once, and the errors so far. Each call
+// starts a new window: the progress line is its one caller. Results keeps the cumulative
+// figures.
+func (r *Runner) Progress() Progress {
+	return r.tl.progress()
 }
 
 // tick is the next scheduled evaluation of one query.
