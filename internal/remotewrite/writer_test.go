@@ -487,19 +487,24 @@ func memReceiver(t *testing.T, answer func(n int, w http.ResponseWriter, r *http
 	return &receiver{t: t, answer: answer, series: map[string][]int64{}}
 }
 
+// answerAfter answers every request after d, unless the request is given up first.
+func answerAfter(d time.Duration) func(int, http.ResponseWriter, *http.Request) bool {
+	return func(_ int, _ http.ResponseWriter, r *http.Request) bool {
+		select {
+		case <-time.After(d):
+			return true
+		case <-r.Context().Done():
+			return false
+		}
+	}
+}
+
 // TestSlowStorageLagAndPendingGrow answers every request, but in 2 s, while a batch comes
 // every second: the storage falls behind by a batch every 2 s. Lag and pending grow, nothing
 // is dropped, and the account balances exactly at every moment.
 func TestSlowStorageLagAndPendingGrow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rc := memReceiver(t, func(_ int, _ http.ResponseWriter, r *http.Request) bool {
-			select {
-			case <-time.After(2 * time.Second):
-				return true
-			case <-r.Context().Done():
-				return false
-			}
-		})
+		rc := memReceiver(t, answerAfter(2*time.Second))
 		w := memWriter(t, rc)
 		w.DrainTimeout = 5 * time.Second
 		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second+500*time.Millisecond)
@@ -580,14 +585,7 @@ func TestRequestTimeoutRetriedThenDropped(t *testing.T) {
 // time alone.
 func TestAchievedRateCountsDrainTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rc := memReceiver(t, func(_ int, _ http.ResponseWriter, r *http.Request) bool {
-			select {
-			case <-time.After(2 * time.Second):
-				return true
-			case <-r.Context().Done():
-				return false
-			}
-		})
+		rc := memReceiver(t, answerAfter(2*time.Second))
 		w := memWriter(t, rc)
 		w.DrainTimeout = time.Minute
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second+500*time.Millisecond)
