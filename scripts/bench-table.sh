@@ -9,7 +9,7 @@ tee "$raw" | awk '
   /^Benchmark/ {
     name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark/, "", name)
     # after the name and the iteration count, figures come as value-unit pairs
-    for (i = 3; i + 1 <= NF; i += 2) if ($(i + 1) != "ns/op") rows[++n] = "| " name " | " $(i + 1) " | " $i " |"
+    for (i = 3; i + 1 <= NF; i += 2) rows[++n] = "| " name " | " $(i + 1) " | " $i " |"
   }
   END {
     if (n == 0) exit
