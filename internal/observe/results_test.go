@@ -258,3 +258,18 @@ func families(t *testing.T, body string) map[string]*dto.MetricFamily {
 	}
 	return mfs
 }
+
+// TestIngestedCounterAppearingLater: Prometheus exposes its appended-samples counter only
+// after the first append, so a page read before the load lacks it; when it appears, all of
+// it was ingested since (a freshly started Prometheus lost its first interval otherwise).
+func TestIngestedCounterAppearingLater(t *testing.T) {
+	appended := func(n int) string {
+		return fmt.Sprintf("process_cpu_seconds_total 1\nprometheus_tsdb_head_samples_appended_total{type=\"float\"} %d\n", n)
+	}
+	srv := scripted(t, "process_cpu_seconds_total 1\n", appended(161791), appended(329591))
+	o := New(Options{Logger: discard()}, []Target{{Name: "prom", MetricsURLs: []string{srv.URL}}})
+	collectAt(t, o, 0, 10, 20)
+	if r := o.Resources("prom", 1); !near(r.IngestedSamples, 329591) {
+		t.Errorf("ingestedSamples %v, want 329591: the counter was absent, not unknown, before", deref(r.IngestedSamples))
+	}
+}

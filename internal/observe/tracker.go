@@ -38,6 +38,7 @@ type tracker struct {
 	gap          string   // why the collection before this one failed; "" when it did not
 	lastIngested *float64 // the storage's counter at the last collection that gave it
 	ingested     float64  // increases of that counter since the first collection, corrected for resets
+	collected    bool     // a collection has succeeded
 	logged       bool     // the first failure was logged; later ones are only recorded
 	kindSeen     string
 	all          []rates // every observation
@@ -98,7 +99,12 @@ func (t *tracker) observe(ctx context.Context, now time.Time) rates {
 	}
 	if s.Ingested != nil {
 		switch {
-		case t.lastIngested == nil: // the first: what the storage held before is not this run's
+		case t.lastIngested == nil && !t.collected: // the first: what the storage held before is not this run's
+		case t.lastIngested == nil:
+			// Absent from a page read before: a labelled counter appears at its first
+			// increment (Prometheus' prometheus_tsdb_head_samples_appended_total{type}), so
+			// all of it was counted since.
+			t.ingested += *s.Ingested
 		case restarted:
 			t.ingested += *s.Ingested
 		default:
@@ -108,7 +114,7 @@ func (t *tracker) observe(ctx context.Context, now time.Time) rates {
 		v := t.ingested
 		r.ingested = &v
 	}
-	t.prev, t.prevTime, t.gap = s, now, ""
+	t.prev, t.prevTime, t.gap, t.collected = s, now, "", true
 	t.all = append(t.all, r)
 	return r
 }
