@@ -263,9 +263,12 @@ func (g *Generator) ChurnedTargets() int {
 	return g.churnN * g.opts.Replicas
 }
 
-// scale is the target's factor on counters: 0.5–1.5, the same for every series of a target.
+// scale is the target's factor on counters, the same for every series of a target: 0.5–1.
+// It never exceeds 1, because the captured rate is what a real host can do: CPU seconds of
+// every mode add up to 1 s/s per CPU, and a factor above 1 made idle alone exceed it (a CPU
+// utilisation below zero in the default rules).
 func (g *Generator) scale(target int) float64 {
-	return 0.5 + unit(hash(g.opts.Seed, 3, uint64(target)))
+	return 0.5 + unit(hash(g.opts.Seed, 3, uint64(target)))/2
 }
 
 // Value is series s of target at t (ms). Pure: the same arguments give the same bits.

@@ -416,3 +416,36 @@ func BenchmarkRevision(b *testing.B) {
 		})
 	}
 }
+
+// TestCPUSecondsWithinWallTime: a CPU spends each second in exactly one mode, so per target and
+// CPU the modes' node_cpu_seconds_total rates add up to at most 1 s/s (the captured host's
+// sum, 0.9997, with the target's factor of at most 1). A factor above 1 once made idle alone
+// run at 1.44 s/s: a CPU utilisation below zero in the default rules.
+func TestCPUSecondsWithinWallTime(t *testing.T) {
+	g := newGen(t, Options{Seed: 1, Targets: 200})
+	const k = 360 // an hour of scrapes: quantization adds at most 0.01 s per mode
+	for target := range 200 {
+		sum := map[string]float64{} // cpu label → s/s over all modes
+		t0, t1 := g.ScrapeTime(target, 0), g.ScrapeTime(target, k)
+		for s, ser := range g.profile.Series {
+			if ser.Name != "node_cpu_seconds_total" {
+				continue
+			}
+			cpu := ""
+			for _, l := range ser.Labels {
+				if l.Name == "cpu" {
+					cpu = l.Value
+				}
+			}
+			sum[cpu] += (g.Value(target, s, t1) - g.Value(target, s, t0)) / (float64(t1-t0) / 1000)
+		}
+		if len(sum) != 16 {
+			t.Fatalf("target %d: %d CPUs, want the default profile's 16", target, len(sum))
+		}
+		for cpu, rate := range sum {
+			if rate > 1+1e-4 || rate < 0.49 {
+				t.Errorf("target %d cpu %s: modes add up to %.4f s/s, want 0.5–1 (scale × 0.9997)", target, cpu, rate)
+			}
+		}
+	}
+}
