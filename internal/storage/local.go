@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -101,6 +102,23 @@ func Start(ctx context.Context, kind, name string, keep bool, logger *slog.Logge
 	if err != nil {
 		return nil, &ErrMissingBinary{Binary: sp.binary, Package: sp.pkg}
 	}
+	// A free port is free when asked, not always when the storage binds it: another process
+	// may take it in between. Then the storage exits at once, and a new port is tried.
+	for attempt := 1; ; attempt++ {
+		l, err := startOnce(ctx, sp, bin, kind, name, keep, logger)
+		if !errors.Is(err, errPortTaken) || attempt == 3 {
+			return l, err
+		}
+		logger.Warn("storage port taken before it could bind; trying another", "storage", name, "attempt", attempt)
+	}
+}
+
+// errPortTaken marks a storage that exited because its port was taken.
+var errPortTaken = errors.New("port taken")
+
+// startOnce starts the storage on a free port and waits until it is ready. On failure it
+// stops it and removes its dir, so the error carries the end of its log.
+func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, logger *slog.Logger) (*Local, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -143,9 +161,23 @@ func Start(ctx context.Context, kind, name string, keep bool, logger *slog.Logge
 	}
 	logger.Info("storage starting", "storage", name, "kind", kind, "url", l.URL, "pid", l.Storage.PID, "log", l.LogPath)
 	if err := l.waitReady(ctx, l.URL+sp.readyPath[1:]); err != nil {
-		return nil, errors.Join(err, l.Stop())
+		tail := logTail(l.LogPath, 5)
+		if strings.Contains(tail, "address already in use") {
+			err = fmt.Errorf("%w: %w", errPortTaken, err)
+		}
+		return nil, errors.Join(fmt.Errorf("%w; its log ended with:\n%s", err, tail), l.Stop())
 	}
 	return l, nil
+}
+
+// logTail is the last n lines of the log at path ("" if it cannot be read).
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // procAttr puts a storage in its own process group, so that a terminal's ^C reaches tsbench
@@ -180,11 +212,11 @@ func (l *Local) waitReady(ctx context.Context, url string) error {
 		select {
 		case <-l.done:
 			if l.waitErr == nil { // exit status 0: the message reads as it did with %v
-				return fmt.Errorf("storage %s exited before it was ready (<nil>); see %s", l.Name, l.LogPath)
+				return fmt.Errorf("storage %s exited before it was ready (<nil>)", l.Name)
 			}
-			return fmt.Errorf("storage %s exited before it was ready (%w); see %s", l.Name, l.waitErr, l.LogPath)
+			return fmt.Errorf("storage %s exited before it was ready (%w)", l.Name, l.waitErr)
 		case <-ctx.Done():
-			return fmt.Errorf("storage %s not ready at %s: %w; see %s", l.Name, url, ctx.Err(), l.LogPath)
+			return fmt.Errorf("storage %s not ready at %s: %w", l.Name, url, ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

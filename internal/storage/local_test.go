@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,8 +34,74 @@ func TestMain(m *testing.M) {
 		_, _ = os.Stdout.WriteString(strconv.Itoa(cmd.Process.Pid) + "\n")
 		time.Sleep(time.Minute)
 		os.Exit(0)
+	case "fake-storage":
+		fakeStorage()
 	}
 	os.Exit(m.Run())
+}
+
+// fakeStorage stands in for victoria-metrics: its first TSBENCH_TEST_FAILS starts find their
+// port taken (counted in the file TSBENCH_TEST_COUNT); a later one answers on its address.
+func fakeStorage() {
+	count := os.Getenv("TSBENCH_TEST_COUNT")
+	b, _ := os.ReadFile(count)
+	n, _ := strconv.Atoi(string(b))
+	if err := os.WriteFile(count, []byte(strconv.Itoa(n+1)), 0o600); err != nil {
+		os.Exit(1)
+	}
+	var addr string
+	for _, a := range os.Args[1:] {
+		if v, ok := strings.CutPrefix(a, "-httpListenAddr="); ok {
+			addr = v
+		}
+	}
+	if fails, _ := strconv.Atoi(os.Getenv("TSBENCH_TEST_FAILS")); n < fails {
+		_, _ = os.Stdout.WriteString("cannot start http server at " + addr + ": listen tcp " + addr + ": bind: address already in use\n")
+		os.Exit(255)
+	}
+	srv := &http.Server{Addr: addr, ReadHeaderTimeout: time.Second, Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})}
+	_ = srv.ListenAndServe()
+	os.Exit(1)
+}
+
+// TestStartTriesAnotherPort: a storage whose port was taken between tsbench asking for it and
+// the storage binding it exits at once; Start tries a new port, twice at most, and an error
+// shows the end of the storage's log (its dir is removed).
+func TestStartTriesAnotherPort(t *testing.T) {
+	for _, tc := range []struct {
+		fails     int
+		wantErr   bool
+		wantStart string
+	}{
+		{fails: 1, wantStart: "2"},
+		{fails: 3, wantErr: true, wantStart: "3"},
+	} {
+		dir := t.TempDir()
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "victoria-metrics"), []byte("#!/bin/sh\nexec "+exe+" \"$@\"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("PATH", dir)
+		t.Setenv("TSBENCH_TEST_PROC", "fake-storage")
+		t.Setenv("TSBENCH_TEST_COUNT", filepath.Join(dir, "count"))
+		t.Setenv("TSBENCH_TEST_FAILS", strconv.Itoa(tc.fails))
+		l, err := Start(t.Context(), KindVictoriaMetrics, "vm", false, slog.New(slog.DiscardHandler))
+		if tc.wantErr {
+			if err == nil || !strings.Contains(err.Error(), "bind: address already in use") {
+				t.Errorf("%d failing starts: error %v, want one that shows the log's bind error", tc.fails, err)
+			}
+		} else if err != nil {
+			t.Errorf("%d failing start: %v, want a start on another port", tc.fails, err)
+		} else if err := l.Stop(); err != nil {
+			t.Error(err)
+		}
+		if got, _ := os.ReadFile(filepath.Join(dir, "count")); string(got) != tc.wantStart {
+			t.Errorf("%d failing starts: started %s times, want %s", tc.fails, got, tc.wantStart)
+		}
+	}
 }
 
 // A storage tsbench started dies with tsbench, however tsbench ends (here SIGKILL, which
