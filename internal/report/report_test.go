@@ -86,11 +86,13 @@ func fixture() *Results {
 		}
 		return r
 	}
+	notCompared := []string{"NodeDiskWillFillIn24h (needs 6h0m0s of data)", "NodeCPUSaturatedForHours (needs 3h0m0s of data)"}
 	prom := Storage{
 		Name: "prometheus", Write: mkWrite(30_000, 0.4, map[string]int64{}), Query: mkQuery(0.004, 0.120, 0.3, map[string]int64{}),
 		Resources: mkRes(0.21, 310<<20, 96<<20), Verify: &Verify{
 			CheckedSamples: 10_800, CheckedStaleMarkers: 40, Probes: probes(false),
-			RuleDiffs: []RuleDiff{{Rule: "NodeClockNotSynchronising", Detail: "vs victoriametrics: 2 series only in victoriametrics"}},
+			RuleDiffs:        []RuleDiff{{Rule: "NodeClockNotSynchronising", Detail: "vs victoriametrics: 2 series only in victoriametrics"}},
+			RulesNotCompared: notCompared,
 		},
 	}
 	prom.Resources.SnapshotBytes = new(float64(11 << 20))
@@ -101,7 +103,7 @@ func fixture() *Results {
 		Resources: mkRes(0.08, 95<<20, 4<<20), Verify: &Verify{
 			CheckedSamples: 10_800, UncheckedSamples: 120, ReadErrors: 1, Errors: []string{"read {job=\"node_exporter\"}[5m]: timeout"},
 			ChangedValues: 6293, MaxRelativeError: 8e-14, NaNAltered: 12, CheckedStaleMarkers: 40,
-			Probes: probes(true),
+			Probes: probes(true), RulesNotCompared: notCompared,
 		},
 	}
 	for i, rule := range []string{"NodeClockNotSynchronising", "NodeCPUHighUsage", "NodeDiskIOSaturation", "NodeFilesystemFilesFillingUp", "NodeLoad15High", "NodeMemoryHighUtilization", "NodeNetworkReceiveErrs"} {

@@ -42,6 +42,10 @@ type Verify struct {
 	ShiftedTimestamps int64      `json:"shiftedTimestamps"`
 	Probes            []Probe    `json:"probes"`
 	RuleDiffs         []RuleDiff `json:"ruleDiffs"`
+	// RulesNotCompared are the rules whose lookback (largest range, subqueries added up) is
+	// longer than the checked window: over younger series a rate is each engine's
+	// extrapolation, not the data, so they are named, not compared.
+	RulesNotCompared []string `json:"rulesNotCompared,omitempty"`
 
 	MaxShiftMillis int64 `json:"maxShiftMillis"`
 	// CheckedStaleMarkers is how many staleness markers were checked for StalenessIgnored.

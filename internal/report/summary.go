@@ -508,8 +508,16 @@ const maxRuleDiffs = 5
 // other storages', the first maxRuleDiffs of them.
 func writeRuleDiffs(b *strings.Builder, r *Results) {
 	found := false
+	var notCompared []string // the same for every storage: it follows from the rules and the window
 	for _, s := range r.Storages {
 		found = found || s.Verify != nil && len(s.Verify.RuleDiffs) > 0
+		if s.Verify != nil && len(s.Verify.RulesNotCompared) > 0 {
+			notCompared = s.Verify.RulesNotCompared
+		}
+	}
+	if len(notCompared) > 0 {
+		defer fmt.Fprintf(b, "\n%d rules not compared: the run is shorter than their windows (run longer to compare them): %s\n",
+			len(notCompared), clip(strings.Join(notCompared, ", "), 200))
 	}
 	if !found {
 		return

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/prometheus/promql/parser"
+
 	"github.com/tsbench/tsbench/internal/query"
 	"github.com/tsbench/tsbench/internal/report"
 )
@@ -28,10 +30,63 @@ func isRawSelection(expr string) bool {
 	return strings.TrimSpace(expr) != "" && selectorOnly.MatchString(expr)
 }
 
-// ruleAnswer is one storage's range result for one rule.
+// ruleAnswer is one storage's range result for one rule; neither when the rule was not run.
 type ruleAnswer struct {
 	res *result
 	err error
+}
+
+// lookback is how far before an evaluation time expr reads samples: its largest range (of a
+// range selector or a subquery) plus offset, nested subqueries added up; an instant selector
+// counts its offset only; 0 when the expression does not parse.
+func lookback(expr string) time.Duration {
+	e, err := parser.ParseExpr(expr)
+	if err != nil {
+		return 0
+	}
+	return lookbackOf(e)
+}
+
+func lookbackOf(n parser.Node) time.Duration {
+	switch e := n.(type) {
+	case *parser.MatrixSelector:
+		if vs, ok := e.VectorSelector.(*parser.VectorSelector); ok {
+			return e.Range + vs.OriginalOffset
+		}
+		return e.Range
+	case *parser.SubqueryExpr:
+		return e.Range + e.OriginalOffset + lookbackOf(e.Expr)
+	case *parser.VectorSelector:
+		return e.OriginalOffset
+	}
+	var most time.Duration
+	for _, c := range parser.Children(n) {
+		most = max(most, lookbackOf(c))
+	}
+	return most
+}
+
+// ruleStart is where rule's range query starts: not before every series written from the
+// window's start could fill the rule's lookback. Earlier, a rate over a series younger than
+// its range is each engine's extrapolation (Prometheus' and MetricsQL's differ by design),
+// not the data. ok is false when the window is too short for the rule.
+func ruleStart(expr string, w window, start, end, step int64) (int64, bool) {
+	from := w.from + lookback(expr).Milliseconds()
+	from = max(start, (from+step-1)/step*step)
+	return from, from <= end
+}
+
+// rulesNotCompared lists the rules whose lookback is longer than the checked window, each
+// with what it needs.
+func rulesNotCompared(rules []query.NamedExpr, w window, interval int64, ruleWindow time.Duration) []string {
+	start, end, step := ruleRange(w, interval, ruleWindow)
+	var out []string
+	for _, rule := range rules {
+		if _, ok := ruleStart(rule.Expr, w, start, end, step); !ok {
+			out = append(out, fmt.Sprintf("%s (needs %s of data)", rule.Name, lookback(rule.Expr)))
+		}
+	}
+	return out
 }
 
 // ruleRange is the rules' common range: the last RuleWindow of the checked window (or all of
@@ -53,7 +108,11 @@ func runRules(ctx context.Context, r *reader, rules []query.NamedExpr, w window,
 		return out
 	}
 	for i, rule := range rules {
-		res, err := r.rangeQuery(ctx, rule.Expr, start, end, step)
+		from, ok := ruleStart(rule.Expr, w, start, end, step)
+		if !ok {
+			continue
+		}
+		res, err := r.rangeQuery(ctx, rule.Expr, from, end, step)
 		if err == nil && res.Type != "matrix" {
 			err = fmt.Errorf("result type %s, want matrix", res.Type)
 		}
@@ -81,12 +140,15 @@ func compareRules(rules []query.NamedExpr, answers map[string][]ruleAnswer) map[
 				continue
 			}
 			own := answers[a][i]
+			if own.res == nil && own.err == nil {
+				continue // not run: the window is too short for it
+			}
 			if own.err != nil {
 				out[a] = append(out[a], report.RuleDiff{Rule: rule.Name, Detail: "error: " + own.err.Error()})
 				continue
 			}
 			for _, b := range names {
-				if a == b || i >= len(answers[b]) || answers[b][i].err != nil {
+				if a == b || i >= len(answers[b]) || answers[b][i].err != nil || answers[b][i].res == nil {
 					continue
 				}
 				if d := diffResults(own.res, answers[b][i].res, tol); d != "" {

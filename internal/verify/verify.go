@@ -128,10 +128,12 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*repo
 	for name, diffs := range compareRules(v.rules, ruleResults) {
 		out[name].RuleDiffs = diffs
 	}
+	notCompared := rulesNotCompared(v.rules, w, v.interval, v.RuleWindow)
 	for _, res := range out {
 		if res.RuleDiffs == nil {
 			res.RuleDiffs = []report.RuleDiff{}
 		}
+		res.RulesNotCompared = notCompared
 	}
 	return out
 }

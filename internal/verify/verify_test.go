@@ -632,3 +632,54 @@ func TestEndOfRunSettle(t *testing.T) {
 		t.Errorf("checked to %v, %d samples, verdict %q; want %v, 1200, exact", res.CheckedTo, res.CheckedSamples, res.Verdict(), to.UTC())
 	}
 }
+
+func TestLookback(t *testing.T) {
+	for expr, want := range map[string]time.Duration{
+		`up`:                                0,
+		`up offset 5m`:                      5 * time.Minute,
+		`rate(x[5m])`:                       5 * time.Minute,
+		`rate(x[5m] offset 1h) / y`:         65 * time.Minute,
+		`predict_linear(x[6h], 3600)`:       6 * time.Hour,
+		`max_over_time(rate(x[5m])[1h:1m])`: 65 * time.Minute,
+		`this is not promql`:                0,
+	} {
+		if got := lookback(expr); got != want {
+			t.Errorf("lookback(%q) = %v, want %v", expr, got, want)
+		}
+	}
+}
+
+// TestRulesOverFullWindowsOnly: a rule is compared only from where every series written since
+// the window's start fills its lookback (before that, a rate is the engine's extrapolation);
+// a rule whose lookback is longer than the window is named, not compared.
+func TestRulesOverFullWindowsOnly(t *testing.T) {
+	wl := newTestWorkload()
+	w := testWindow(wl)
+	a, b := newFakeProm(), newFakeProm()
+	writeAll(wl, w, a)
+	writeAll(wl, w, b)
+	for i := range b.series[keyOf(wl.labels(1, 0, 0))] {
+		b.series[keyOf(wl.labels(1, 0, 0))][i].v *= 2 // every value differs
+	}
+	// The fake answers any expression by its label matchers, so the rules differ only in the
+	// range they are run over.
+	rules := []query.NamedExpr{
+		{Name: "instant", Expr: `{__name__="fake_counter_total"}`},
+		{Name: "20s", Expr: `max_over_time({__name__="fake_counter_total"}[20s])`},
+		{Name: "10m", Expr: `rate({__name__="fake_counter_total"}[10m])`},
+	}
+	out := run(t, wl, testConfig(100, time.Second), []Target{startFake(t, a, "a"), startFake(t, b, "b")}, rules)
+	var got []string
+	for _, d := range out["a"].RuleDiffs {
+		got = append(got, d.Rule+": "+d.Detail[:strings.Index(d.Detail, " (")])
+	}
+	// 60 steps in the window; the counter's first value, 0, doubles to itself. The 20s rule
+	// starts 20 steps later.
+	want := []string{"instant: vs b: 59 values differ beyond 1e-09", "20s: vs b: 40 values differ beyond 1e-06"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rule diffs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"10m (needs 10m0s of data)"}, out["a"].RulesNotCompared); diff != "" {
+		t.Errorf("rules not compared (-want +got):\n%s", diff)
+	}
+}
