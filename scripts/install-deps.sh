@@ -37,7 +37,6 @@ if [[ $(id -u) -ne 0 ]]; then
   as_root=(sudo)
 fi
 echo "install-deps: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
 "${as_root[@]}" apt-get update -qq
 # policy-rc.d keeps the packages' own services from starting: tsbench starts its own instances
 # on free loopback ports with temporary data dirs.
@@ -49,6 +48,7 @@ if [[ $had_policy -eq 0 ]]; then
   "${as_root[@]}" chmod +x "$policy"
 fi
 status=0
+# env, not export: sudo drops the caller's environment.
 "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || status=$?
 [[ $had_policy -eq 0 ]] && "${as_root[@]}" rm -f "$policy"
 exit $status
