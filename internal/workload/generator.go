@@ -70,8 +70,10 @@ type Generator struct {
 	maxLabels int
 	scratch   sync.Pool // *scratch
 
-	cursorMu [64]sync.Mutex // guards cursors, striped by target
-	cursors  []cursor       // per target
+	// One lock for every cursor: Scrape takes it at most twice per target scrape (hundreds
+	// of samples), so the shards hardly ever meet on it.
+	cursorMu sync.Mutex // guards cursors
+	cursors  []cursor   // per target
 }
 
 // cursor is a target's revision at a churn round: where the furthest Revision call left it,
@@ -221,20 +223,19 @@ func (g *Generator) revisionAt(target int, r int64) int64 {
 	if g.churnMs == 0 || r <= 0 {
 		return 0
 	}
-	mu := &g.cursorMu[target%len(g.cursorMu)]
-	mu.Lock()
+	g.cursorMu.Lock()
 	c := g.cursors[target]
-	mu.Unlock()
+	g.cursorMu.Unlock()
 	if r < c.round-r {
 		c = cursor{}
 	}
 	rev := c.rev + g.churnedBetween(target, c.round, r)
 	if r > c.round {
-		mu.Lock()
+		g.cursorMu.Lock()
 		if r > g.cursors[target].round {
 			g.cursors[target] = cursor{round: r, rev: rev}
 		}
-		mu.Unlock()
+		g.cursorMu.Unlock()
 	}
 	return rev
 }
@@ -374,10 +375,10 @@ func (g *Generator) Scrape(app Appender, target int, k int64) (values, staleMark
 	if k == 0 {
 		return values, 0
 	}
-	prev := g.churnRounds(t - g.interval)
-	if old := rev - g.churnedBetween(target, prev, round); old != rev {
+	// Rounds since scrape k-1 that picked target: each gave it a new revision.
+	if n := g.churnedBetween(target, g.churnRounds(t-g.interval), round); n > 0 {
 		stale := StaleNaN()
-		tv := g.targetText(sc, target, old)
+		tv := g.targetText(sc, target, rev-n)
 		for s := range g.templates {
 			app.Append(g.fill(sc, &g.templates[s], tv), t, stale)
 		}
