@@ -311,13 +311,14 @@ func (s *sink) count(status string, bytes int, errText, detail string) {
 }
 
 // redactErr keeps the URL's secrets (user info, secret query parameters) out of error texts.
+// Of a *url.Error, what Client.Do returns, only the operation and the cause are kept (the log
+// names the storage); the URL is redacted wherever else it appears.
 func redactErr(err error, raw string) string {
 	msg := err.Error()
-	msg = strings.ReplaceAll(msg, raw, config.RedactURL(raw))
 	if ue, ok := errors.AsType[*url.Error](err); ok {
 		msg = fmt.Sprintf("%s: %v", ue.Op, ue.Err)
 	}
-	return msg
+	return strings.ReplaceAll(msg, raw, config.RedactURL(raw))
 }
 
 // retryAfter reads a 429's or 503's Retry-After, in seconds or as an HTTP date.

@@ -52,14 +52,13 @@ type Writer struct {
 
 	start, stop atomic.Int64   // unix ms: load start and the moment generation stopped
 	openOldest  []atomic.Int64 // per shard: oldest timestamp not yet in a batch, 0 if none
-	created     atomic.Int64
-	stale       atomic.Int64
+	stale       atomic.Int64   // staleness markers, one per series a churned target left
 	// produced counts the samples Scrape reports it produced (values + staleness markers), at
 	// the source and apart from the queues' own count: see Results.
 	produced atomic.Int64
-	// nextDue holds, per shard once its generator stopped, the scheduled time (ms) of the
-	// first scrape it did not generate: see GeneratedBefore.
-	nextDue []atomic.Int64
+	// generatedBefore is set when generation stopped: the earliest scheduled time (ms) of a
+	// scrape some shard did not generate. See GeneratedBefore.
+	generatedBefore atomic.Int64
 }
 
 // New builds one pipeline per storage that writes: one endpoint per URL of its writeURL list
@@ -76,7 +75,6 @@ func New(cfg *config.Config, wl Workload, logger *slog.Logger, m *Metrics) (*Wri
 		m:            m,
 		copies:       map[string]int{},
 		openOldest:   make([]atomic.Int64, cfg.WriteConcurrency),
-		nextDue:      make([]atomic.Int64, cfg.WriteConcurrency),
 		sender: senderConfig{
 			userAgent:        "tsbench/" + version(),
 			maxRetryDuration: cfg.MaxRetryDuration,
@@ -162,10 +160,12 @@ func (w *Writer) Run(ctx context.Context) error {
 	lagLoop.Go(func() { w.watchLag(lagDone) })
 
 	var gens sync.WaitGroup
+	nextDue := make([]int64, w.shards)
 	for shard := range w.shards {
-		gens.Go(func() { w.generate(ctx, shard) })
+		gens.Go(func() { nextDue[shard] = w.generate(ctx, shard) })
 	}
 	gens.Wait()
+	w.generatedBefore.Store(slices.Min(nextDue))
 	w.stop.Store(time.Now().UnixMilli())
 	close(genDone)
 	deadline := time.AfterFunc(w.DrainTimeout, func() { close(stop); cancelSend() })
@@ -218,7 +218,8 @@ func (a *shardAppender) flush() {
 }
 
 // generate walks the scrape schedule of the shard's targets in time order until ctx ends.
-func (w *Writer) generate(ctx context.Context, shard int) {
+// It returns the scheduled time (ms) of the first scrape it did not generate.
+func (w *Writer) generate(ctx context.Context, shard int) (nextDue int64) {
 	var targets []int
 	for t := range w.work.Targets() {
 		if shardOf(t, w.shards) == shard {
@@ -238,18 +239,16 @@ func (w *Writer) generate(ctx context.Context, shard int) {
 		select {
 		case <-ctx.Done():
 			app.flush()
-			w.nextDue[shard].Store(math.MaxInt64)
-			if len(targets) > 0 {
-				w.nextDue[shard].Store(w.work.ScrapeTime(targets[pos], k))
+			if len(targets) == 0 {
+				return math.MaxInt64
 			}
-			return
+			return w.work.ScrapeTime(targets[pos], k)
 		case <-timer.C:
 		}
 		now := time.Now().UnixMilli()
 		for len(targets) > 0 && w.work.ScrapeTime(targets[pos], k) <= now {
 			values, stale := w.work.Scrape(app, targets[pos], k)
 			w.produced.Add(int64(values + stale))
-			w.created.Add(int64(stale))
 			w.stale.Add(int64(stale))
 			if pos++; pos == len(targets) {
 				pos, k = 0, k+1
@@ -270,11 +269,7 @@ func (w *Writer) generate(ctx context.Context, shard int) {
 // last scrapes due before the end may never have been made. A read-back that expects only
 // samples scheduled before it expects exactly what was written.
 func (w *Writer) GeneratedBefore() time.Time {
-	before := int64(math.MaxInt64)
-	for i := range w.nextDue {
-		before = min(before, w.nextDue[i].Load())
-	}
-	return time.UnixMilli(before)
+	return time.UnixMilli(w.generatedBefore.Load())
 }
 
 // shardOf spreads targets over shards by a hash. A target's series all go through its shard,
@@ -327,6 +322,19 @@ func (w *Writer) lagLocked(s *sink) float64 {
 	return lag
 }
 
+// Acked is how many samples the storage name has acknowledged so far (0 for an unknown name):
+// the one figure the observer needs every interval, without Results' side effect on the
+// maximum lag.
+func (w *Writer) Acked(name string) int64 {
+	s, ok := w.byName[name]
+	if !ok {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.acked
+}
+
 // Results returns a consistent snapshot of one storage's account.
 //
 // Once generation has stopped, GeneratedSamples is the generator's own count (the values and
@@ -373,5 +381,6 @@ func cloneMap(m map[string]int64) map[string]int64 {
 // WorkloadStats returns the series created by churn and the staleness markers written so
 // far: one marker per series a churned target left, and as many new series.
 func (w *Writer) WorkloadStats() (seriesCreated, staleMarkers int64) {
-	return w.created.Load(), w.stale.Load()
+	n := w.stale.Load()
+	return n, n
 }

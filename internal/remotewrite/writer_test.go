@@ -2,6 +2,7 @@ package remotewrite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -279,12 +281,8 @@ func TestServerErrorsRetriedWithGrowingDelay(t *testing.T) {
 		}
 		return true
 	})
-	w := run(t, map[string]config.Storage{"s": func() config.Storage { s := writeTo(srv.URL); return s }()}, 200*time.Millisecond,
-		func(w *Writer) {
-			w.shards = 1
-			w.openOldest = w.openOldest[:1]
-			w.sinks[0].endpoints = w.sinks[0].endpoints[:1]
-		})
+	w := newWriter(t, map[string]config.Storage{"s": writeTo(srv.URL)}, nil, func(c *config.Config) { c.WriteConcurrency = 1 })
+	runFor(t, w, 200*time.Millisecond)
 	r := w.Results("s")
 	if r.AckedSamples != r.GeneratedSamples || r.Retries < 5 {
 		t.Errorf("account %+v: want 5 retries then all acked", r)
@@ -472,19 +470,16 @@ func (mt memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // memWriter is a writer of 1 target × 10 series every second, one batch per scrape, on one
-// connection to rc in memory; for synctest bubbles.
-func memWriter(t *testing.T, rc *receiver) *Writer {
+// connection in memory to a receiver that answers as answer does; for synctest bubbles.
+func memWriter(t *testing.T, answer func(n int, w http.ResponseWriter, r *http.Request) bool) *Writer {
 	t.Helper()
+	rc := &receiver{t: t, answer: answer, series: map[string][]int64{}}
 	w := newWriter(t, map[string]config.Storage{"s": writeTo("http://storage.invalid")}, nil, func(c *config.Config) {
 		c.TargetsCount, c.ScrapeInterval, c.WriteConcurrency, c.MaxSamplesPerRequest = 1, time.Second, 1, 10
 		c.MaxRetryDuration = time.Minute
 	})
 	w.byName["s"].endpoints[0].client.HTTP.Transport = memTransport{rc}
 	return w
-}
-
-func memReceiver(t *testing.T, answer func(n int, w http.ResponseWriter, r *http.Request) bool) *receiver {
-	return &receiver{t: t, answer: answer, series: map[string][]int64{}}
 }
 
 // answerAfter answers every request after d, unless the request is given up first.
@@ -504,8 +499,7 @@ func answerAfter(d time.Duration) func(int, http.ResponseWriter, *http.Request) 
 // is dropped, and the account balances exactly at every moment.
 func TestSlowStorageLagAndPendingGrow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rc := memReceiver(t, answerAfter(2*time.Second))
-		w := memWriter(t, rc)
+		w := memWriter(t, answerAfter(2*time.Second))
 		w.DrainTimeout = 5 * time.Second
 		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second+500*time.Millisecond)
 		defer cancel()
@@ -548,13 +542,12 @@ func TestSlowStorageLagAndPendingGrow(t *testing.T) {
 func TestRequestTimeoutRetriedThenDropped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var starts, ends []time.Time
-		rc := memReceiver(t, func(_ int, _ http.ResponseWriter, r *http.Request) bool {
+		w := memWriter(t, func(_ int, _ http.ResponseWriter, r *http.Request) bool {
 			starts = append(starts, time.Now())
 			<-r.Context().Done()
 			ends = append(ends, time.Now())
 			return false
 		})
-		w := memWriter(t, rc)
 		w.sender.maxRetryDuration = 100 * time.Second
 		w.DrainTimeout = 5 * time.Minute
 		// One scrape: the target's phase is within the first second.
@@ -585,8 +578,7 @@ func TestRequestTimeoutRetriedThenDropped(t *testing.T) {
 // time alone.
 func TestAchievedRateCountsDrainTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rc := memReceiver(t, answerAfter(2*time.Second))
-		w := memWriter(t, rc)
+		w := memWriter(t, answerAfter(2*time.Second))
 		w.DrainTimeout = time.Minute
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second+500*time.Millisecond)
 		defer cancel()
@@ -664,24 +656,10 @@ func TestURLReplicasAndCommaList(t *testing.T) {
 // TestURLReplicasPerStorage: a storage's own writeURLReplicas (as the chart sets it) overrides
 // the top-level one for that storage only.
 func TestURLReplicasPerStorage(t *testing.T) {
-	p, err := workload.LoadProfile(fstest.MapFS{"p.json": {Data: []byte(testProfile)}}, "p.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := config.Default()
-	cfg.WriteURLReplicas = 2
-	cfg.RemoteStorages = map[string]config.Storage{
+	w := newWriter(t, map[string]config.Storage{
 		"top": {WriteURL: "http://127.0.0.1:1/api/v1/write"},
 		"own": {WriteURL: "http://127.0.0.1:1/api/v1/write", WriteURLReplicas: 3},
-	}
-	wl, err := workload.New(p, workload.Options{Seed: 1, Start: time.Now(), Targets: 5, ScrapeInterval: cfg.ScrapeInterval})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := New(&cfg, wl, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, nil, func(c *config.Config) { c.WriteURLReplicas = 2 })
 	got := map[string]int{"top": w.Results("top").Copies, "own": w.Results("own").Copies}
 	if diff := cmp.Diff(map[string]int{"top": 2, "own": 3}, got); diff != "" {
 		t.Errorf("copies per storage (-want +got):\n%s", diff)
@@ -689,12 +667,22 @@ func TestURLReplicasPerStorage(t *testing.T) {
 }
 
 // TestRedactErrHidesSecrets: a network error's text names the URL without its password or
-// secret query parameters.
+// secret query parameters, whether the URL is in the text or in the *url.Error that
+// Client.Do returns.
 func TestRedactErrHidesSecrets(t *testing.T) {
 	raw := "http://user:pw123@127.0.0.1:1/api/v1/prom/write?db=x&p=hunter2"
-	got := redactErr(fmt.Errorf("dial %s: connection refused", raw), raw)
-	if strings.Contains(got, "pw123") || strings.Contains(got, "hunter2") || !strings.Contains(got, "db=x") {
-		t.Errorf("redactErr = %q: want the URL without its secrets", got)
+	for name, err := range map[string]error{
+		"text":          fmt.Errorf("dial %s: connection refused", raw),
+		"url.Error":     &url.Error{Op: "Post", URL: raw, Err: errors.New("dial tcp 127.0.0.1:1: connection refused")},
+		"url.Error+URL": &url.Error{Op: "Post", URL: raw, Err: fmt.Errorf("proxy for %s: refused", raw)},
+	} {
+		got := redactErr(err, raw)
+		if strings.Contains(got, "pw123") || strings.Contains(got, "hunter2") || !strings.Contains(got, "refused") {
+			t.Errorf("%s: redactErr = %q: want the error without the URL's secrets", name, got)
+		}
+		if strings.Contains(got, "db=x") != (name != "url.Error") {
+			t.Errorf("%s: redactErr = %q: want the URL, its other parameters kept, only where the cause names it", name, got)
+		}
 	}
 }
 
@@ -716,5 +704,39 @@ func TestGeneratedBeforeIsExact(t *testing.T) {
 		if got, want := w.Results("s").GeneratedSamples, scrapes*series; got != want || got == 0 {
 			t.Errorf("load %v: generated %d samples, want %d scrapes before %d × %d series", load, got, scrapes, before, series)
 		}
+	}
+}
+
+// TestAckedMatchesResults: Acked is the account's acked count, without touching the lag
+// figures Results keeps.
+func TestAckedMatchesResults(t *testing.T) {
+	_, srv := newReceiver(t, nil)
+	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 300*time.Millisecond, nil)
+	if got, want := w.Acked("s"), w.Results("s").AckedSamples; got != want || got == 0 {
+		t.Errorf("Acked = %d, Results' acked = %d: want the same, not 0", got, want)
+	}
+	if w.Acked("nope") != 0 {
+		t.Error("Acked of an unknown storage is not 0")
+	}
+}
+
+// TestGeneratedBeforeOverShards: with several shards, each stops at its own next scrape;
+// GeneratedBefore is the earliest of them, so every scrape before it was made, and no target
+// is more than one scrape past it.
+func TestGeneratedBeforeOverShards(t *testing.T) {
+	_, srv := newReceiver(t, nil)
+	w := newWriter(t, map[string]config.Storage{"s": writeTo(srv.URL)}, nil, func(c *config.Config) { c.WriteConcurrency = 4 })
+	runFor(t, w, 730*time.Millisecond)
+	before := w.GeneratedBefore().UnixMilli()
+	var scrapes int64
+	for target := range w.work.Targets() {
+		for k := int64(0); w.work.ScrapeTime(target, k) < before; k++ {
+			scrapes++
+		}
+	}
+	series, targets := int64(w.work.SeriesPerTarget()), int64(w.work.Targets())
+	got := w.Results("s").GeneratedSamples
+	if got < scrapes*series || got > (scrapes+targets)*series {
+		t.Errorf("generated %d samples; want every scrape before %d (%d × %d series) and at most one more per target", got, before, scrapes, series)
 	}
 }
