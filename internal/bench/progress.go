@@ -86,34 +86,3 @@ func queryProgress(p query.Progress) string {
 	}
 	return fmt.Sprintf(", query p99 %s, errors %d", p99, p.Errors)
 }
-
-// bytesPerSample fills each resource point's bytes per sample: the storage's disk growth since
-// the first point with a disk figure over the samples it had acked by then (the newest write
-// point not after it), as resources.bytesPerSample.
-func bytesPerSample(res *report.Resources, writes []report.WritePoint) {
-	if res == nil {
-		return
-	}
-	var first *float64
-	for i := range res.Timeline {
-		p := &res.Timeline[i]
-		at, err := time.Parse(time.RFC3339Nano, p.Time)
-		if err != nil || p.DiskBytes == nil {
-			continue
-		}
-		if first == nil {
-			first = p.DiskBytes
-		}
-		var acked int64
-		for _, w := range writes {
-			if w.Time.After(at) {
-				break
-			}
-			acked = w.Acked
-		}
-		if acked > 0 {
-			v := (*p.DiskBytes - *first) / float64(acked)
-			p.BytesPerSample = &v
-		}
-	}
-}

@@ -297,18 +297,14 @@ func (r *run) results(verified map[string]*report.Verify) *report.Results {
 		if s.Verify != nil {
 			s.Verify.During = r.during[name]
 		}
-		var acked int64
 		if w := r.writer.Results(name); w != nil {
 			w.Timeline = r.timeline[name]
-			s.Write, acked = w, w.AckedSamples
+			s.Write = w
 		}
 		if q := r.runners[name]; q != nil {
 			s.Query = q.Results()
 		}
-		s.Resources = r.obs.Resources(name, acked)
-		if s.Write != nil {
-			bytesPerSample(s.Resources, s.Write.Timeline)
-		}
+		s.Resources = r.obs.Resources(name, s.Write)
 		res.Storages = append(res.Storages, s)
 	}
 	res.AccountingErrors = r.accounting

@@ -40,7 +40,7 @@ type Options struct {
 	// Writes gives tsbench's own count of what each storage acknowledged (a
 	// *remotewrite.Writer), the divisor of tsbench_storage_bytes_per_sample; nil: no such gauge.
 	Writes interface {
-		Results(storage string) *report.Write
+		Acked(storage string) int64
 	}
 }
 
@@ -133,7 +133,6 @@ func (o *Observer) collect(ctx context.Context, now time.Time) {
 	for _, ob := range o.targets {
 		wg.Go(func() {
 			r := ob.observe(ctx, now)
-			r.at = now
 			p := r.point()
 			o.m.set(ob.Name, p)
 			o.mu.Lock()
@@ -160,12 +159,8 @@ func (o *Observer) perAcked(name string, bytes *float64) *float64 {
 	if o.opts.Writes == nil || bytes == nil {
 		return nil
 	}
-	w := o.opts.Writes.Results(name)
-	if w == nil || w.AckedSamples <= 0 {
-		return nil
-	}
-	v := *bytes / float64(w.AckedSamples)
-	return &v
+	v, _ := perSample(bytes, o.opts.Writes.Acked(name), "")
+	return v
 }
 
 // diff is a - b, or nil when either is unknown.
@@ -181,7 +176,7 @@ func diff(a, b *float64) *float64 {
 // figure, the /metrics pages (added up) give the rest.
 func (ob *observed) observe(ctx context.Context, now time.Time) rates {
 	if ob.proc == nil && len(ob.comps) == 0 {
-		r := rates{missing: map[string]string{}}
+		r := rates{at: now, missing: map[string]string{}}
 		for _, f := range allFigures {
 			r.missing[f] = "no pid or dataDir and no metricsURLs"
 		}

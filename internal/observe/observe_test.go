@@ -24,20 +24,24 @@ const pid = 4242
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// stepped serves testdata bodies in turn: the n-th request gets bodies[min(n, last)].
+// stepped serves testdata/metrics files in turn, as scripted.
 func stepped(t *testing.T, files ...string) *httptest.Server {
 	t.Helper()
-	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		i := min(int(n.Add(1)-1), len(files)-1)
-		b, err := os.ReadFile(filepath.Join("testdata", "metrics", files[i]))
-		if err != nil {
-			t.Error(err)
-		}
-		_, _ = w.Write(b)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	bodies := make([]string, len(files))
+	for i, f := range files {
+		bodies[i] = metricsFile(t, f)
+	}
+	return scripted(t, bodies...)
+}
+
+// metricsFile is the /metrics page in testdata/metrics/name.
+func metricsFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "metrics", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // procAt is a proc source over one of the fixed /proc trees.
@@ -164,7 +168,7 @@ func TestClusterSummedWithReset(t *testing.T) {
 	o := New(Options{Registerer: reg, Logger: discard()}, []Target{{Name: "cluster", MetricsURLs: urls}})
 	o.collect(t.Context(), t0)
 	o.collect(t.Context(), t0.Add(10*time.Second))
-	r := o.Resources("cluster", 40000)
+	r := o.Resources("cluster", acked(40000))
 	// CPU over 10 s: vminsert 2 s, vmselect 1 s, vmstorage 3 s counted from its restart.
 	want := map[string]struct {
 		got  *float64
@@ -210,7 +214,7 @@ func TestUnreachableMetricsIsUnknown(t *testing.T) {
 	if err := o.Run(ctx); err != nil { // collects twice and returns: the run goes on
 		t.Fatal(err)
 	}
-	r := o.Resources("down", 1000)
+	r := o.Resources("down", acked(1000))
 	for name, v := range map[string]*float64{"cpuCoresMean": r.CPUCoresMean, "rssBytesMax": r.RSSBytesMax, "diskBytesEnd": r.DiskBytesEnd, "bytesPerSample": r.BytesPerSample} {
 		if v != nil {
 			t.Errorf("%s = %v, want unknown", name, *v)
@@ -306,7 +310,7 @@ func TestSnapshots(t *testing.T) {
 			defer srv.Close()
 			o := New(Options{Logger: discard()}, []Target{{Name: "s", Kind: kind, DataDir: dataDir, BaseURL: srv.URL + "/"}})
 			o.Snapshot(t.Context())
-			r := o.Resources("s", 410)
+			r := o.Resources("s", acked(410))
 			if !near(r.SnapshotBytes, 4100) || !near(r.SnapshotBytesPerSample, 10) {
 				t.Errorf("snapshot %v bytes, %v per sample (reason %q); want 4100 and 10", deref(r.SnapshotBytes), deref(r.SnapshotBytesPerSample), r.Reasons["snapshotBytes"])
 			}
@@ -323,7 +327,7 @@ func TestSnapshots(t *testing.T) {
 func TestSnapshotNeedsDataDir(t *testing.T) {
 	o := New(Options{Logger: discard()}, []Target{{Name: "remote", Kind: storage.KindPrometheus, BaseURL: "http://127.0.0.1:1/"}})
 	o.Snapshot(t.Context())
-	r := o.Resources("remote", 1)
+	r := o.Resources("remote", acked(1))
 	if r.SnapshotBytes != nil || !strings.Contains(r.Reasons["snapshotBytes"], "dataDir") {
 		t.Errorf("snapshot %v reason %q", r.SnapshotBytes, r.Reasons["snapshotBytes"])
 	}

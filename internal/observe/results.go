@@ -11,9 +11,14 @@ import (
 // caveat: a fresh VictoriaMetrics or Prometheus data dir holds a few kB.
 const heldBefore = 1 << 20
 
-// Resources summarises one storage over the run; ackedSamples is tsbench's own count of
-// what the storage acknowledged, the divisor of both bytes-per-sample figures.
-func (o *Observer) Resources(name string, ackedSamples int64) *report.Resources {
+// Resources summarises one storage over the run. w is tsbench's own account of its writes
+// (nil: none): its acked count is the divisor of both bytes-per-sample figures, and its
+// timeline gives each resource point's divisor, the samples acked by then.
+func (o *Observer) Resources(name string, w *report.Write) *report.Resources {
+	var ackedSamples int64
+	if w != nil {
+		ackedSamples = w.AckedSamples
+	}
 	ob := o.target(name)
 	if ob == nil {
 		res := summarise(nil, time.Time{})
@@ -26,9 +31,14 @@ func (o *Observer) Resources(name string, ackedSamples int64) *report.Resources 
 	o.mu.Lock()
 	merged := append([]rates(nil), ob.merged...)
 	timeline := append([]report.ResourcePoint(nil), ob.timeline...)
-	snap, loadEnd := ob.snapshot, o.loadEnd
+	snap, loadEnd, diskFrom := ob.snapshot, o.loadEnd, ob.diskFrom
 	o.mu.Unlock()
 
+	if w != nil {
+		for i := range timeline { // a point per observation
+			timeline[i].BytesPerSample, _ = perSample(diff(merged[i].disk, diskFrom), ackedBy(w.Timeline, merged[i].at), "")
+		}
+	}
 	res := summarise(merged, loadEnd)
 	res.Timeline = timeline
 	res.Source = ob.source()
@@ -50,15 +60,13 @@ func (o *Observer) Resources(name string, ackedSamples int64) *report.Resources 
 			ProcRSSBytesMean: p.RSSBytesMean, MetricsRSSBytesMean: m.RSSBytesMean,
 		}
 	}
-	res.BytesPerSample = perSample(res.DiskBytesGrowth, ackedSamples, res.Reasons["diskBytesGrowth"], "bytesPerSample", res.Reasons)
-	if c := res.Reasons["diskBytesGrowth"]; res.BytesPerSample != nil && c != "" {
-		res.Reasons["bytesPerSample"] = c // the disk figure's caveat
-	}
+	var why string
+	res.BytesPerSample, why = perSample(res.DiskBytesGrowth, ackedSamples, res.Reasons["diskBytesGrowth"])
+	note(res.Reasons, "bytesPerSample", why)
 	res.SnapshotBytes = snap.bytes
-	if snap.bytes == nil {
-		res.Reasons["snapshotBytes"] = snap.reason()
-	}
-	res.SnapshotBytesPerSample = perSample(snap.bytes, ackedSamples, snap.reason(), "snapshotBytesPerSample", res.Reasons)
+	note(res.Reasons, "snapshotBytes", snap.reason())
+	res.SnapshotBytesPerSample, why = perSample(snap.bytes, ackedSamples, snap.reason())
+	note(res.Reasons, "snapshotBytesPerSample", why)
 	if before := diff(res.DiskBytesEnd, res.DiskBytesGrowth); res.SnapshotBytesPerSample != nil && before != nil && *before >= heldBefore {
 		res.Reasons["snapshotBytesPerSample"] = fmt.Sprintf("the storage held %.0f bytes when first observed: "+
 			"a snapshot holds all its data, so this figure counts them against this run's samples (bytesPerSample does not)", *before)
@@ -81,9 +89,7 @@ func (o *Observer) Generator() *report.Generator {
 		Timeline: append([]report.ResourcePoint(nil), o.selfTL...),
 	}
 	for _, field := range []string{"cpuCoresMean", "cpuCoresMax", "rssBytesMean", "rssBytesMax"} {
-		if why := r.Reasons[field]; why != "" {
-			g.Reasons[field] = why
-		}
+		note(g.Reasons, field, r.Reasons[field])
 	}
 	if len(g.Reasons) == 0 {
 		g.Reasons = nil
@@ -100,18 +106,37 @@ func (o *Observer) target(name string) *observed {
 	return nil
 }
 
-// perSample divides a size by the acked samples, or records why it cannot.
-func perSample(bytes *float64, acked int64, sizeReason, field string, reasons map[string]string) *float64 {
+// perSample divides a size by the acked samples: the one definition of bytes per sample,
+// in results.json, its timeline and on /metrics. The reason is the size's own, why it is
+// unknown or its caveat, unless no sample was acked.
+func perSample(bytes *float64, acked int64, sizeWhy string) (*float64, string) {
 	switch {
 	case bytes == nil:
-		reasons[field] = sizeReason
+		return nil, sizeWhy
 	case acked <= 0:
-		reasons[field] = "no sample was acked"
-	default:
-		v := *bytes / float64(acked)
-		return &v
+		return nil, "no sample was acked"
 	}
-	return nil
+	v := *bytes / float64(acked)
+	return &v, sizeWhy
+}
+
+// ackedBy is the acked count of the newest write point not after at; 0 before the first.
+func ackedBy(writes []report.WritePoint, at time.Time) int64 {
+	var acked int64
+	for _, w := range writes {
+		if w.Time.After(at) {
+			break
+		}
+		acked = w.Acked
+	}
+	return acked
+}
+
+// note records why for field, unless it is empty.
+func note(reasons map[string]string, field, why string) {
+	if why != "" {
+		reasons[field] = why
+	}
 }
 
 func (ob *observed) source() string {

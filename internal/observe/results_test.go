@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -59,7 +60,7 @@ func TestClusterComponentFailureIsUnknown(t *testing.T) {
 	store := scripted(t, page(30, 1e6), page(33, 1e6), page(36, 1e6), page(39, 1e6))  // 0.3 cores
 	o := New(Options{Logger: discard()}, []Target{{Name: "c", MetricsURLs: []string{insert.URL, sel.URL, store.URL}}})
 	collectAt(t, o, 0, 10, 20, 30)
-	r := o.Resources("c", 1)
+	r := o.Resources("c", acked(1))
 	for i, p := range r.Timeline[:3] {
 		if p.CPUCores != nil {
 			t.Errorf("cluster CPU at scrape %d = %v, want unknown: a sum without vmselect is no figure", i+1, *p.CPUCores)
@@ -92,7 +93,7 @@ func TestSummaryOverTheLoadWindow(t *testing.T) {
 	collectAt(t, o, 0, 10, 20)
 	o.LoadEnded(t0.Add(25 * time.Second))
 	collectAt(t, o, 30, 40)
-	r := o.Resources("s", 1)
+	r := o.Resources("s", acked(1))
 	for name, f := range map[string]struct {
 		got  *float64
 		want float64
@@ -117,7 +118,7 @@ func TestShortLastIntervalWeighsItsLength(t *testing.T) {
 	srv := scripted(t, page(0, 1), page(10, 1), page(20, 1), page(25, 1))
 	o := New(Options{Logger: discard()}, []Target{{Name: "s", MetricsURLs: []string{srv.URL}}})
 	collectAt(t, o, 0, 10, 20, 21)
-	if r := o.Resources("s", 1); !near(r.CPUCoresMean, 25.0/21) {
+	if r := o.Resources("s", acked(1)); !near(r.CPUCoresMean, 25.0/21) {
 		t.Errorf("cpuCoresMean %v, want 25/21 = %v (unweighted: 7/3)", deref(r.CPUCoresMean), 25.0/21)
 	}
 }
@@ -147,7 +148,7 @@ func TestDiskGrowth(t *testing.T) {
 	writes.acked.Store(100)
 	o.collect(t.Context(), t0.Add(10*time.Second))
 	o.Snapshot(t.Context())
-	r := o.Resources("s", 100)
+	r := o.Resources("s", acked(100))
 	if !near(r.DiskBytesEnd, 2<<20+1000) || !near(r.DiskBytesGrowth, 1000) || !near(r.BytesPerSample, 10) {
 		t.Errorf("disk end %v growth %v per sample %v, want %d, 1000, 10", deref(r.DiskBytesEnd), deref(r.DiskBytesGrowth), deref(r.BytesPerSample), 2<<20+1000)
 	}
@@ -159,12 +160,36 @@ func TestDiskGrowth(t *testing.T) {
 	}
 }
 
+// acked is a write account of n acked samples, without a timeline.
+func acked(n int64) *report.Write { return &report.Write{AckedSamples: n} }
+
+// TestTimelineBytesPerSampleUsesAckedByThen: each point's bytes per sample is the disk
+// growth since the first point over the samples acked by then (the newest write point not
+// after it), as the summary's.
+func TestTimelineBytesPerSampleUsesAckedByThen(t *testing.T) {
+	disk := func(n int) string { return fmt.Sprintf("vm_data_size_bytes{type=\"storage/small\"} %d\n", n) }
+	srv := scripted(t, disk(100), disk(1000), disk(3000), "") // the last scrape fails: disk unknown
+	o := New(Options{Logger: discard()}, []Target{{Name: "s", MetricsURLs: []string{srv.URL}}})
+	collectAt(t, o, 0, 10, 25, 30) // nothing acked yet; 100 acked; 300 acked at 20 s; 600
+	w := &report.Write{AckedSamples: 600, Timeline: []report.WritePoint{
+		{Time: t0.Add(10 * time.Second), Acked: 100},
+		{Time: t0.Add(20 * time.Second), Acked: 300},
+		{Time: t0.Add(30 * time.Second), Acked: 600},
+	}}
+	var got []any
+	for _, p := range o.Resources("s", w).Timeline {
+		got = append(got, deref(p.BytesPerSample))
+	}
+	want := []any{nil, 9.0, 2900.0 / 300, nil} // growth since the first point's 100 bytes
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("bytes per sample over time (-want +got):\n%s", diff)
+	}
+}
+
 // fakeWrites stands for the remote-write Writer's acked count.
 type fakeWrites struct{ acked atomic.Int64 }
 
-func (f *fakeWrites) Results(string) *report.Write {
-	return &report.Write{AckedSamples: f.acked.Load()}
-}
+func (f *fakeWrites) Acked(string) int64 { return f.acked.Load() }
 
 // TestIngestedCountsThisRun: the storage had counted 120000 rows before the run; it ingests
 // 10000, restarts (its counter falls to 5000), and ingests 5000 more: 15000 in this run.
@@ -173,7 +198,7 @@ func TestIngestedCountsThisRun(t *testing.T) {
 	srv := scripted(t, rows(120000), rows(130000), rows(5000), rows(10000))
 	o := New(Options{Logger: discard()}, []Target{{Name: "vm", MetricsURLs: []string{srv.URL}}})
 	collectAt(t, o, 0, 10, 20, 30)
-	r := o.Resources("vm", 1)
+	r := o.Resources("vm", acked(1))
 	var got []any
 	for _, p := range r.Timeline {
 		got = append(got, deref(p.IngestedSamples))
@@ -190,14 +215,7 @@ func TestIngestedCountsThisRun(t *testing.T) {
 // the cluster's ingestion is the distributor's, and the ingesters' local blocks come with
 // a caveat.
 func TestMimirCluster(t *testing.T) {
-	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join("testdata", "metrics", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	dist, ing := read("mimir-distributor.prom"), read("mimir-ingester.prom")
+	dist, ing := metricsFile(t, "mimir-distributor.prom"), metricsFile(t, "mimir-ingester.prom")
 	more := func(body, metric string, from, to int) string {
 		return strings.Replace(body, fmt.Sprintf("%s{user=\"anonymous\"} %d", metric, from), fmt.Sprintf("%s{user=\"anonymous\"} %d", metric, to), 1)
 	}
@@ -208,7 +226,7 @@ func TestMimirCluster(t *testing.T) {
 	}
 	o := New(Options{Logger: discard()}, []Target{{Name: "mimir", MetricsURLs: urls}})
 	collectAt(t, o, 0, 10)
-	r := o.Resources("mimir", 10000)
+	r := o.Resources("mimir", acked(10000))
 	if !near(r.IngestedSamples, 10000) {
 		t.Errorf("ingestedSamples %v, want the distributor's 10000, not the two ingesters' 2×15000", deref(r.IngestedSamples))
 	}
@@ -230,7 +248,7 @@ func TestMimirCluster(t *testing.T) {
 func TestTimelineKeepsSubSeconds(t *testing.T) {
 	o := New(Options{Logger: discard()}, []Target{{Name: "blind"}})
 	o.collect(t.Context(), t0.Add(10500*time.Millisecond))
-	if got := o.Resources("blind", 1).Timeline[0].Time; got != "2026-01-01T00:00:10.5Z" {
+	if got := o.Resources("blind", acked(1)).Timeline[0].Time; got != "2026-01-01T00:00:10.5Z" {
 		t.Errorf("time %q, want 2026-01-01T00:00:10.5Z", got)
 	}
 	if got := o.Generator().Timeline[0].Time; got != "2026-01-01T00:00:10.5Z" {
@@ -269,7 +287,7 @@ func TestIngestedCounterAppearingLater(t *testing.T) {
 	srv := scripted(t, "process_cpu_seconds_total 1\n", appended(161791), appended(329591))
 	o := New(Options{Logger: discard()}, []Target{{Name: "prom", MetricsURLs: []string{srv.URL}}})
 	collectAt(t, o, 0, 10, 20)
-	if r := o.Resources("prom", 1); !near(r.IngestedSamples, 329591) {
+	if r := o.Resources("prom", acked(1)); !near(r.IngestedSamples, 329591) {
 		t.Errorf("ingestedSamples %v, want 329591: the counter was absent, not unknown, before", deref(r.IngestedSamples))
 	}
 }

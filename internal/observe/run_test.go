@@ -53,7 +53,7 @@ func TestProcAndMetrics(t *testing.T) {
 	moveTo("proc-t1")
 	o.collect(t.Context(), t0.Add(10*time.Second))
 
-	r := o.Resources("prom", 50000)
+	r := o.Resources("prom", acked(50000))
 	if r.Source != "proc+metrics" {
 		t.Errorf("source %q", r.Source)
 	}
@@ -109,7 +109,7 @@ func TestDataDirWinsForDisk(t *testing.T) {
 		[]Target{{Name: "vm", PID: 99, DataDir: dataDir, MetricsURLs: []string{srv.URL}}})
 	o.collect(t.Context(), t0)
 	o.collect(t.Context(), t0.Add(10*time.Second))
-	r := o.Resources("vm", 0)
+	r := o.Resources("vm", acked(0))
 	if !near(r.DiskBytesEnd, 777) || !near(r.IngestedSamples, 0) {
 		t.Errorf("disk %v ingested %v, want 777 from the data dir and 0 more rows from /metrics", deref(r.DiskBytesEnd), deref(r.IngestedSamples))
 	}
@@ -132,11 +132,11 @@ func TestDataDirWinsForDisk(t *testing.T) {
 func TestNoSource(t *testing.T) {
 	o := New(Options{Logger: discard()}, []Target{{Name: "blind"}})
 	o.collect(t.Context(), t0)
-	r := o.Resources("blind", 10)
+	r := o.Resources("blind", acked(10))
 	if r.Source != "none" || r.CPUCoresMean != nil || r.Reasons["cpuCoresMean"] != "no pid or dataDir and no metricsURLs" {
 		t.Errorf("source %q cpu %v reasons %v", r.Source, deref(r.CPUCoresMean), r.Reasons)
 	}
-	if r := o.Resources("unknown", 10); r == nil || !strings.Contains(r.Reasons["diskBytesEnd"], "not observed") {
+	if r := o.Resources("unknown", acked(10)); r == nil || !strings.Contains(r.Reasons["diskBytesEnd"], "not observed") {
 		t.Errorf("an unknown storage: %+v", r)
 	}
 }
@@ -155,7 +155,7 @@ func TestRunSchedule(t *testing.T) {
 			t.Fatal(err)
 		}
 		var times []string
-		for _, p := range o.Resources("local", 1).Timeline {
+		for _, p := range o.Resources("local", acked(1)).Timeline {
 			times = append(times, p.Time)
 		}
 		var want []string
@@ -187,7 +187,7 @@ func TestUnreachableLoggedOnce(t *testing.T) {
 	if n := strings.Count(out, "level=WARN"); n != 1 || !strings.Contains(out, "storage=down") || !strings.Contains(out, url) {
 		t.Errorf("log, want one warning naming the storage and URL:\n%s", out)
 	}
-	if got := o.Resources("down", 1).Reasons["ingestedSamples"]; !strings.HasPrefix(got, "GET "+url+": ") {
+	if got := o.Resources("down", acked(1)).Reasons["ingestedSamples"]; !strings.HasPrefix(got, "GET "+url+": ") {
 		t.Errorf("reason %q", got)
 	}
 }
@@ -198,7 +198,7 @@ func TestComponentKeysRedacted(t *testing.T) {
 	withUser := strings.Replace(b.URL, "http://", "http://user:secret@", 1) + "?token=hunter2&job=x"
 	o := New(Options{Logger: discard()}, []Target{{Name: "c", MetricsURLs: []string{a.URL, withUser}}})
 	o.collect(t.Context(), t0)
-	r := o.Resources("c", 1)
+	r := o.Resources("c", acked(1))
 	redacted := strings.Replace(b.URL, "http://", "http://user:xxxxx@", 1) + "?token=<secret>&job=x"
 	if r.Components[a.URL] == nil || r.Components[redacted] == nil || len(r.Components) != 2 {
 		t.Errorf("components %v, want %s and %s", keys(r.Components), a.URL, redacted)
@@ -235,7 +235,7 @@ func TestSnapshotKindGuessed(t *testing.T) {
 	o := New(Options{Logger: discard()}, []Target{{Name: "vm", DataDir: dataDir, BaseURL: srv.URL + "/", MetricsURLs: []string{srv.URL + "/metrics"}, Client: client}})
 	o.collect(t.Context(), t0)
 	o.Snapshot(t.Context())
-	if r := o.Resources("vm", 21); !near(r.SnapshotBytes, 42) || !near(r.SnapshotBytesPerSample, 2) {
+	if r := o.Resources("vm", acked(21)); !near(r.SnapshotBytes, 42) || !near(r.SnapshotBytesPerSample, 2) {
 		t.Errorf("snapshot %v (%q), per sample %v", deref(r.SnapshotBytes), r.Reasons["snapshotBytes"], deref(r.SnapshotBytesPerSample))
 	}
 	want := []string{"GET /metrics", "GET /snapshot/create", "GET /snapshot/delete?snapshot=s1"}
@@ -251,7 +251,7 @@ func TestSnapshotFailureIsAReason(t *testing.T) {
 	defer srv.Close()
 	o := New(Options{Logger: discard()}, []Target{{Name: "p", Kind: storage.KindPrometheus, DataDir: t.TempDir(), BaseURL: srv.URL + "/"}})
 	o.Snapshot(t.Context())
-	r := o.Resources("p", 1)
+	r := o.Resources("p", acked(1))
 	if got := r.Reasons["snapshotBytes"]; r.SnapshotBytes != nil || !strings.Contains(got, "POST "+srv.URL+"/api/v1/admin/tsdb/snapshot: HTTP 503") {
 		t.Errorf("snapshot %v reason %q", deref(r.SnapshotBytes), got)
 	}

@@ -21,8 +21,12 @@ type snapshotResult struct {
 	err   string
 }
 
+// reason is why there is no size; "" when there is one.
 func (s snapshotResult) reason() string {
-	if s.err == "" {
+	switch {
+	case s.bytes != nil:
+		return ""
+	case s.err == "":
 		return "no snapshot was taken (Snapshot not called)"
 	}
 	return s.err

@@ -100,12 +100,10 @@ func (t *tracker) observe(ctx context.Context, now time.Time) rates {
 	if s.Ingested != nil {
 		switch {
 		case t.lastIngested == nil && !t.collected: // the first: what the storage held before is not this run's
-		case t.lastIngested == nil:
-			// Absent from a page read before: a labelled counter appears at its first
-			// increment (Prometheus' prometheus_tsdb_head_samples_appended_total{type}), so
-			// all of it was counted since.
-			t.ingested += *s.Ingested
-		case restarted:
+		case t.lastIngested == nil || restarted:
+			// Counted from zero since the last collection: after a restart, or absent from
+			// a page read before (a labelled counter appears at its first increment, as
+			// Prometheus' prometheus_tsdb_head_samples_appended_total{type}).
 			t.ingested += *s.Ingested
 		default:
 			t.ingested += increase(*t.lastIngested, *s.Ingested)
@@ -256,8 +254,8 @@ func addFigure(parts []rates, f string, bestRank int) (*float64, string) {
 	return total, reason
 }
 
-// point is the observation as a timeline point. BytesPerSample stays nil: its divisor is
-// tsbench's acked count, which only the caller knows.
+// point is the observation as a timeline point. BytesPerSample stays nil: Resources fills
+// it from tsbench's write timeline.
 func (r rates) point() report.ResourcePoint {
 	return report.ResourcePoint{
 		Time: r.at.UTC().Format(time.RFC3339Nano), CPUCores: r.cpu, RSSBytes: r.rss, DiskBytes: r.disk,
