@@ -144,10 +144,17 @@ func LoadPlan(fsys fs.FS, cfg *config.Config) (*Plan, error) {
 // and rule; an expression that does not parse is only a warning naming them.
 func parseRules(b []byte, interval time.Duration) ([]Query, []string, error) {
 	groups, errs := rulefmt.Parse(b, false, model.UTF8Validation)
+	errs = uniqueErrors(errs)
+	if groups == nil { // the file did not decode; the errors are the decoder's, without rules named
+		for i, err := range errs {
+			errs[i] = locate(b, err)
+		}
+		return nil, nil, errors.Join(errs...)
+	}
 	var fatal []error
 	var warnings []string
 	badExpr := map[[2]string]string{} // group, rule name → parse error
-	for _, err := range uniqueErrors(errs) {
+	for _, err := range errs {
 		var re *rulefmt.Error
 		var pe parser.ParseErrors
 		if errors.As(err, &re) && errors.As(err, &pe) {
@@ -155,7 +162,7 @@ func parseRules(b []byte, interval time.Duration) ([]Query, []string, error) {
 			warnings = append(warnings, fmt.Sprintf("group %q, rule %d, %q: expression does not parse, sent anyway: %v", re.Group, re.Rule, re.RuleName, pe))
 			continue
 		}
-		fatal = append(fatal, locate(b, err))
+		fatal = append(fatal, err)
 	}
 	if len(fatal) > 0 {
 		return nil, nil, errors.Join(fatal...)

@@ -282,7 +282,16 @@ type Progress struct {
 // starts a new window: the progress line is its one caller. Results keeps the cumulative
 // figures.
 func (r *Runner) Progress() Progress {
-	return r.tl.progress()
+	var p Progress
+	p.Completed, p.P99 = r.tl.window()
+	for _, s := range r.stats {
+		s.mu.Lock()
+		for _, n := range s.errors {
+			p.Errors += n
+		}
+		s.mu.Unlock()
+	}
+	return p
 }
 
 // tick is the next scheduled evaluation of one query.

@@ -120,7 +120,7 @@ func describe(q *Query) string {
 
 // timeline keeps the storage's latency and errors per interval of completion time; a closed
 // interval becomes a point, so memory stays one histogram however long the run. Beside it, the
-// progress line's window: the latency since the line before, and every error so far.
+// progress line's window: the latency since the line before.
 type timeline struct {
 	mu     sync.Mutex // guards every field below
 	step   time.Duration
@@ -129,7 +129,6 @@ type timeline struct {
 	errors int64
 	points []report.QueryPoint
 	recent latency // since the previous progress
-	failed int64   // since the start
 }
 
 func (t *timeline) start(now time.Time) {
@@ -147,17 +146,16 @@ func (t *timeline) add(now time.Time, d time.Duration, failed bool) {
 	t.recent.record(d)
 	if failed {
 		t.errors++
-		t.failed++
 	}
 }
 
-// progress returns the window since the previous call and starts a new one.
-func (t *timeline) progress() Progress {
+// window returns the completions and p99 since the previous call and starts a new window.
+func (t *timeline) window() (completed int64, p99 float64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	p := Progress{Completed: t.recent.h.TotalCount(), P99: t.recent.report().P99, Errors: t.failed}
+	completed, p99 = t.recent.h.TotalCount(), t.recent.report().P99
 	t.recent.reset()
-	return p
+	return completed, p99
 }
 
 // roll closes every interval that ended by now. Empty intervals become points with zeros, so

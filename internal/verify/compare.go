@@ -235,14 +235,12 @@ func compareValue(es *expSeries, e expSample, got float64, t *tally) {
 	}
 }
 
-// relErr is |got - want| / |want|. It is defined (ok) only for a finite, non-zero want and
-// a finite got, so that it is always a finite number: results.json cannot hold ±Inf or NaN.
+// relErr is |got - want| / |want|, defined (ok) only when that is a finite number, since
+// results.json cannot hold ±Inf or NaN: not for a 0 written (nor -0 for 0), ±Inf or NaN on
+// either side, or a quotient that overflows (|want| below 1).
 func relErr(want, got float64) (d float64, ok bool) {
-	if want == 0 || math.IsInf(want, 0) || math.IsNaN(want) || math.IsInf(got, 0) || math.IsNaN(got) {
-		return 0, false
-	}
 	d = math.Abs(got-want) / math.Abs(want)
-	return d, !math.IsInf(d, 0) // |want| below 1 can overflow the quotient
+	return d, !math.IsInf(d, 0) && !math.IsNaN(d)
 }
 
 func splitReplica(ls []label) ([]label, string) {

@@ -66,27 +66,28 @@ func lookbackOf(n parser.Node) time.Duration {
 	return most
 }
 
-// ruleStart is where rule's range query starts: not before every series written from the
-// window's start could fill the rule's lookback. Earlier, a rate over a series younger than
-// its range is each engine's extrapolation (Prometheus' and MetricsQL's differ by design),
-// not the data. ok is false when the window is too short for the rule.
-func ruleStart(expr string, w window, start, end, step int64) (int64, bool) {
-	from := w.from + lookback(expr).Milliseconds()
-	from = max(start, (from+step-1)/step*step)
-	return from, from <= end
-}
+// ruleSpan is one rule's range query, [from, end] by step; from > end when the window is too
+// short for the rule.
+type ruleSpan struct{ from, end, step int64 }
 
-// rulesNotCompared lists the rules whose lookback is longer than the checked window, each
-// with what it needs.
-func rulesNotCompared(rules []query.NamedExpr, w window, interval int64, ruleWindow time.Duration) []string {
+// ruleSpans gives every rule's range query over the common range (ruleRange), and names the
+// rules whose lookback is longer than the checked window, each with what it needs. A rule's
+// query starts where every series written from the window's start fills its lookback:
+// earlier, a rate over a series younger than its range is each engine's extrapolation
+// (Prometheus' and MetricsQL's differ by design), not the data.
+func ruleSpans(rules []query.NamedExpr, w window, interval int64, ruleWindow time.Duration) ([]ruleSpan, []string) {
 	start, end, step := ruleRange(w, interval, ruleWindow)
-	var out []string
-	for _, rule := range rules {
-		if _, ok := ruleStart(rule.Expr, w, start, end, step); !ok {
-			out = append(out, fmt.Sprintf("%s (needs %s of data)", rule.Name, lookback(rule.Expr)))
+	spans := make([]ruleSpan, len(rules))
+	var notCompared []string
+	for i, rule := range rules {
+		need := lookback(rule.Expr)
+		from := max(start, (w.from+need.Milliseconds()+step-1)/step*step)
+		spans[i] = ruleSpan{from: from, end: end, step: step}
+		if from > end {
+			notCompared = append(notCompared, fmt.Sprintf("%s (needs %s of data)", rule.Name, need))
 		}
 	}
-	return out
+	return spans, notCompared
 }
 
 // ruleRange is the rules' common range: the last RuleWindow of the checked window (or all of
@@ -100,19 +101,16 @@ func ruleRange(w window, interval int64, ruleWindow time.Duration) (start, end, 
 	return start, end, step
 }
 
-// runRules runs every rule as a range query on one storage.
-func runRules(ctx context.Context, r *reader, rules []query.NamedExpr, w window, interval int64, ruleWindow time.Duration) []ruleAnswer {
-	start, end, step := ruleRange(w, interval, ruleWindow)
+// runRules runs every rule as a range query over its span on one storage; a rule the window
+// is too short for is not run.
+func runRules(ctx context.Context, r *reader, rules []query.NamedExpr, spans []ruleSpan) []ruleAnswer {
 	out := make([]ruleAnswer, len(rules))
-	if end < start {
-		return out
-	}
 	for i, rule := range rules {
-		from, ok := ruleStart(rule.Expr, w, start, end, step)
-		if !ok {
+		s := spans[i]
+		if s.from > s.end {
 			continue
 		}
-		res, err := r.rangeQuery(ctx, rule.Expr, from, end, step)
+		res, err := r.rangeQuery(ctx, rule.Expr, s.from, s.end, s.step)
 		if err == nil && res.Type != "matrix" {
 			err = fmt.Errorf("result type %s, want matrix", res.Type)
 		}

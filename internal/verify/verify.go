@@ -105,6 +105,7 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*repo
 	}
 	v.log.Info("verify planned", "reads", len(units), "from", time.UnixMilli(w.from).UTC(), "to", time.UnixMilli(w.to).UTC())
 
+	spans, notCompared := ruleSpans(v.rules, w, v.interval, v.RuleWindow)
 	var mu sync.Mutex // guards out
 	ruleResults := map[string][]ruleAnswer{}
 	var wg sync.WaitGroup
@@ -115,7 +116,7 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*repo
 			res, replica := v.readBack(ctx, r, t, units)
 			res.CheckedFrom, res.CheckedTo = time.UnixMilli(w.from).UTC(), time.UnixMilli(w.to).UTC()
 			res.Probes = runProbes(ctx, r, probes(units, w, v.interval, replica))
-			answers := runRules(ctx, r, v.rules, w, v.interval, v.RuleWindow)
+			answers := runRules(ctx, r, v.rules, spans)
 			res.DurationSeconds = time.Since(start).Seconds()
 			log.Info("verified", "verdict", res.Verdict(), "different_probes", res.DifferentProbes())
 			mu.Lock()
@@ -128,7 +129,6 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*repo
 	for name, diffs := range compareRules(v.rules, ruleResults) {
 		out[name].RuleDiffs = diffs
 	}
-	notCompared := rulesNotCompared(v.rules, w, v.interval, v.RuleWindow)
 	for _, res := range out {
 		if res.RuleDiffs == nil {
 			res.RuleDiffs = []report.RuleDiff{}
@@ -256,7 +256,7 @@ func (v *Verifier) exportUnit(ctx context.Context, r *reader, u *unit, c *copies
 // checkStaleness asks for the unit's series just after their staleness markers: PromQL must
 // not return a series whose last sample is a marker. Range selectors cannot show it
 // (Prometheus drops markers from them), an instant query can, on every storage alike.
-func (v *Verifier) checkStaleness(ctx context.Context, r *reader, u *unit, copies int, t *tally) error {
+func (v *Verifier) checkStaleness(ctx context.Context, r *reader, u *unit, n int, t *tally) error {
 	at := u.markerT + v.StaleDelay.Milliseconds()
 	q := render(u.selector)
 	got, err := r.instant(ctx, q, at)
@@ -275,7 +275,7 @@ func (v *Verifier) checkStaleness(ctx context.Context, r *reader, u *unit, copie
 		if len(es.samples) == 0 || !es.samples[len(es.samples)-1].stale {
 			continue
 		}
-		t.staleChecked += int64(copies)
+		t.staleChecked += int64(n) // each copy of the series must honour the marker
 		for r := range returned {
 			if len(r) > len(key) && r[:len(key)] == key && r[len(key)] == 0 {
 				t.staleIgnored++

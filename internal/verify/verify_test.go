@@ -49,6 +49,13 @@ func writeAll(wl *fakeWorkload, w window, app workload.Appender) {
 	}
 }
 
+// stored is a fake storage holding everything the workload wrote in its test window.
+func stored(wl *fakeWorkload) *fakeProm {
+	p := newFakeProm()
+	writeAll(wl, testWindow(wl), p)
+	return p
+}
+
 func testConfig(budget int, interval time.Duration) *config.Config {
 	c := config.Default()
 	c.VerifySamples = budget
@@ -190,11 +197,8 @@ func TestSampledPlanIsDeterministicAndCovers(t *testing.T) {
 
 func TestProbesAgainstPrometheusAndVMLikeAnswers(t *testing.T) {
 	wl := newTestWorkload()
-	w := testWindow(wl)
-	prom, vm := newFakeProm(), newFakeProm()
+	prom, vm := stored(wl), stored(wl)
 	vm.vmLike = true
-	writeAll(wl, w, prom)
-	writeAll(wl, w, vm)
 	rules := []query.NamedExpr{{Name: "raw", Expr: `fake_counter_total`}}
 	out := run(t, wl, testConfig(1200, time.Second), []Target{startFake(t, prom, "prom"), startFake(t, vm, "vm")}, rules)
 	var promDiff []string
@@ -230,10 +234,7 @@ func TestProbesAgainstPrometheusAndVMLikeAnswers(t *testing.T) {
 
 func TestRuleDiffs(t *testing.T) {
 	wl := newTestWorkload()
-	w := testWindow(wl)
-	a, b := newFakeProm(), newFakeProm()
-	writeAll(wl, w, a)
-	writeAll(wl, w, b)
+	a, b := stored(wl), stored(wl)
 	delete(b.series, keyOf(wl.labels(3, 0, 0))) // one series lost in b
 	scaled := b.series[keyOf(wl.labels(1, 0, 0))]
 	for i := range scaled {
@@ -419,6 +420,8 @@ func TestRelativeErrorStaysFinite(t *testing.T) {
 		noRel  int64
 	}{
 		{"changed zero", expSample{t: 1000, v: 0}, 1, 0, 1},
+		{"zero's sign changed", expSample{t: 1000, v: 0}, math.Copysign(0, -1), 0, 1},
+		{"infinity's sign changed", expSample{t: 1000, v: math.Inf(1)}, math.Inf(-1), 0, 1},
 		{"marker returned as a number", expSample{t: 1000, v: stale, stale: true}, 0, 0, 1},
 		{"infinity changed", expSample{t: 1000, v: math.Inf(1)}, 1, 0, 1},
 		{"number returned as infinity", expSample{t: 1000, v: 1}, math.Inf(-1), 0, 1},
@@ -470,6 +473,9 @@ func TestMarkersReturnedAsNumbersMarshal(t *testing.T) {
 	if res.ChangedValues != 20 || res.ChangedWithoutRelativeError != 20 || res.MaxRelativeError != 0 || res.StalenessIgnored != 20 {
 		t.Errorf("changed %d (without relative error %d, max %g), staleness ignored %d; want 20, 20, 0, 20",
 			res.ChangedValues, res.ChangedWithoutRelativeError, res.MaxRelativeError, res.StalenessIgnored)
+	}
+	if want := "20 values changed (max relative error 0; 20 from 0, ±Inf or a staleness marker, or to ±Inf or NaN)"; !strings.Contains(res.Verdict(), want) {
+		t.Errorf("verdict %q, want it to contain %q", res.Verdict(), want)
 	}
 }
 
@@ -567,8 +573,7 @@ func TestFailedReadsAreCounted(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wl := newTestWorkload()
-			p := newFakeProm()
-			writeAll(wl, testWindow(wl), p)
+			p := stored(wl)
 			srv := httptest.NewServer(&failingReads{next: p, fail: regexp.MustCompile(tc.fail)})
 			t.Cleanup(srv.Close)
 			client, err := storage.NewClient("fake", config.Storage{ReadURL: srv.URL}, storage.Read, 2)
@@ -594,8 +599,7 @@ func TestFailedReadsAreCounted(t *testing.T) {
 // not made are unchecked, not lost.
 func TestReadsNotMadeAreUnchecked(t *testing.T) {
 	wl := newTestWorkload()
-	p := newFakeProm()
-	writeAll(wl, testWindow(wl), p)
+	p := stored(wl)
 	v := newVerifier(testConfig(1200, time.Second), wl, []Target{startFake(t, p, "fake")}, nil, slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -614,8 +618,7 @@ func TestReadsNotMadeAreUnchecked(t *testing.T) {
 // last acknowledged samples searchable.
 func TestEndOfRunSettle(t *testing.T) {
 	wl := newTestWorkload()
-	p := newFakeProm()
-	writeAll(wl, testWindow(wl), p)
+	p := stored(wl)
 	v := newVerifier(testConfig(100_000, time.Second), wl, []Target{startFake(t, p, "fake")}, nil, slog.New(slog.DiscardHandler))
 	if v.Settle != 3*time.Second {
 		t.Errorf("settle %v; want 3s", v.Settle)
@@ -654,10 +657,7 @@ func TestLookback(t *testing.T) {
 // a rule whose lookback is longer than the window is named, not compared.
 func TestRulesOverFullWindowsOnly(t *testing.T) {
 	wl := newTestWorkload()
-	w := testWindow(wl)
-	a, b := newFakeProm(), newFakeProm()
-	writeAll(wl, w, a)
-	writeAll(wl, w, b)
+	a, b := stored(wl), stored(wl)
 	for i := range b.series[keyOf(wl.labels(1, 0, 0))] {
 		b.series[keyOf(wl.labels(1, 0, 0))][i].v *= 2 // every value differs
 	}
