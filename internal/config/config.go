@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -86,14 +88,19 @@ type ChartOnly struct {
 	WriteReplicaCPU   any `yaml:"writeReplicaCPU" json:"-"`
 }
 
-// chartKeys maps each key to its value; nil when the file does not set it.
-func (o ChartOnly) chartKeys() map[string]any {
-	return map[string]any{
-		"vmtag": o.VMTag, "disableMonitoring": o.DisableMonitoring, "vmagent": o.VMAgent,
-		"vmalert": o.VMAlert, "nodeExporter": o.NodeExporter, "nginx": o.Nginx, "grafana": o.Grafana,
-		"nodeSelector": o.NodeSelector, "tolerations": o.Tolerations,
-		"writeReplicaMem": o.WriteReplicaMem, "writeReplicaCPU": o.WriteReplicaCPU,
+// setKeys names the keys of a struct of chart-only keys (ChartOnly, StorageChartOnly) that
+// the file set: the yaml names of its fields that are not nil. The struct's tags are the one
+// list of those keys, so the decoder still refuses any other key.
+func setKeys(chartOnly any) []string {
+	v := reflect.ValueOf(chartOnly)
+	var keys []string
+	for i := range v.NumField() {
+		if !v.Field(i).IsNil() {
+			name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+			keys = append(keys, name)
+		}
 	}
+	return keys
 }
 
 // Default returns the embedded default benchmark, without storages: bench adds the local
@@ -189,16 +196,12 @@ func Parse(b []byte) (*Config, error) {
 func (c *Config) Warnings() []string {
 	const ignored = "key of the prometheus-benchmark chart ignored: tsbench generates the load itself"
 	var w []string
-	for key, v := range c.chartKeys() {
-		if v != nil {
-			w = append(w, fmt.Sprintf("%s: %s", key, ignored))
-		}
+	for _, key := range setKeys(c.ChartOnly) {
+		w = append(w, fmt.Sprintf("%s: %s", key, ignored))
 	}
 	for name, st := range c.RemoteStorages {
-		for key, v := range st.chartKeys() {
-			if v != nil {
-				w = append(w, fmt.Sprintf("remoteStorages.%s.%s: %s", name, key, ignored))
-			}
+		for _, key := range setKeys(st.StorageChartOnly) {
+			w = append(w, fmt.Sprintf("remoteStorages.%s.%s: %s", name, key, ignored))
 		}
 	}
 	w = append(w, c.parseWarnings...)

@@ -49,14 +49,6 @@ type StorageChartOnly struct {
 	VMAlertExtraEnvs  any `yaml:"vmalertExtraEnvs" json:"-"`
 }
 
-// chartKeys maps each key to its value; nil when the file does not set it.
-func (o StorageChartOnly) chartKeys() map[string]any {
-	return map[string]any{
-		"vmagentExtraFlags": o.VMAgentExtraFlags, "vmalertExtraFlags": o.VMAlertExtraFlags,
-		"vmagentExtraEnvs": o.VMAgentExtraEnvs, "vmalertExtraEnvs": o.VMAlertExtraEnvs,
-	}
-}
-
 // BasicAuth applies to both writes and reads.
 type BasicAuth struct {
 	Username     string `yaml:"username" json:"username"`

@@ -318,8 +318,9 @@ func chartProblems(dom string, shot *image.RGBA, r *Results) []string {
 		// 2px around the area: a line at 0 lies on the plot's edge.
 		area := areas[i].Inset(-2)
 		for j, s := range r.Storages {
-			if n := colourPixels(shot, area, palette[j%len(palette)]); n < 20 {
-				out = append(out, fmt.Sprintf("chart %q: %s's colour %s covers %d pixels of its plot area %v", c.Title, s.Name, palette[j], n, area))
+			colour := palette[j%len(palette)]
+			if n := colourPixels(shot, area, colour); n < 20 {
+				out = append(out, fmt.Sprintf("chart %q: %s's colour %s covers %d pixels of its plot area %v", c.Title, s.Name, colour, n, area))
 			}
 		}
 	}

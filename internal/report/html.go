@@ -5,8 +5,6 @@ import (
 	"html/template"
 	"io"
 	"math"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -417,9 +415,6 @@ type slowQuery struct {
 	Errors              int64
 }
 
-// slowestN is how many of each storage's slowest queries report.html lists.
-const slowestN = 3
-
 // WriteHTML writes report.html: one self-contained page, no script, no external resource.
 func WriteHTML(w io.Writer, r *Results) error {
 	tmpl, err := template.New("report").Funcs(template.FuncMap{"fmtPtr": fmtPtr}).Parse(htmlPage)
@@ -432,7 +427,7 @@ func WriteHTML(w io.Writer, r *Results) error {
 	}
 	return tmpl.Execute(w, map[string]any{
 		"R": r, "Sections": htmlSections(r), "Charts": svgs, "Cols": len(r.Storages) + 1,
-		"Verdicts": verdicts(r), "Probes": ProbeRows(r), "Slowest": slowest(r), "SlowestN": slowestN,
+		"Verdicts": verdicts(r), "Probes": ProbeRows(r), "Slowest": slowest(r), "SlowestN": slowestPerStorage,
 		"Start": r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), "End": r.EndTime.UTC().Format("2006-01-02 15:04:05Z"),
 	})
 }
@@ -465,17 +460,12 @@ func verdicts(r *Results) []htmlVerdict {
 	return out
 }
 
-// slowest lists each storage's slowestN slowest queries by p99, slowest first.
+// slowest lists each storage's slowestQueries, storage by storage.
 func slowest(r *Results) []slowQuery {
 	var out []slowQuery
-	for _, s := range r.Storages {
-		if s.Query == nil {
-			continue
-		}
-		qs := slices.Clone(s.Query.PerQuery)
-		sort.SliceStable(qs, func(i, j int) bool { return qs[i].LatencySeconds.P99 > qs[j].LatencySeconds.P99 })
-		for _, q := range qs[:min(slowestN, len(qs))] {
-			out = append(out, slowQuery{Storage: s.Name, Kind: q.Kind, Name: q.Name, P99: q.LatencySeconds.P99, Errors: sumCounts(q.Errors)})
+	for i := range r.Storages {
+		for _, q := range slowestQueries(&r.Storages[i]) {
+			out = append(out, slowQuery{Storage: r.Storages[i].Name, Kind: q.Kind, Name: q.Name, P99: q.LatencySeconds.P99, Errors: sumCounts(q.Errors)})
 		}
 	}
 	return out

@@ -207,18 +207,25 @@ func TestSummaryGolden(t *testing.T) {
 	}
 }
 
-// summaryLine is the line of out that matches the regular expression re whole; "" if none.
-func summaryLine(out, re string) string {
-	return regexp.MustCompile(`(?m)^` + re + `$`).FindString(out)
-}
-
-func TestSummaryMarksBestAndUnknown(t *testing.T) {
+// summaryHasLines checks that the fixture's summary has, for each regular expression, a
+// line it matches whole, and returns the summary.
+func summaryHasLines(t *testing.T, wants ...string) string {
+	t.Helper()
 	var b bytes.Buffer
 	if err := WriteSummary(&b, fixture()); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{
+	for _, want := range wants {
+		if !regexp.MustCompile(`(?m)^` + want + `$`).MatchString(out) {
+			t.Errorf("summary has no line %q:\n%s", want, out)
+		}
+	}
+	return out
+}
+
+func TestSummaryMarksBestAndUnknown(t *testing.T) {
+	summaryHasLines(t,
 		`acked +5400000 \* +5398800`,                                         // exact counts, the most acked marked
 		`latency p99 \(s\) +0\.120 +0\.045 \*`,                               // vm's p99 is the best
 		`latency p90 \(s\) +0\.060 +0\.022 \*`,                               // p90 beside p50 and p99
@@ -229,20 +236,11 @@ func TestSummaryMarksBestAndUnknown(t *testing.T) {
 		`  ✗ prometheus       query\.p99 < 100ms \(is 120ms\)`,
 		`  ✗ prometheus       resources\.rssBytesMax<300MiB \(is 372\.0MiB\)`,
 		`  ✓ prometheus       write\.droppedSamples == 0 \(is 0\)`,
-	} {
-		if summaryLine(out, want) == "" {
-			t.Errorf("summary has no line %q:\n%s", want, out)
-		}
-	}
+	)
 }
 
 func TestSummaryProbesAndRuleDiffs(t *testing.T) {
-	var b bytes.Buffer
-	if err := WriteSummary(&b, fixture()); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	for _, want := range []string{
+	out := summaryHasLines(t,
 		// The same text as expected is "="; a different answer counted as the same has no ✗.
 		`  time\(\) is a scalar +scalar 1795435380\.001 += += *`,
 		`  sum\(time\(\)\) is a type error +error \(query rejected\) +error bad_data \(status 400\) +vector \{\} 1795435380\.001@1795435380\.001 ✗`,
@@ -252,11 +250,7 @@ func TestSummaryProbesAndRuleDiffs(t *testing.T) {
 		`  victoriametrics: 7`,
 		`    NodeLoad15High: vs prometheus: 5 series differ \(max relative error 3e-13\)`,
 		`    \.\.\. and 2 more`,
-	} {
-		if summaryLine(out, want) == "" {
-			t.Errorf("summary has no line %q:\n%s", want, out)
-		}
-	}
+	)
 	if strings.Contains(out, "NodeMemoryHighUtilization") {
 		t.Errorf("the 6th rule difference is listed, want at most %d per storage", maxRuleDiffs)
 	}

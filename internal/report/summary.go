@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -76,7 +77,8 @@ func table(r *Results) []section {
 			return new(f(s.Write))
 		}
 	}
-	fig := func(name string) func(*Storage) *float64 { return Figures()[name] }
+	figures := Figures()
+	fig := func(name string) func(*Storage) *float64 { return figures[name] }
 
 	write := section{title: "ingestion", rows: []row{
 		num("target samples/s", "%.1f", noBest, wf(func(w *Write) float64 { return w.TargetSamplesPerSecond })),
@@ -244,6 +246,7 @@ func WriteSummary(w io.Writer, r *Results) error {
 	writeVerdicts(&b, r)
 	writeProbes(&b, r)
 	writeRuleDiffs(&b, r)
+	writeRulesNotCompared(&b, r)
 	if g := r.Generator; g != nil {
 		fmt.Fprintf(&b, "\ntsbench itself: cpu %s cores mean, %s max; rss %s MiB max\n",
 			fmtPtr("%.3f", g.CPUCoresMean, 1), fmtPtr("%.3f", g.CPUCoresMax, 1), fmtPtr("%.1f", g.RSSBytesMax, 1<<20))
@@ -321,26 +324,36 @@ func fmtPtr(format string, v *float64, div float64) string {
 	return fmt.Sprintf(format, *v/div)
 }
 
-// slowestPerStorage is how many of each storage's slowest queries the summary lists.
+// slowestPerStorage is how many of each storage's slowest queries the summary and
+// report.html list.
 const slowestPerStorage = 3
 
+// slowestQueries is the storage's slowestPerStorage slowest queries by p99, slowest first.
+func slowestQueries(s *Storage) []QueryStat {
+	if s.Query == nil {
+		return nil
+	}
+	qs := slices.Clone(s.Query.PerQuery)
+	sort.SliceStable(qs, func(i, j int) bool { return qs[i].LatencySeconds.P99 > qs[j].LatencySeconds.P99 })
+	return qs[:min(slowestPerStorage, len(qs))]
+}
+
 // writeSlowest lists the slowest queries side by side: the union of each storage's
-// slowestPerStorage slowest by p99, one row per query with every storage's p99, slowest first.
+// slowestQueries, one row per query with every storage's p99, slowest first.
 func writeSlowest(b *strings.Builder, r *Results) {
 	var keys []queryKey
 	seen := map[queryKey]bool{}
 	stats := make([]map[queryKey]QueryStat, len(r.Storages))
-	for i, s := range r.Storages {
+	for i := range r.Storages {
+		s := &r.Storages[i]
 		stats[i] = map[queryKey]QueryStat{}
 		if s.Query == nil {
 			continue
 		}
-		qs := append([]QueryStat(nil), s.Query.PerQuery...)
-		for _, q := range qs {
+		for _, q := range s.Query.PerQuery {
 			stats[i][queryKey{q.Kind, q.Name}] = q
 		}
-		sort.SliceStable(qs, func(i, j int) bool { return qs[i].LatencySeconds.P99 > qs[j].LatencySeconds.P99 })
-		for _, q := range qs[:min(slowestPerStorage, len(qs))] {
+		for _, q := range slowestQueries(s) {
 			if k := (queryKey{q.Kind, q.Name}); !seen[k] {
 				seen[k] = true
 				keys = append(keys, k)
@@ -507,19 +520,7 @@ const maxRuleDiffs = 5
 // writeRuleDiffs lists, per storage, the rules whose range-query results differ from the
 // other storages', the first maxRuleDiffs of them.
 func writeRuleDiffs(b *strings.Builder, r *Results) {
-	found := false
-	var notCompared []string // the same for every storage: it follows from the rules and the window
-	for _, s := range r.Storages {
-		found = found || s.Verify != nil && len(s.Verify.RuleDiffs) > 0
-		if s.Verify != nil && len(s.Verify.RulesNotCompared) > 0 {
-			notCompared = s.Verify.RulesNotCompared
-		}
-	}
-	if len(notCompared) > 0 {
-		defer fmt.Fprintf(b, "\n%d rules not compared: the run is shorter than their windows (run longer to compare them): %s\n",
-			len(notCompared), clip(strings.Join(notCompared, ", "), 200))
-	}
-	if !found {
+	if !slices.ContainsFunc(r.Storages, func(s Storage) bool { return s.Verify != nil && len(s.Verify.RuleDiffs) > 0 }) {
 		return
 	}
 	b.WriteString("\nrules whose range-query results differ across storages\n")
@@ -539,5 +540,20 @@ func writeRuleDiffs(b *strings.Builder, r *Results) {
 		if len(diffs) > maxRuleDiffs {
 			fmt.Fprintf(b, "    ... and %d more\n", len(diffs)-maxRuleDiffs)
 		}
+	}
+}
+
+// writeRulesNotCompared names the rules no storage's results were compared for. The list
+// is the same for every storage: it follows from the rules and the run's length.
+func writeRulesNotCompared(b *strings.Builder, r *Results) {
+	var notCompared []string
+	for _, s := range r.Storages {
+		if s.Verify != nil && len(s.Verify.RulesNotCompared) > 0 {
+			notCompared = s.Verify.RulesNotCompared
+		}
+	}
+	if len(notCompared) > 0 {
+		fmt.Fprintf(b, "\n%d rules not compared: the run is shorter than their windows (run longer to compare them): %s\n",
+			len(notCompared), clip(strings.Join(notCompared, ", "), 200))
 	}
 }
