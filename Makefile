@@ -28,7 +28,7 @@ test: deps-browser
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files above need formatting'; exit 1; }
 	# Allocation checks skip under -race (its instrumentation allocates); run them without it,
 	# first, so the last lines printed are those of the whole suite.
-	$(GO) test -count=1 -run 'DoesNotAllocate' ./internal/workload/ ./internal/remotewrite/
+	$(GO) test -count=1 -run 'DoesNotAllocate' ./...
 	$(GO) test -race -timeout 12m ./...
 
 e2e: deps-browser
