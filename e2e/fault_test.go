@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
 )
 
@@ -112,7 +112,7 @@ func TestInterruptStillReports(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatalf("tsbench did not stop within 2 minutes of SIGINT\nstderr:\n%s", stderr.String())
 	}
-	res, err := report.ReadFile(filepath.Join(out, "results.json"))
+	res, err := results.ReadFile(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestLocalStorageDiesMidRun(t *testing.T) {
 	if waitErr != nil {
 		t.Fatalf("tsbench: %v\nstderr:\n%s", waitErr, stderr.String())
 	}
-	res, err := report.ReadFile(filepath.Join(out, "results.json"))
+	res, err := results.ReadFile(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
 )
 
@@ -82,7 +82,7 @@ type runResult struct {
 	code    int
 	stdout  string
 	stderr  string
-	results *report.Results
+	results *results.Run
 	outDir  string
 }
 
@@ -114,7 +114,7 @@ func runTsbench(t *testing.T, timeout time.Duration, configYAML string, args ...
 		t.Fatalf("tsbench run: %v\nstderr:\n%s", err, stderr.String())
 	}
 	t.Logf("tsbench run exit %d; stdout:\n%s", rr.code, rr.stdout)
-	if res, err := report.ReadFile(filepath.Join(out, "results.json")); err == nil {
+	if res, err := results.ReadFile(filepath.Join(out, "results.json")); err == nil {
 		rr.results = res
 	} else {
 		t.Logf("no results: %v; stderr:\n%s", err, stderr.String())
@@ -123,7 +123,7 @@ func runTsbench(t *testing.T, timeout time.Duration, configYAML string, args ...
 }
 
 // storageResult finds a storage's section in results.json.
-func storageResult(t *testing.T, res *report.Results, name string) report.Storage {
+func storageResult(t *testing.T, res *results.Run, name string) results.Storage {
 	t.Helper()
 	for _, s := range res.Storages {
 		if s.Name == name {
@@ -131,7 +131,7 @@ func storageResult(t *testing.T, res *report.Results, name string) report.Storag
 		}
 	}
 	t.Fatalf("storage %s not in results", name)
-	return report.Storage{}
+	return results.Storage{}
 }
 
 // scrapeMetric sums the samples of a metric family on a /metrics page whose labels include match.

@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
 )
 
 // checkReadLoad asserts that every default query ran against the storage without an error
 // and that the latency figures are filled.
-func checkReadLoad(t *testing.T, s report.Storage) {
+func checkReadLoad(t *testing.T, s results.Storage) {
 	t.Helper()
 	q := s.Query
 	if q == nil {
@@ -93,7 +93,7 @@ remoteStorages:
 		if s.Query == nil {
 			t.Fatalf("%s: no query section", name)
 		}
-		got := map[string]report.QueryStat{}
+		got := map[string]results.QueryStat{}
 		for _, pq := range s.Query.PerQuery {
 			got[pq.Name] = pq
 		}

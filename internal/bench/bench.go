@@ -19,6 +19,7 @@ import (
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/query"
 	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
 	"github.com/tsbench/tsbench/internal/workload"
 )
@@ -120,7 +121,7 @@ func (p *Prepared) Warnings() []string {
 // Run runs the benchmark until ctx ends or the configured duration passes, then shuts down
 // in order and returns the results. An error means there are no results (a storage could not
 // be started, a port could not be opened); a storage failing during the run is in the results.
-func Run(ctx context.Context, p *Prepared, opts Options) (*report.Results, error) {
+func Run(ctx context.Context, p *Prepared, opts Options) (*results.Run, error) {
 	opts.setDefaults()
 	cfg := *p.Config
 	kinds := map[string]string{}

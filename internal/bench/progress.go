@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tsbench/tsbench/internal/query"
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 // progress prints a line every ProgressEvery until ctx ends, records each storage's write
@@ -44,7 +44,7 @@ func (r *run) record(now time.Time) string {
 	for _, name := range r.cfg.StorageNames() {
 		fmt.Fprintf(&b, " %s:", name)
 		if w := r.writer.Results(name); w != nil {
-			p := report.WritePoint{
+			p := results.WritePoint{
 				Time: now.UTC(), Generated: w.GeneratedSamples, Acked: w.AckedSamples, Dropped: w.Dropped(),
 				Pending: w.PendingSamples, Retries: w.Retries, LagSeconds: w.LagSeconds,
 			}

@@ -17,7 +17,7 @@ import (
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/query"
 	"github.com/tsbench/tsbench/internal/remotewrite"
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
 )
 
@@ -59,7 +59,7 @@ func TestProgressLineQueryP99IsRecent(t *testing.T) {
 	runner := query.New(&cfg, plan, "s", client, srv.URL, slog.New(slog.DiscardHandler), query.NewMetrics(prometheus.NewRegistry()))
 	r := &run{
 		cfg: &cfg, writer: &remotewrite.Writer{}, runners: map[string]*query.Runner{"s": runner},
-		start: time.Now(), timeline: map[string][]report.WritePoint{},
+		start: time.Now(), timeline: map[string][]results.WritePoint{},
 	}
 	r.last = r.start
 	ctx, cancel := context.WithCancel(t.Context())

@@ -20,6 +20,7 @@ import (
 	"github.com/tsbench/tsbench/internal/query"
 	"github.com/tsbench/tsbench/internal/remotewrite"
 	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
 	"github.com/tsbench/tsbench/internal/verify"
 	"github.com/tsbench/tsbench/internal/workload"
@@ -42,10 +43,10 @@ type run struct {
 	closed  atomic.Bool
 
 	mu         sync.Mutex // guards below
-	timeline   map[string][]report.WritePoint
+	timeline   map[string][]results.WritePoint
 	accounting []string            // every moment the accounting did not balance
 	problems   map[string][]string // per storage, what went wrong during the run
-	during     map[string][]*report.Verify
+	during     map[string][]*results.Verify
 	last       time.Time // of the newest timeline point
 }
 
@@ -53,8 +54,8 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 	r := &run{
 		cfg: cfg, p: p, opts: opts, log: opts.Logger, kinds: kinds, start: time.Now(),
 		runners: map[string]*query.Runner{}, readers: map[string]*storage.Client{},
-		timeline: map[string][]report.WritePoint{}, problems: map[string][]string{},
-		during: map[string][]*report.Verify{},
+		timeline: map[string][]results.WritePoint{}, problems: map[string][]string{},
+		during: map[string][]*results.Verify{},
 	}
 	r.last = r.start
 	reg := prometheus.NewRegistry()
@@ -150,7 +151,7 @@ func (r *run) problem(name, msg string) {
 }
 
 // run drives the load until ctx ends or the duration passes, then shuts down in order.
-func (r *run) run(ctx context.Context) (*report.Results, error) {
+func (r *run) run(ctx context.Context) (*results.Run, error) {
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	if r.cfg.Duration > 0 {
 		loadCtx, stopLoad = context.WithTimeout(ctx, r.cfg.Duration)
@@ -212,7 +213,7 @@ func (r *run) verifier() *verify.Verifier {
 }
 
 // verify reads back what each storage stored over the run, after the load.
-func (r *run) verify(ctx context.Context) map[string]*report.Verify {
+func (r *run) verify(ctx context.Context) map[string]*results.Verify {
 	v := r.verifier()
 	if v == nil {
 		return nil
@@ -275,14 +276,14 @@ func (r *run) checkAccounting(now time.Time) {
 }
 
 // results assembles results.json from every part.
-func (r *run) results(verified map[string]*report.Verify) *report.Results {
+func (r *run) results(verified map[string]*results.Verify) *results.Run {
 	created, stale := r.writer.WorkloadStats()
-	res := &report.Results{
-		SchemaVersion: report.SchemaVersion,
+	res := &results.Run{
+		SchemaVersion: results.SchemaVersion,
 		StartTime:     r.start.UTC(),
 		EndTime:       time.Now().UTC(),
 		Config:        r.cfg.Redacted(),
-		Workload: report.Workload{
+		Workload: results.Workload{
 			Targets: r.gen.Targets(), SeriesPerTarget: r.gen.SeriesPerTarget(),
 			ActiveSeries:  int64(r.gen.Targets() * r.gen.SeriesPerTarget()),
 			SeriesCreated: created, StaleMarkers: stale,
@@ -293,7 +294,7 @@ func (r *run) results(verified map[string]*report.Verify) *report.Results {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, name := range r.cfg.StorageNames() {
-		s := report.Storage{Name: name, Verify: verified[name], Problems: r.problems[name]}
+		s := results.Storage{Name: name, Verify: verified[name], Problems: r.problems[name]}
 		if s.Verify != nil {
 			s.Verify.During = r.during[name]
 		}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 // A run whose write accounting did not balance is an error (exit 1), not a threshold
@@ -21,11 +21,11 @@ func TestFinishExitsOneOnAccountingErrors(t *testing.T) {
 		{"unbalanced", []string{"vm at 2025-01-01T00:00:00Z: generated 10 != acked 9 + dropped 0 + pending 0 (off by 1)"}, ExitError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := &report.Results{
-				SchemaVersion: report.SchemaVersion,
+			res := &results.Run{
+				SchemaVersion: results.SchemaVersion,
 				StartTime:     time.Unix(1_700_000_000, 0).UTC(),
 				EndTime:       time.Unix(1_700_000_060, 0).UTC(),
-				Storages: []report.Storage{{Name: "vm", Write: &report.Write{
+				Storages: []results.Storage{{Name: "vm", Write: &results.Write{
 					GeneratedSamples: 10, AckedSamples: 9, DroppedSamples: map[string]int64{}, RequestsByStatus: map[string]int64{},
 				}}},
 				AccountingErrors: tc.errors,
@@ -38,7 +38,7 @@ func TestFinishExitsOneOnAccountingErrors(t *testing.T) {
 			if tc.errors != nil && (err == nil || !strings.Contains(err.Error(), "off by 1")) {
 				t.Errorf("error %v, want the accounting error named", err)
 			}
-			if _, err := report.ReadFile(dir + "/results.json"); err != nil {
+			if _, err := results.ReadFile(dir + "/results.json"); err != nil {
 				t.Errorf("results not written: %v", err)
 			}
 		})

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 // cmdReport re-renders a results file, or compares two.
@@ -25,7 +26,7 @@ func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) (int,
 	if len(pos) != 1 {
 		return ExitUsage, usageErrorf("usage: tsbench report RESULTS.json [-out DIR] | tsbench report compare OLD.json NEW.json [-out DIR]")
 	}
-	res, err := report.ReadFile(pos[0])
+	res, err := results.ReadFile(pos[0])
 	if err != nil {
 		return ExitError, err
 	}
@@ -54,11 +55,11 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 	if len(pos) != 2 {
 		return ExitUsage, usageErrorf("usage: tsbench report compare OLD.json NEW.json [-out DIR]")
 	}
-	old, err := report.ReadFile(pos[0])
+	old, err := results.ReadFile(pos[0])
 	if err != nil {
 		return ExitError, err
 	}
-	cur, err := report.ReadFile(pos[1])
+	cur, err := results.ReadFile(pos[1])
 	if err != nil {
 		return ExitError, err
 	}

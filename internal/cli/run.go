@@ -13,6 +13,7 @@ import (
 	"github.com/tsbench/tsbench/internal/bench"
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 // loadConfig reads and checks a config and everything it names; "" is the embedded default.
@@ -122,7 +123,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 }
 
 // finish writes results.json and report.html, prints the summary and picks the exit code.
-func finish(res *report.Results, dir string, stdout io.Writer) (int, error) {
+func finish(res *results.Run, dir string, stdout io.Writer) (int, error) {
 	path, err := res.WriteFile(dir)
 	if err != nil {
 		return ExitError, fmt.Errorf("write results: %w", err)

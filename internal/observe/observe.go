@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tsbench/tsbench/internal/config"
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
 )
 
@@ -49,7 +49,7 @@ type Observer struct {
 	opts    Options
 	targets []*observed
 	self    *tracker
-	selfTL  []report.ResourcePoint
+	selfTL  []results.ResourcePoint
 	m       *metrics
 
 	mu      sync.Mutex // guards selfTL, loadEnd and every observed's merged, timeline and snapshot
@@ -64,7 +64,7 @@ type observed struct {
 	proc     *tracker
 	comps    []*tracker // per metrics URL
 	merged   []rates    // every observation of the storage, sources merged; guarded by Observer.mu
-	timeline []report.ResourcePoint
+	timeline []results.ResourcePoint
 	diskFrom *float64 // the first disk figure, the base of the growth; guarded by Observer.mu
 	snapshot snapshotResult
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 // heldBefore is the disk size at the first observation from which the snapshot figure gets a
@@ -14,7 +14,7 @@ const heldBefore = 1 << 20
 // Resources summarises one storage over the run. w is tsbench's own account of its writes
 // (nil: none): its acked count is the divisor of both bytes-per-sample figures, and its
 // timeline gives each resource point's divisor, the samples acked by then.
-func (o *Observer) Resources(name string, w *report.Write) *report.Resources {
+func (o *Observer) Resources(name string, w *results.Write) *results.Resources {
 	var ackedSamples int64
 	if w != nil {
 		ackedSamples = w.AckedSamples
@@ -30,7 +30,7 @@ func (o *Observer) Resources(name string, w *report.Write) *report.Resources {
 	}
 	o.mu.Lock()
 	merged := append([]rates(nil), ob.merged...)
-	timeline := append([]report.ResourcePoint(nil), ob.timeline...)
+	timeline := append([]results.ResourcePoint(nil), ob.timeline...)
 	snap, loadEnd, diskFrom := ob.snapshot, o.loadEnd, ob.diskFrom
 	o.mu.Unlock()
 
@@ -43,7 +43,7 @@ func (o *Observer) Resources(name string, w *report.Write) *report.Resources {
 	res.Timeline = timeline
 	res.Source = ob.source()
 	if len(ob.comps) > 1 {
-		res.Components = map[string]*report.Resources{}
+		res.Components = map[string]*results.Resources{}
 		for _, c := range ob.comps {
 			cr := summarise(c.history(), loadEnd)
 			cr.Source = "metrics"
@@ -55,7 +55,7 @@ func (o *Observer) Resources(name string, w *report.Write) *report.Resources {
 	}
 	if ob.proc != nil && len(ob.comps) > 0 {
 		p, m := summarise(ob.proc.history(), loadEnd), summarise(metricsHistory(ob.comps), loadEnd)
-		res.Crosscheck = &report.Crosscheck{
+		res.Crosscheck = &results.Crosscheck{
 			ProcCPUCoresMean: p.CPUCoresMean, MetricsCPUCoresMean: m.CPUCoresMean,
 			ProcRSSBytesMean: p.RSSBytesMean, MetricsRSSBytesMean: m.RSSBytesMean,
 		}
@@ -78,15 +78,15 @@ func (o *Observer) Resources(name string, w *report.Write) *report.Resources {
 }
 
 // Generator is tsbench's own CPU and RSS over the load.
-func (o *Observer) Generator() *report.Generator {
+func (o *Observer) Generator() *results.Generator {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	r := summarise(o.self.history(), o.loadEnd)
-	g := &report.Generator{
+	g := &results.Generator{
 		CPUCoresMean: r.CPUCoresMean, CPUCoresMax: r.CPUCoresMax,
 		RSSBytesMean: r.RSSBytesMean, RSSBytesMax: r.RSSBytesMax,
 		Reasons:  map[string]string{},
-		Timeline: append([]report.ResourcePoint(nil), o.selfTL...),
+		Timeline: append([]results.ResourcePoint(nil), o.selfTL...),
 	}
 	for _, field := range []string{"cpuCoresMean", "cpuCoresMax", "rssBytesMean", "rssBytesMax"} {
 		note(g.Reasons, field, r.Reasons[field])
@@ -121,7 +121,7 @@ func perSample(bytes *float64, acked int64, sizeWhy string) (*float64, string) {
 }
 
 // ackedBy is the acked count of the newest write point not after at; 0 before the first.
-func ackedBy(writes []report.WritePoint, at time.Time) int64 {
+func ackedBy(writes []results.WritePoint, at time.Time) int64 {
 	var acked int64
 	for _, w := range writes {
 		if w.Time.After(at) {
@@ -182,7 +182,7 @@ func metricsHistory(comps []*tracker) []rates {
 // which closes none, counts only when no other does. Disk end and growth and the ingested
 // count are taken over the whole run: what the storage holds at the end. Every unknown
 // figure gets a reason, and a known one its source's caveat.
-func summarise(all []rates, loadEnd time.Time) *report.Resources {
+func summarise(all []rates, loadEnd time.Time) *results.Resources {
 	stats := map[string]*stat{}
 	reason, caveat := map[string]string{}, map[string]string{}
 	for i, r := range all {
@@ -212,7 +212,7 @@ func summarise(all []rates, loadEnd time.Time) *report.Resources {
 			}
 		}
 	}
-	res := &report.Resources{Reasons: map[string]string{}}
+	res := &results.Resources{Reasons: map[string]string{}}
 	get := func(fig, field string, window bool, f func(s *stat) float64) *float64 {
 		s := stats[fig]
 		if s == nil || (window && s.n == 0) {

@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
 )
 
@@ -161,7 +161,7 @@ func TestDiskGrowth(t *testing.T) {
 }
 
 // acked is a write account of n acked samples, without a timeline.
-func acked(n int64) *report.Write { return &report.Write{AckedSamples: n} }
+func acked(n int64) *results.Write { return &results.Write{AckedSamples: n} }
 
 // TestTimelineBytesPerSampleUsesAckedByThen: each point's bytes per sample is the disk
 // growth since the first point over the samples acked by then (the newest write point not
@@ -171,7 +171,7 @@ func TestTimelineBytesPerSampleUsesAckedByThen(t *testing.T) {
 	srv := scripted(t, disk(100), disk(1000), disk(3000), "") // the last scrape fails: disk unknown
 	o := New(Options{Logger: discard()}, []Target{{Name: "s", MetricsURLs: []string{srv.URL}}})
 	collectAt(t, o, 0, 10, 25, 30) // nothing acked yet; 100 acked; 300 acked at 20 s; 600
-	w := &report.Write{AckedSamples: 600, Timeline: []report.WritePoint{
+	w := &results.Write{AckedSamples: 600, Timeline: []results.WritePoint{
 		{Time: t0.Add(10 * time.Second), Acked: 100},
 		{Time: t0.Add(20 * time.Second), Acked: 300},
 		{Time: t0.Add(30 * time.Second), Acked: 600},

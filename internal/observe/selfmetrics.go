@@ -4,7 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 // metrics are the observed figures on tsbench's own /metrics.
@@ -37,7 +37,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 }
 
 // set exports one storage's point; an unknown figure has no series rather than a zero.
-func (m *metrics) set(name string, p report.ResourcePoint) {
+func (m *metrics) set(name string, p results.ResourcePoint) {
 	for fig, v := range map[string]*float64{
 		figCPU: p.CPUCores, figRSS: p.RSSBytes, figDisk: p.DiskBytes,
 		figRead: p.DiskReadBytesPerSecond, figWrite: p.DiskWriteBytesPerSecond, figIngested: p.IngestedSamples,
@@ -60,7 +60,7 @@ func setOrDelete(g *prometheus.GaugeVec, name string, v *float64) {
 	g.WithLabelValues(name).Set(*v)
 }
 
-func (m *metrics) setSelf(p report.ResourcePoint) {
+func (m *metrics) setSelf(p results.ResourcePoint) {
 	for g, v := range map[*prometheus.GaugeVec]*float64{m.cpu: p.CPUCores, m.rss: p.RSSBytes} {
 		if v == nil {
 			g.DeleteLabelValues()

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 // rates are one observation made comparable: CPU and disk IO as rates over the interval
@@ -256,8 +256,8 @@ func addFigure(parts []rates, f string, bestRank int) (*float64, string) {
 
 // point is the observation as a timeline point. BytesPerSample stays nil: Resources fills
 // it from tsbench's write timeline.
-func (r rates) point() report.ResourcePoint {
-	return report.ResourcePoint{
+func (r rates) point() results.ResourcePoint {
+	return results.ResourcePoint{
 		Time: r.at.UTC().Format(time.RFC3339Nano), CPUCores: r.cpu, RSSBytes: r.rss, DiskBytes: r.disk,
 		DiskReadBytesPerSecond: r.read, DiskWriteBytesPerSecond: r.write, IngestedSamples: r.ingested,
 		ActiveSeries: r.active,

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/tsbench/tsbench/internal/config"
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
 )
 
@@ -246,8 +246,8 @@ func (r *Runner) miss(i int) {
 }
 
 // Results returns a snapshot of the storage's read account; safe while Run runs.
-func (r *Runner) Results() *report.Query {
-	res := &report.Query{Errors: map[string]int64{}, PerQuery: make([]report.QueryStat, len(r.stats))}
+func (r *Runner) Results() *results.Query {
+	res := &results.Query{Errors: map[string]int64{}, PerQuery: make([]results.QueryStat, len(r.stats))}
 	all, service := newLatency(), newServiceTime()
 	for i, s := range r.stats {
 		qs := s.snapshot(&r.plan.Queries[i])

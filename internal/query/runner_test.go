@@ -18,7 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tsbench/tsbench/internal/config"
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 // inBubble serves requests with an http.Handler in the test's synctest bubble, through
@@ -97,7 +97,7 @@ func TestRunnerSlowAnswersMissTicks(t *testing.T) {
 		runFor(t, r, 10*time.Second)
 		res := r.Results()
 		m := gather(t, reg)
-		var wantTotal report.Query
+		var wantTotal results.Query
 		for i, name := range names {
 			n := ticks(name, time.Second, 10*time.Second)
 			exec := (n + 2) / 3
@@ -117,7 +117,7 @@ func TestRunnerSlowAnswersMissTicks(t *testing.T) {
 		if res.Executed != wantTotal.Executed || res.Missed != wantTotal.Missed || res.OK != res.Executed {
 			t.Errorf("totals executed %d missed %d ok %d, want %d %d", res.Executed, res.Missed, res.OK, wantTotal.Executed, wantTotal.Missed)
 		}
-		want := report.Latency{P50: 2.5, P90: 2.5, P99: 2.5, Max: 2.5}
+		want := results.Latency{P50: 2.5, P90: 2.5, P99: 2.5, Max: 2.5}
 		if diff := cmp.Diff(want, res.LatencySeconds); diff != "" {
 			t.Errorf("latency (-want +got):\n%s", diff)
 		}
@@ -135,13 +135,13 @@ func TestRunnerStalls(t *testing.T) {
 		slots            int
 		every            int64
 		executed, missed int64
-		check            func(t *testing.T, lat, service report.Latency)
+		check            func(t *testing.T, lat, service results.Latency)
 	}{
 		{
 			// The case: a slot per rule, so nothing queues and latency is the service
 			// time; with one answer in ten stalled, the stall is p99, not only max.
 			name: "one in ten, a slot per rule", slots: 10, every: 10, executed: 547, missed: 53,
-			check: func(t *testing.T, lat, service report.Latency) {
+			check: func(t *testing.T, lat, service results.Latency) {
 				if lat.P99 != 3 || lat.P90 > 0.0101 {
 					t.Errorf("latency %+v: want the stall as p99 (3 s) and p90 10 ms", lat)
 				}
@@ -155,7 +155,7 @@ func TestRunnerStalls(t *testing.T) {
 			// with one slot the rules scheduled during a stall wait for it, and latency from the
 			// scheduled time shows the stall at p99. Latency measured from the send would miss it.
 			name: "one in a hundred, one slot", slots: 1, every: 100, executed: 567, missed: 33,
-			check: func(t *testing.T, lat, service report.Latency) {
+			check: func(t *testing.T, lat, service results.Latency) {
 				if lat.P99 < 2.9 || lat.P90 > 0.0101 {
 					t.Errorf("latency %+v: want the queue behind the stalls in p99 (>= 2.9 s), p90 10 ms", lat)
 				}
@@ -168,7 +168,7 @@ func TestRunnerStalls(t *testing.T) {
 			// Overloaded: one slot cannot serve a 3 s stall in ten; the queue is in p50 already,
 			// and 40% of the ticks are missed.
 			name: "one in ten, one slot", slots: 1, every: 10, executed: 360, missed: 240,
-			check: func(t *testing.T, lat, service report.Latency) {
+			check: func(t *testing.T, lat, service results.Latency) {
 				if lat.P50 < 2 || lat.P90 < 2.9 || lat.P99 < 2.9 {
 					t.Errorf("latency %+v: want the queue in p50 (>= 2 s) and p90 (>= 2.9 s)", lat)
 				}

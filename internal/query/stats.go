@@ -7,7 +7,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 // Histograms hold microseconds from 1 µs to 1 h; a longer latency is recorded as 1 h, and the
@@ -52,15 +52,15 @@ func (l *latency) reset() {
 
 // report gives quantiles in seconds; a quantile is the highest value equivalent to its
 // bucket, never above the exact maximum.
-func (l *latency) report() report.Latency {
+func (l *latency) report() results.Latency {
 	if l.h.TotalCount() == 0 {
-		return report.Latency{}
+		return results.Latency{}
 	}
 	q := func(p float64) float64 {
 		v := time.Duration(l.h.ValueAtQuantile(p)) * time.Microsecond
 		return min(v, l.max).Seconds()
 	}
-	return report.Latency{P50: q(50), P90: q(90), P99: q(99), Max: l.max.Seconds()}
+	return results.Latency{P50: q(50), P90: q(90), P99: q(99), Max: l.max.Seconds()}
 }
 
 func (l *latency) merge(o *latency) {
@@ -94,10 +94,10 @@ type outcome struct {
 }
 
 // snapshot copies the account into q's report entry.
-func (s *stat) snapshot(q *Query) report.QueryStat {
+func (s *stat) snapshot(q *Query) results.QueryStat {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return report.QueryStat{
+	return results.QueryStat{
 		Name: q.Name, Kind: q.Kind, Expr: describe(q),
 		Executed: s.executed, OK: s.ok, Errors: maps.Clone(s.errors), Warnings: s.warnings, Missed: s.missed,
 		LatencySeconds: s.lat.report(), ServiceSeconds: s.service.report(),
@@ -127,7 +127,7 @@ type timeline struct {
 	end    time.Time // of the open interval; zero before the run starts
 	lat    latency
 	errors int64
-	points []report.QueryPoint
+	points []results.QueryPoint
 	recent latency // since the previous progress
 }
 
@@ -166,7 +166,7 @@ func (t *timeline) roll(now time.Time) {
 	}
 	for !now.Before(t.end) {
 		l := t.lat.report()
-		t.points = append(t.points, report.QueryPoint{
+		t.points = append(t.points, results.QueryPoint{
 			Time: t.end.UTC().Format(time.RFC3339), P50: l.P50, P99: l.P99, Errors: t.errors,
 			Completed: t.lat.h.TotalCount(),
 		})
@@ -176,9 +176,9 @@ func (t *timeline) roll(now time.Time) {
 	}
 }
 
-func (t *timeline) snapshot(now time.Time) []report.QueryPoint {
+func (t *timeline) snapshot(now time.Time) []results.QueryPoint {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.roll(now)
-	return append([]report.QueryPoint(nil), t.points...)
+	return append([]results.QueryPoint(nil), t.points...)
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/klauspost/compress/snappy"
 
 	"github.com/tsbench/tsbench/internal/config"
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
 	"github.com/tsbench/tsbench/internal/workload"
 )
@@ -342,7 +342,7 @@ func (w *Writer) Acked(name string) int64 {
 // sample lost between the generator and the queue then unbalances the account, which the
 // run reports as an accounting error. Before that, samples still in an open batch are not
 // yet anywhere in the account, so GeneratedSamples is what reached the queues.
-func (w *Writer) Results(name string) *report.Write {
+func (w *Writer) Results(name string) *results.Write {
 	s, ok := w.byName[name]
 	if !ok {
 		return nil
@@ -355,7 +355,7 @@ func (w *Writer) Results(name string) *report.Write {
 		lag = 0
 	}
 	s.maxLag = max(s.maxLag, lag)
-	r := &report.Write{
+	r := &results.Write{
 		GeneratedSamples: s.generated, AckedSamples: s.acked, PendingSamples: s.pending,
 		DroppedSamples: cloneMap(s.dropped), RequestsByStatus: cloneMap(s.requests),
 		Retries: s.retries, BytesSent: s.bytesSent, MaxLagSeconds: s.maxLag, LagSeconds: lag,

@@ -27,7 +27,7 @@ import (
 	"github.com/prometheus/prometheus/prompb"
 
 	"github.com/tsbench/tsbench/internal/config"
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/workload"
 )
 
@@ -505,7 +505,7 @@ func TestSlowStorageLagAndPendingGrow(t *testing.T) {
 		defer cancel()
 		done := make(chan struct{})
 		go func() { _ = w.Run(ctx); close(done) }()
-		var snaps []*report.Write
+		var snaps []*results.Write
 		for range 3 {
 			time.Sleep(20 * time.Second)
 			synctest.Wait()

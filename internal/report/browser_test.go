@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"github.com/tsbench/tsbench/internal/results"
 	"image"
 	"image/draw"
 	"image/png"
@@ -137,7 +138,7 @@ func offline(cmd *exec.Cmd) *exec.Cmd {
 	return cmd
 }
 
-func renderHTML(t *testing.T, r *Results) []byte {
+func renderHTML(t *testing.T, r *results.Run) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	if err := WriteHTML(&b, r); err != nil {
@@ -278,7 +279,7 @@ type svgChart struct {
 // chartProblems checks the rendered page: the charts are those of reportCharts, each has a
 // line of at least two points per storage in its DOM, and each storage's colour covers
 // pixels inside that chart's own plot area in the screenshot (legends are outside it).
-func chartProblems(dom string, shot *image.RGBA, r *Results) []string {
+func chartProblems(dom string, shot *image.RGBA, r *results.Run) []string {
 	var out []string
 	var charts []svgChart
 	for _, s := range regexp.MustCompile(`(?s)<svg[^>]*class="chart".*?</svg>`).FindAllString(dom, -1) {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/tsbench/tsbench/internal/results"
 	"html/template"
 	"io"
 	"math"
@@ -33,7 +34,7 @@ type CompareRow struct {
 // noiseSpec says where a figure's noise comes from: its per-interval values in one run
 // (one per progress or observe interval), and how they bound the figure's chance change.
 type noiseSpec struct {
-	values func(s *Storage) []float64
+	values func(s *results.Storage) []float64
 	// single marks a maximum or an end value: it moves like one interval, not like a mean.
 	single bool
 	// of names the timeline borrowed when the figure has none of its own.
@@ -42,8 +43,8 @@ type noiseSpec struct {
 
 // noiseSpecs maps figures to their per-interval values.
 func noiseSpecs() map[string]noiseSpec {
-	write := func(f func(WritePoint) float64) func(*Storage) []float64 {
-		return func(s *Storage) []float64 {
+	write := func(f func(results.WritePoint) float64) func(*results.Storage) []float64 {
+		return func(s *results.Storage) []float64 {
 			if s == nil || s.Write == nil {
 				return nil
 			}
@@ -54,8 +55,8 @@ func noiseSpecs() map[string]noiseSpec {
 			return v
 		}
 	}
-	query := func(f func(QueryPoint) float64) func(*Storage) []float64 {
-		return func(s *Storage) []float64 {
+	query := func(f func(results.QueryPoint) float64) func(*results.Storage) []float64 {
+		return func(s *results.Storage) []float64 {
 			if s == nil || s.Query == nil {
 				return nil
 			}
@@ -66,8 +67,8 @@ func noiseSpecs() map[string]noiseSpec {
 			return v
 		}
 	}
-	res := func(f func(ResourcePoint) *float64) func(*Storage) []float64 {
-		return func(s *Storage) []float64 {
+	res := func(f func(results.ResourcePoint) *float64) func(*results.Storage) []float64 {
+		return func(s *results.Storage) []float64 {
 			if s == nil || s.Resources == nil {
 				return nil
 			}
@@ -80,12 +81,12 @@ func noiseSpecs() map[string]noiseSpec {
 			return v
 		}
 	}
-	rate := write(func(p WritePoint) float64 { return p.SamplesPerSecs })
-	lag := write(func(p WritePoint) float64 { return p.LagSeconds })
-	p50 := query(func(p QueryPoint) float64 { return p.P50 })
-	p99 := query(func(p QueryPoint) float64 { return p.P99 })
-	cpu := res(func(p ResourcePoint) *float64 { return p.CPUCores })
-	rss := res(func(p ResourcePoint) *float64 { return p.RSSBytes })
+	rate := write(func(p results.WritePoint) float64 { return p.SamplesPerSecs })
+	lag := write(func(p results.WritePoint) float64 { return p.LagSeconds })
+	p50 := query(func(p results.QueryPoint) float64 { return p.P50 })
+	p99 := query(func(p results.QueryPoint) float64 { return p.P99 })
+	cpu := res(func(p results.ResourcePoint) *float64 { return p.CPUCores })
+	rss := res(func(p results.ResourcePoint) *float64 { return p.RSSBytes })
 	return map[string]noiseSpec{
 		"write.achievedSamplesPerSecond": {values: rate},
 		"write.maxLagSeconds":            {values: lag, single: true},
@@ -101,13 +102,13 @@ func noiseSpecs() map[string]noiseSpec {
 		"resources.rssBytesMean": {values: rss},
 		"resources.rssBytesMax":  {values: rss, single: true},
 		"resources.bytesPerSample": {
-			values: res(func(p ResourcePoint) *float64 { return p.BytesPerSample }), single: true,
+			values: res(func(p results.ResourcePoint) *float64 { return p.BytesPerSample }), single: true,
 		},
 		"resources.diskReadBytesPerSecond": {
-			values: res(func(p ResourcePoint) *float64 { return p.DiskReadBytesPerSecond }),
+			values: res(func(p results.ResourcePoint) *float64 { return p.DiskReadBytesPerSecond }),
 		},
 		"resources.diskWriteBytesPerSecond": {
-			values: res(func(p ResourcePoint) *float64 { return p.DiskWriteBytesPerSecond }),
+			values: res(func(p results.ResourcePoint) *float64 { return p.DiskWriteBytesPerSecond }),
 		},
 	}
 }
@@ -131,11 +132,11 @@ const fallbackNoise = 0.05
 
 // Compare compares every figure of every storage in either run. A storage or a figure known
 // in one run only is flagged, and unknown ("?") on the other side.
-func Compare(old, cur *Results) *Comparison {
+func Compare(old, cur *results.Run) *Comparison {
 	c := &Comparison{Old: old.StartTime, New: cur.StartTime}
 	figures := Figures()
 	for _, name := range storageNames(old, cur) {
-		os, ns := old.storage(name), cur.storage(name)
+		os, ns := old.Storage(name), cur.Storage(name)
 		for _, fig := range FigureNames() {
 			var ov, nv *float64
 			if os != nil {
@@ -164,9 +165,9 @@ func Compare(old, cur *Results) *Comparison {
 }
 
 // storageNames is the union of both runs' storage names, sorted.
-func storageNames(a, b *Results) []string {
+func storageNames(a, b *results.Run) []string {
 	var names []string
-	for _, r := range []*Results{a, b} {
+	for _, r := range []*results.Run{a, b} {
 		for _, s := range r.Storages {
 			if !slices.Contains(names, s.Name) {
 				names = append(names, s.Name)
@@ -177,16 +178,6 @@ func storageNames(a, b *Results) []string {
 	return names
 }
 
-// storage is the named storage's results, or nil.
-func (r *Results) storage(name string) *Storage {
-	for i := range r.Storages {
-		if r.Storages[i].Name == name {
-			return &r.Storages[i]
-		}
-	}
-	return nil
-}
-
 // noise estimates how much a figure can change between two runs by chance, from each run's
 // per-interval values a and b (see noiseSpecs):
 //
@@ -194,7 +185,7 @@ func (r *Results) storage(name string) *Storage {
 //     means, 2·sqrt(s_a²/n_eff_a + s_b²/n_eff_b), with n_eff from effectiveN;
 //   - a maximum or end value: twice the spread of single intervals, 2·sqrt(s_a² + s_b²);
 //   - an exact count: none; a figure without per-interval values: fallbackNoise of it.
-func noise(figure string, os, ns *Storage, ov, nv *float64) (float64, string) {
+func noise(figure string, os, ns *results.Storage, ov, nv *float64) (float64, string) {
 	if exactFigure(figure) {
 		return 0, "exact"
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/tsbench/tsbench/internal/results"
 	"html/template"
 	"io"
 	"math"
@@ -277,13 +278,13 @@ func formatElapsed(s float64) string {
 }
 
 // charts builds the report's charts from the timelines.
-func charts(r *Results) []chart {
+func charts(r *results.Run) []chart {
 	type def struct {
 		title, unit string
-		get         func(s *Storage) []chartPoint
+		get         func(s *results.Storage) []chartPoint
 	}
-	writePts := func(f func(WritePoint) float64) func(*Storage) []chartPoint {
-		return func(s *Storage) []chartPoint {
+	writePts := func(f func(results.WritePoint) float64) func(*results.Storage) []chartPoint {
+		return func(s *results.Storage) []chartPoint {
 			if s.Write == nil {
 				return nil
 			}
@@ -294,8 +295,8 @@ func charts(r *Results) []chart {
 			return out
 		}
 	}
-	queryPts := func(f func(QueryPoint) float64) func(*Storage) []chartPoint {
-		return func(s *Storage) []chartPoint {
+	queryPts := func(f func(results.QueryPoint) float64) func(*results.Storage) []chartPoint {
+		return func(s *results.Storage) []chartPoint {
 			if s.Query == nil {
 				return nil
 			}
@@ -308,8 +309,8 @@ func charts(r *Results) []chart {
 			return out
 		}
 	}
-	resPts := func(f func(ResourcePoint) *float64) func(*Storage) []chartPoint {
-		return func(s *Storage) []chartPoint {
+	resPts := func(f func(results.ResourcePoint) *float64) func(*results.Storage) []chartPoint {
+		return func(s *results.Storage) []chartPoint {
 			if s.Resources == nil {
 				return nil
 			}
@@ -324,17 +325,17 @@ func charts(r *Results) []chart {
 		}
 	}
 	defs := []def{
-		{"ingestion rate", "samples/s", writePts(func(p WritePoint) float64 { return p.SamplesPerSecs })},
-		{"lag", "s", writePts(func(p WritePoint) float64 { return p.LagSeconds })},
-		{"pending", "samples", writePts(func(p WritePoint) float64 { return float64(p.Pending) })},
-		{"dropped", "samples", writePts(func(p WritePoint) float64 { return float64(p.Dropped) })},
-		{"query latency p50", "s", queryPts(func(p QueryPoint) float64 { return p.P50 })},
-		{"query latency p99", "s", queryPts(func(p QueryPoint) float64 { return p.P99 })},
-		{"query errors", "errors", queryPts(func(p QueryPoint) float64 { return float64(p.Errors) })},
-		{"CPU", "cores", resPts(func(p ResourcePoint) *float64 { return p.CPUCores })},
-		{"RSS", "bytes", resPts(func(p ResourcePoint) *float64 { return p.RSSBytes })},
-		{"disk", "bytes", resPts(func(p ResourcePoint) *float64 { return p.DiskBytes })},
-		{"bytes per sample", "bytes", resPts(func(p ResourcePoint) *float64 { return p.BytesPerSample })},
+		{"ingestion rate", "samples/s", writePts(func(p results.WritePoint) float64 { return p.SamplesPerSecs })},
+		{"lag", "s", writePts(func(p results.WritePoint) float64 { return p.LagSeconds })},
+		{"pending", "samples", writePts(func(p results.WritePoint) float64 { return float64(p.Pending) })},
+		{"dropped", "samples", writePts(func(p results.WritePoint) float64 { return float64(p.Dropped) })},
+		{"query latency p50", "s", queryPts(func(p results.QueryPoint) float64 { return p.P50 })},
+		{"query latency p99", "s", queryPts(func(p results.QueryPoint) float64 { return p.P99 })},
+		{"query errors", "errors", queryPts(func(p results.QueryPoint) float64 { return float64(p.Errors) })},
+		{"CPU", "cores", resPts(func(p results.ResourcePoint) *float64 { return p.CPUCores })},
+		{"RSS", "bytes", resPts(func(p results.ResourcePoint) *float64 { return p.RSSBytes })},
+		{"disk", "bytes", resPts(func(p results.ResourcePoint) *float64 { return p.DiskBytes })},
+		{"bytes per sample", "bytes", resPts(func(p results.ResourcePoint) *float64 { return p.BytesPerSample })},
 	}
 	var out []chart
 	for _, d := range defs {
@@ -382,7 +383,7 @@ svg.chart{border:1px solid #ddd;background:#fff}
 <table><tr><th>storage</th><th class="text">kind</th><th class="text">query</th><th>p99 (s)</th><th>errors</th></tr>
 {{range .Slowest}}<tr><td>{{.Storage}}</td><td class="text">{{.Kind}}</td><td class="text">{{.Name}}</td><td>{{printf "%.3f" .P99}}</td><td>{{.Errors}}</td></tr>
 {{end}}</table>
-{{end}}{{if .R.Thresholds}}<h2>Thresholds</h2><ul>{{range .R.Thresholds}}<li class="{{if .OK}}ok{{else}}fail{{end}}">{{if .OK}}✓{{else}}✗{{end}} {{.Storage}}: {{.Check}} {{if .Value}}(is {{.ValueText}}){{else if .Reason}}({{.Reason}}){{end}}</li>{{end}}</ul>
+{{end}}{{if .R.Thresholds}}<h2>Thresholds</h2><ul>{{range .R.Thresholds}}<li class="{{if .OK}}ok{{else}}fail{{end}}">{{if .OK}}✓{{else}}✗{{end}} {{.Storage}}: {{.Check}} {{if .Value}}(is {{valueText .}}){{else if .Reason}}({{.Reason}}){{end}}</li>{{end}}</ul>
 {{end}}<h2>Over time</h2><div class="charts">{{range .Charts}}{{.}}{{end}}</div>
 </body></html>
 `
@@ -416,8 +417,8 @@ type slowQuery struct {
 }
 
 // WriteHTML writes report.html: one self-contained page, no script, no external resource.
-func WriteHTML(w io.Writer, r *Results) error {
-	tmpl, err := template.New("report").Funcs(template.FuncMap{"fmtPtr": fmtPtr}).Parse(htmlPage)
+func WriteHTML(w io.Writer, r *results.Run) error {
+	tmpl, err := template.New("report").Funcs(template.FuncMap{"fmtPtr": fmtPtr, "valueText": ValueText}).Parse(htmlPage)
 	if err != nil {
 		return err
 	}
@@ -433,7 +434,7 @@ func WriteHTML(w io.Writer, r *Results) error {
 }
 
 // htmlSections is the side-by-side table with the best cell of each row marked.
-func htmlSections(r *Results) []htmlSection {
+func htmlSections(r *results.Run) []htmlSection {
 	var secs []htmlSection
 	for _, sec := range table(r) {
 		hs := htmlSection{Title: sec.title}
@@ -450,7 +451,7 @@ func htmlSections(r *Results) []htmlSection {
 	return secs
 }
 
-func verdicts(r *Results) []htmlVerdict {
+func verdicts(r *results.Run) []htmlVerdict {
 	var out []htmlVerdict
 	for _, s := range r.Storages {
 		if s.Verify != nil {
@@ -461,7 +462,7 @@ func verdicts(r *Results) []htmlVerdict {
 }
 
 // slowest lists each storage's slowestQueries, storage by storage.
-func slowest(r *Results) []slowQuery {
+func slowest(r *results.Run) []slowQuery {
 	var out []slowQuery
 	for i := range r.Storages {
 		for _, q := range slowestQueries(&r.Storages[i]) {

@@ -13,26 +13,27 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 // update rewrites golden files and fixtures: UPDATE=1 go test ./...
 var update = os.Getenv("UPDATE") != ""
 
 // fixture is a two-storage run with every section and timelines: fixed numbers, no clock.
-func fixture() *Results {
+func fixture() *results.Run {
 	start := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	at := func(i int) time.Time { return start.Add(time.Duration(i) * 10 * time.Second) }
 	// mkWrite's timeline adds up at every point: the drops come in evenly, and a backlog
 	// builds and clears in a 4-interval cycle when the storage drops (it is struggling).
-	mkWrite := func(rate, lag float64, dropped map[string]int64) *Write {
-		w := &Write{
+	mkWrite := func(rate, lag float64, dropped map[string]int64) *results.Write {
+		w := &results.Write{
 			GeneratedSamples: 5_400_000, DroppedSamples: dropped, RequestsByStatus: map[string]int64{"204": 1080},
 			BytesSent: 9_100_000, TargetSamplesPerSecond: 30_000, Copies: 1, MaxLagSeconds: lag,
 		}
 		w.AckedSamples = w.GeneratedSamples - w.Dropped()
 		w.AchievedSamplesPerSecond = float64(w.AckedSamples) / 180
 		for i := 1; i <= 18; i++ {
-			p := WritePoint{
+			p := results.WritePoint{
 				Time: at(i), Generated: int64(i) * 300_000, Dropped: w.Dropped() * int64(i) / 18,
 				SamplesPerSecs: rate + float64(i%3)*100, LagSeconds: lag * float64(i%4) / 4,
 			}
@@ -46,13 +47,13 @@ func fixture() *Results {
 	}
 	// mkQuery spreads the errors over every third interval.
 	// cpuFactor places the "cpu" range query among the slowest or not.
-	mkQuery := func(p50, p99, cpuFactor float64, errs map[string]int64) *Query {
-		q := &Query{Executed: 720, Errors: errs, Warnings: 3, Missed: 2, LatencySeconds: Latency{P50: p50, P90: p99 / 2, P99: p99, Max: p99 * 1.5}}
+	mkQuery := func(p50, p99, cpuFactor float64, errs map[string]int64) *results.Query {
+		q := &results.Query{Executed: 720, Errors: errs, Warnings: 3, Missed: 2, LatencySeconds: results.Latency{P50: p50, P90: p99 / 2, P99: p99, Max: p99 * 1.5}}
 		q.OK = q.Executed - sumCounts(errs)
-		lat := func(f float64) Latency {
-			return Latency{P50: p50 * f / 4, P90: p99 * f / 2, P99: p99 * f, Max: p99 * f * 1.5}
+		lat := func(f float64) results.Latency {
+			return results.Latency{P50: p50 * f / 4, P90: p99 * f / 2, P99: p99 * f, Max: p99 * f * 1.5}
 		}
-		q.PerQuery = []QueryStat{
+		q.PerQuery = []results.QueryStat{
 			{Name: "NodeFilesystemAlmostFull", Kind: "instant", Executed: 18, OK: 18, LatencySeconds: lat(0.8), ResultSeries: 3},
 			{Name: "NodeDiskWillFillIn24h", Kind: "instant", Executed: 18, OK: 18, LatencySeconds: lat(1), ResultSeries: 0},
 			{Name: "series {job=\"node_exporter\"}", Kind: "series", Executed: 6, OK: 6, LatencySeconds: lat(0.5), ResultSeries: 41950},
@@ -63,22 +64,22 @@ func fixture() *Results {
 			if i%3 == 0 {
 				e = sumCounts(errs) / 6
 			}
-			q.Timeline = append(q.Timeline, QueryPoint{
+			q.Timeline = append(q.Timeline, results.QueryPoint{
 				Time: at(i).Format(time.RFC3339Nano), P50: p50 * (1 + float64(i%2)/10), P99: p99 * (1 + float64(i%3)/10),
 				Errors: e, Completed: 40,
 			})
 		}
 		return q
 	}
-	mkRes := func(cpu, rss, disk float64) *Resources {
-		r := &Resources{
+	mkRes := func(cpu, rss, disk float64) *results.Resources {
+		r := &results.Resources{
 			Source: "proc+metrics", CPUCoresMean: new(cpu), CPUCoresMax: new(cpu * 2), RSSBytesMean: new(rss),
 			RSSBytesMax: new(rss * 1.2), DiskBytesEnd: new(disk), DiskBytesMax: new(disk), DiskReadBytesPerSecond: new(float64(0)),
 			DiskWriteBytesPerSecond: new(disk / 180), IngestedSamples: new(float64(5_400_000)), BytesPerSample: new(disk / 5_400_000),
 		}
 		for i := 1; i <= 18; i++ {
 			f := float64(i) / 18
-			r.Timeline = append(r.Timeline, ResourcePoint{
+			r.Timeline = append(r.Timeline, results.ResourcePoint{
 				Time: at(i).Format(time.RFC3339Nano), CPUCores: new(cpu * (1 + float64(i%3)/5)),
 				RSSBytes: new(rss * (0.8 + 0.2*f)), DiskBytes: new(disk * f), BytesPerSample: new(disk / 5_400_000),
 				DiskReadBytesPerSecond: new(float64(0)), DiskWriteBytesPerSecond: new(disk / 180 * (1 + float64(i%2)/5)),
@@ -87,35 +88,35 @@ func fixture() *Results {
 		return r
 	}
 	notCompared := []string{"NodeDiskWillFillIn24h (needs 6h0m0s of data)", "NodeCPUSaturatedForHours (needs 3h0m0s of data)"}
-	prom := Storage{
+	prom := results.Storage{
 		Name: "prometheus", Write: mkWrite(30_000, 0.4, map[string]int64{}), Query: mkQuery(0.004, 0.120, 0.3, map[string]int64{}),
-		Resources: mkRes(0.21, 310<<20, 96<<20), Verify: &Verify{
+		Resources: mkRes(0.21, 310<<20, 96<<20), Verify: &results.Verify{
 			CheckedSamples: 10_800, CheckedStaleMarkers: 40, Probes: probes(false),
-			RuleDiffs:        []RuleDiff{{Rule: "NodeClockNotSynchronising", Detail: "vs victoriametrics: 2 series only in victoriametrics"}},
+			RuleDiffs:        []results.RuleDiff{{Rule: "NodeClockNotSynchronising", Detail: "vs victoriametrics: 2 series only in victoriametrics"}},
 			RulesNotCompared: notCompared,
 		},
 	}
 	prom.Resources.SnapshotBytes = new(float64(11 << 20))
 	prom.Resources.SnapshotBytesPerSample = new(float64(11<<20) / 5_400_000)
-	vm := Storage{
+	vm := results.Storage{
 		Name: "victoriametrics", Write: mkWrite(29_990, 0.2, map[string]int64{"http_4xx": 1200}),
 		Query:     mkQuery(0.002, 0.045, 1.2, map[string]int64{"http_422": 12, "timeout": 6}),
-		Resources: mkRes(0.08, 95<<20, 4<<20), Verify: &Verify{
+		Resources: mkRes(0.08, 95<<20, 4<<20), Verify: &results.Verify{
 			CheckedSamples: 10_800, UncheckedSamples: 120, ReadErrors: 1, Errors: []string{"read {job=\"node_exporter\"}[5m]: timeout"},
 			ChangedValues: 6293, MaxRelativeError: 8e-14, NaNAltered: 12, CheckedStaleMarkers: 40,
 			Probes: probes(true), RulesNotCompared: notCompared,
 		},
 	}
 	for i, rule := range []string{"NodeClockNotSynchronising", "NodeCPUHighUsage", "NodeDiskIOSaturation", "NodeFilesystemFilesFillingUp", "NodeLoad15High", "NodeMemoryHighUtilization", "NodeNetworkReceiveErrs"} {
-		vm.Verify.RuleDiffs = append(vm.Verify.RuleDiffs, RuleDiff{Rule: rule, Detail: fmt.Sprintf("vs prometheus: %d series differ (max relative error 3e-%d)", i+1, 9+i)})
+		vm.Verify.RuleDiffs = append(vm.Verify.RuleDiffs, results.RuleDiff{Rule: rule, Detail: fmt.Sprintf("vs prometheus: %d series differ (max relative error 3e-%d)", i+1, 9+i)})
 	}
 	vm.Resources.SnapshotBytes, vm.Resources.SnapshotBytesPerSample = nil, nil
 	vm.Resources.Reasons = map[string]string{"snapshotBytes": "no data dir: the storage was not started by tsbench"}
-	r := &Results{
-		SchemaVersion: SchemaVersion, StartTime: start, EndTime: start.Add(3 * time.Minute),
-		Workload:  Workload{Targets: 200, SeriesPerTarget: 839, ActiveSeries: 167_800, SeriesCreated: 3356, StaleMarkers: 3356, ScrapeIntervalSeconds: 10, Seed: 1},
-		Storages:  []Storage{prom, vm},
-		Generator: &Generator{CPUCoresMean: new(0.05), CPUCoresMax: new(0.11), RSSBytesMean: new(float64(60 << 20)), RSSBytesMax: new(float64(70 << 20))},
+	r := &results.Run{
+		SchemaVersion: results.SchemaVersion, StartTime: start, EndTime: start.Add(3 * time.Minute),
+		Workload:  results.Workload{Targets: 200, SeriesPerTarget: 839, ActiveSeries: 167_800, SeriesCreated: 3356, StaleMarkers: 3356, ScrapeIntervalSeconds: 10, Seed: 1},
+		Storages:  []results.Storage{prom, vm},
+		Generator: &results.Generator{CPUCoresMean: new(0.05), CPUCoresMax: new(0.11), RSSBytesMean: new(float64(60 << 20)), RSSBytesMax: new(float64(70 << 20))},
 	}
 	ts, err := ParseThresholds([]string{
 		"query.p99 < 100ms", "write.droppedSamples == 0", "victoriametrics: verify.changedValues == 0",
@@ -130,9 +131,9 @@ func fixture() *Results {
 
 // probes are the PromQL probes as verify renders them: Prometheus' answers, or
 // VictoriaMetrics' (differ) with its known departures.
-func probes(differ bool) []Probe {
+func probes(differ bool) []results.Probe {
 	const sel = `node_load1{instance="host-0",job="node_exporter"}`
-	ps := []Probe{
+	ps := []results.Probe{
 		{Name: "time() is a scalar", Query: "time()", Expected: "scalar 1795435380.001", Got: "scalar 1795435380.001", Same: true},
 		{Name: "sum(time()) is a type error", Query: "sum(time())", Expected: "error (query rejected)", Got: "error bad_data (status 400)", Same: true},
 		{Name: "vector(0) - metric matches no labelled series", Query: "vector(0) - " + sel, Expected: "vector (empty)", Got: "vector (empty)", Same: true},
@@ -148,7 +149,7 @@ func probes(differ bool) []Probe {
 }
 
 // writeOnly is a run with only the write section, as with storages that have no readURL.
-func writeOnly() *Results {
+func writeOnly() *results.Run {
 	r := fixture()
 	for i := range r.Storages {
 		r.Storages[i].Query, r.Storages[i].Resources, r.Storages[i].Verify = nil, nil, nil
@@ -158,7 +159,7 @@ func writeOnly() *Results {
 }
 
 // loadFixture reads testdata/NAME.results.json, writing it from build first under UPDATE=1.
-func loadFixture(t *testing.T, name string, build func() *Results) *Results {
+func loadFixture(t *testing.T, name string, build func() *results.Run) *results.Run {
 	t.Helper()
 	path := filepath.Join("testdata", name+".results.json")
 	if update {
@@ -170,7 +171,7 @@ func loadFixture(t *testing.T, name string, build func() *Results) *Results {
 			t.Fatal(err)
 		}
 	}
-	r, err := ReadFile(path)
+	r, err := results.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestSummaryGolden(t *testing.T) {
-	for name, build := range map[string]func() *Results{"full": fixture, "write-only": writeOnly} {
+	for name, build := range map[string]func() *results.Run{"full": fixture, "write-only": writeOnly} {
 		t.Run(name, func(t *testing.T) {
 			r := loadFixture(t, name, build)
 			var b bytes.Buffer
@@ -257,10 +258,10 @@ func TestSummaryProbesAndRuleDiffs(t *testing.T) {
 }
 
 func TestProbeRows(t *testing.T) {
-	r := &Results{Storages: []Storage{
-		{Name: "a", Verify: &Verify{Probes: []Probe{{Name: "p1", Expected: "x", Got: "x", Same: true}}}},
+	r := &results.Run{Storages: []results.Storage{
+		{Name: "a", Verify: &results.Verify{Probes: []results.Probe{{Name: "p1", Expected: "x", Got: "x", Same: true}}}},
 		{Name: "b"},
-		{Name: "c", Verify: &Verify{Probes: []Probe{{Name: "p2", Expected: "y", Got: "z"}, {Name: "p1", Expected: "x", Got: "w"}}}},
+		{Name: "c", Verify: &results.Verify{Probes: []results.Probe{{Name: "p2", Expected: "y", Got: "z"}, {Name: "p1", Expected: "x", Got: "w"}}}},
 	}}
 	want := []ProbeRow{
 		{Name: "p1", Expected: "x", Got: []string{"x", "?", "w"}, Differs: []bool{false, false, true}},
@@ -274,12 +275,12 @@ func TestProbeRows(t *testing.T) {
 // TestSlowestSideBySide: one row per query in the union of each storage's slowest, with
 // every storage's p99, slowest first; "?" where a storage did not run the query.
 func TestSlowestSideBySide(t *testing.T) {
-	stat := func(name string, p99 float64) QueryStat {
-		return QueryStat{Name: name, Kind: "instant", LatencySeconds: Latency{P99: p99}}
+	stat := func(name string, p99 float64) results.QueryStat {
+		return results.QueryStat{Name: name, Kind: "instant", LatencySeconds: results.Latency{P99: p99}}
 	}
-	r := &Results{Storages: []Storage{
-		{Name: "a", Query: &Query{PerQuery: []QueryStat{stat("q1", 0.9), stat("q2", 0.8), stat("q3", 0.7), stat("q4", 0.1)}}},
-		{Name: "b", Query: &Query{PerQuery: []QueryStat{stat("q1", 0.1), stat("q2", 0.2), stat("q4", 2), stat("q5", 0.3)}}},
+	r := &results.Run{Storages: []results.Storage{
+		{Name: "a", Query: &results.Query{PerQuery: []results.QueryStat{stat("q1", 0.9), stat("q2", 0.8), stat("q3", 0.7), stat("q4", 0.1)}}},
+		{Name: "b", Query: &results.Query{PerQuery: []results.QueryStat{stat("q1", 0.1), stat("q2", 0.2), stat("q4", 2), stat("q5", 0.3)}}},
 	}}
 	var b strings.Builder
 	writeSlowest(&b, r)
@@ -333,16 +334,16 @@ func TestCompareGolden(t *testing.T) {
 
 // rateRun is a run whose only figure is an ingestion rate of mean, from 20 per-interval
 // rates of mean ± spread in a +,+,−,− cycle (lag-1 autocorrelation about 0).
-func rateRun(mean, spread float64) *Results {
-	w := &Write{DroppedSamples: map[string]int64{}, AchievedSamplesPerSecond: mean}
+func rateRun(mean, spread float64) *results.Run {
+	w := &results.Write{DroppedSamples: map[string]int64{}, AchievedSamplesPerSecond: mean}
 	for i := range 20 {
 		v := mean + spread
 		if i%4 >= 2 {
 			v = mean - spread
 		}
-		w.Timeline = append(w.Timeline, WritePoint{SamplesPerSecs: v})
+		w.Timeline = append(w.Timeline, results.WritePoint{SamplesPerSecs: v})
 	}
-	return &Results{Storages: []Storage{{Name: "vm", Write: w}}}
+	return &results.Run{Storages: []results.Storage{{Name: "vm", Write: w}}}
 }
 
 // TestCompareNoiseOfMean: the noise of a whole-run mean is its standard error, not the

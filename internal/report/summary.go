@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/tsbench/tsbench/internal/results"
 	"io"
 	"math"
 	"slices"
@@ -34,17 +35,17 @@ type section struct {
 }
 
 // table builds the side-by-side table shared by the summary and report.html.
-func table(r *Results) []section {
+func table(r *results.Run) []section {
 	n := len(r.Storages)
-	mk := func(label string, best better, f func(s *Storage) (string, *float64)) row {
+	mk := func(label string, best better, f func(s *results.Storage) (string, *float64)) row {
 		rw := row{label: label, best: best, cells: make([]string, n), values: make([]*float64, n)}
 		for i := range r.Storages {
 			rw.cells[i], rw.values[i] = f(&r.Storages[i])
 		}
 		return rw
 	}
-	count := func(label string, best better, get func(s *Storage) (int64, bool)) row {
-		return mk(label, best, func(s *Storage) (string, *float64) {
+	count := func(label string, best better, get func(s *results.Storage) (int64, bool)) row {
+		return mk(label, best, func(s *results.Storage) (string, *float64) {
 			v, ok := get(s)
 			if !ok {
 				return "?", nil
@@ -52,8 +53,8 @@ func table(r *Results) []section {
 			return fmt.Sprintf("%d", v), new(float64(v))
 		})
 	}
-	num := func(label, format string, best better, get func(s *Storage) *float64) row {
-		return mk(label, best, func(s *Storage) (string, *float64) {
+	num := func(label, format string, best better, get func(s *results.Storage) *float64) row {
+		return mk(label, best, func(s *results.Storage) (string, *float64) {
 			v := get(s)
 			if v == nil {
 				return "?", nil
@@ -61,16 +62,16 @@ func table(r *Results) []section {
 			return fmt.Sprintf(format, *v), v
 		})
 	}
-	w := func(f func(*Write) int64) func(*Storage) (int64, bool) {
-		return func(s *Storage) (int64, bool) {
+	w := func(f func(*results.Write) int64) func(*results.Storage) (int64, bool) {
+		return func(s *results.Storage) (int64, bool) {
 			if s.Write == nil {
 				return 0, false
 			}
 			return f(s.Write), true
 		}
 	}
-	wf := func(f func(*Write) float64) func(*Storage) *float64 {
-		return func(s *Storage) *float64 {
+	wf := func(f func(*results.Write) float64) func(*results.Storage) *float64 {
+		return func(s *results.Storage) *float64 {
 			if s.Write == nil {
 				return nil
 			}
@@ -78,30 +79,30 @@ func table(r *Results) []section {
 		}
 	}
 	figures := Figures()
-	fig := func(name string) func(*Storage) *float64 { return figures[name] }
+	fig := func(name string) func(*results.Storage) *float64 { return figures[name] }
 
 	write := section{title: "ingestion", rows: []row{
-		num("target samples/s", "%.1f", noBest, wf(func(w *Write) float64 { return w.TargetSamplesPerSecond })),
-		num("achieved samples/s", "%.1f", higher, wf(func(w *Write) float64 { return w.AchievedSamplesPerSecond })),
-		num("max lag (s)", "%.3f", lower, wf(func(w *Write) float64 { return w.MaxLagSeconds })),
-		count("generated", noBest, w(func(w *Write) int64 { return w.GeneratedSamples })),
-		count("acked", higher, w(func(w *Write) int64 { return w.AckedSamples })),
-		count("dropped", lower, w(func(w *Write) int64 { return w.Dropped() })),
+		num("target samples/s", "%.1f", noBest, wf(func(w *results.Write) float64 { return w.TargetSamplesPerSecond })),
+		num("achieved samples/s", "%.1f", higher, wf(func(w *results.Write) float64 { return w.AchievedSamplesPerSecond })),
+		num("max lag (s)", "%.3f", lower, wf(func(w *results.Write) float64 { return w.MaxLagSeconds })),
+		count("generated", noBest, w(func(w *results.Write) int64 { return w.GeneratedSamples })),
+		count("acked", higher, w(func(w *results.Write) int64 { return w.AckedSamples })),
+		count("dropped", lower, w(func(w *results.Write) int64 { return w.Dropped() })),
 	}}
-	for _, reason := range unionKeys(r, func(s *Storage) map[string]int64 {
+	for _, reason := range unionKeys(r, func(s *results.Storage) map[string]int64 {
 		if s.Write == nil {
 			return nil
 		}
 		return s.Write.DroppedSamples
 	}) {
-		write.rows = append(write.rows, count("  dropped "+reason, lower, w(func(w *Write) int64 { return w.DroppedSamples[reason] })))
+		write.rows = append(write.rows, count("  dropped "+reason, lower, w(func(w *results.Write) int64 { return w.DroppedSamples[reason] })))
 	}
 	write.rows = append(write.rows,
-		count("pending", lower, w(func(w *Write) int64 { return w.PendingSamples })),
-		count("retries", lower, w(func(w *Write) int64 { return w.Retries })))
+		count("pending", lower, w(func(w *results.Write) int64 { return w.PendingSamples })),
+		count("retries", lower, w(func(w *results.Write) int64 { return w.Retries })))
 
-	qcount := func(f func(*Query) int64) func(*Storage) (int64, bool) {
-		return func(s *Storage) (int64, bool) {
+	qcount := func(f func(*results.Query) int64) func(*results.Storage) (int64, bool) {
+		return func(s *results.Storage) (int64, bool) {
 			if s.Query == nil {
 				return 0, false
 			}
@@ -109,26 +110,26 @@ func table(r *Results) []section {
 		}
 	}
 	query := section{title: "queries", rows: []row{
-		count("executed", noBest, qcount(func(q *Query) int64 { return q.Executed })),
-		count("errors", lower, qcount(func(q *Query) int64 { return sumCounts(q.Errors) })),
+		count("executed", noBest, qcount(func(q *results.Query) int64 { return q.Executed })),
+		count("errors", lower, qcount(func(q *results.Query) int64 { return sumCounts(q.Errors) })),
 	}}
-	for _, kind := range unionKeys(r, func(s *Storage) map[string]int64 {
+	for _, kind := range unionKeys(r, func(s *results.Storage) map[string]int64 {
 		if s.Query == nil {
 			return nil
 		}
 		return s.Query.Errors
 	}) {
-		query.rows = append(query.rows, count("  errors "+kind, lower, qcount(func(q *Query) int64 { return q.Errors[kind] })))
+		query.rows = append(query.rows, count("  errors "+kind, lower, qcount(func(q *results.Query) int64 { return q.Errors[kind] })))
 	}
 	query.rows = append(query.rows,
-		count("missed", lower, qcount(func(q *Query) int64 { return q.Missed })),
+		count("missed", lower, qcount(func(q *results.Query) int64 { return q.Missed })),
 		num("latency p50 (s)", "%.3f", lower, fig("query.p50")),
 		num("latency p90 (s)", "%.3f", lower, fig("query.p90")),
 		num("latency p99 (s)", "%.3f", lower, fig("query.p99")),
 		num("latency max (s)", "%.3f", lower, fig("query.max")))
 
-	mib := func(name string) func(*Storage) *float64 {
-		return func(s *Storage) *float64 {
+	mib := func(name string) func(*results.Storage) *float64 {
+		return func(s *results.Storage) *float64 {
 			if v := fig(name)(s); v != nil {
 				return new(*v / (1 << 20))
 			}
@@ -146,7 +147,7 @@ func table(r *Results) []section {
 	}}
 
 	verify := section{title: "read-back", rows: []row{
-		mk("verdict", noBest, func(s *Storage) (string, *float64) {
+		mk("verdict", noBest, func(s *results.Storage) (string, *float64) {
 			if s.Verify == nil {
 				return "?", nil
 			}
@@ -164,7 +165,7 @@ func table(r *Results) []section {
 		num("NaN altered", "%.0f", lower, fig("verify.nanAltered")),
 		num("staleness ignored", "%.0f", lower, fig("verify.stalenessIgnored")),
 		num("shifted timestamps", "%.0f", lower, fig("verify.shiftedTimestamps")),
-		mk("probes differing", lower, func(s *Storage) (string, *float64) {
+		mk("probes differing", lower, func(s *results.Storage) (string, *float64) {
 			if s.Verify == nil {
 				return "?", nil
 			}
@@ -194,7 +195,7 @@ func (s section) hasData() bool {
 }
 
 // unionKeys is every key of the storages' count maps (drop reasons, error kinds), sorted.
-func unionKeys(r *Results, get func(*Storage) map[string]int64) []string {
+func unionKeys(r *results.Run, get func(*results.Storage) map[string]int64) []string {
 	seen := map[string]bool{}
 	var keys []string
 	for i := range r.Storages {
@@ -235,7 +236,7 @@ func (rw row) bestIndex() int {
 
 // WriteSummary writes the end-of-run summary: the side-by-side table with the best value per
 // row marked "*", the slowest queries, tsbench's own usage and the thresholds.
-func WriteSummary(w io.Writer, r *Results) error {
+func WriteSummary(w io.Writer, r *results.Run) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tsbench %s → %s, %d targets × %d series, %d series created by churn, %d stale markers\n\n",
 		r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), r.EndTime.UTC().Format("15:04:05Z"),
@@ -259,7 +260,7 @@ func WriteSummary(w io.Writer, r *Results) error {
 				mark = "✗"
 			}
 			if t.Value != nil {
-				detail = " (is " + t.ValueText() + ")"
+				detail = " (is " + ValueText(t) + ")"
 			} else if t.Reason != "" {
 				detail = " (" + t.Reason + ")"
 			}
@@ -280,7 +281,7 @@ func WriteSummary(w io.Writer, r *Results) error {
 
 // writeTable lays the sections out: labels left-aligned, one right-aligned column per
 // storage, the best cell of a row followed by "*".
-func writeTable(b *strings.Builder, r *Results) {
+func writeTable(b *strings.Builder, r *results.Run) {
 	secs := table(r)
 	labelW, cellW := 0, 8
 	for _, s := range r.Storages {
@@ -329,7 +330,7 @@ func fmtPtr(format string, v *float64, div float64) string {
 const slowestPerStorage = 3
 
 // slowestQueries is the storage's slowestPerStorage slowest queries by p99, slowest first.
-func slowestQueries(s *Storage) []QueryStat {
+func slowestQueries(s *results.Storage) []results.QueryStat {
 	if s.Query == nil {
 		return nil
 	}
@@ -340,13 +341,13 @@ func slowestQueries(s *Storage) []QueryStat {
 
 // writeSlowest lists the slowest queries side by side: the union of each storage's
 // slowestQueries, one row per query with every storage's p99, slowest first.
-func writeSlowest(b *strings.Builder, r *Results) {
+func writeSlowest(b *strings.Builder, r *results.Run) {
 	var keys []queryKey
 	seen := map[queryKey]bool{}
-	stats := make([]map[queryKey]QueryStat, len(r.Storages))
+	stats := make([]map[queryKey]results.QueryStat, len(r.Storages))
 	for i := range r.Storages {
 		s := &r.Storages[i]
-		stats[i] = map[queryKey]QueryStat{}
+		stats[i] = map[queryKey]results.QueryStat{}
 		if s.Query == nil {
 			continue
 		}
@@ -390,7 +391,7 @@ func writeSlowest(b *strings.Builder, r *Results) {
 type queryKey struct{ kind, name string }
 
 // slowCell is one storage's p99 of a query, with its errors; "?" when it did not run it.
-func slowCell(stats map[queryKey]QueryStat, k queryKey) string {
+func slowCell(stats map[queryKey]results.QueryStat, k queryKey) string {
 	q, ok := stats[k]
 	if !ok {
 		return "?"
@@ -436,7 +437,7 @@ func clip(s string, n int) string {
 }
 
 // writeVerdicts prints each storage's read-back verdict in one line.
-func writeVerdicts(b *strings.Builder, r *Results) {
+func writeVerdicts(b *strings.Builder, r *results.Run) {
 	sep := "\n"
 	for _, s := range r.Storages {
 		if s.Verify != nil {
@@ -452,13 +453,13 @@ type ProbeRow struct {
 	Name     string
 	Query    string
 	Expected string
-	Got      []string // per storage, in Results.Storages order; "?" when not probed
+	Got      []string // per storage, in Run.Storages order; "?" when not probed
 	Differs  []bool   // per storage: the answer is not the expected one
 }
 
 // ProbeRows lists every probe any storage answered, in the order the storages ran them.
 // The expected answer is the first storage's: every storage gets the same probes.
-func ProbeRows(r *Results) []ProbeRow {
+func ProbeRows(r *results.Run) []ProbeRow {
 	var rows []ProbeRow
 	index := map[string]int{}
 	for i, s := range r.Storages {
@@ -487,7 +488,7 @@ const probeCellWidth = 40
 
 // writeProbes prints the probes table: the expected answer, then each storage's, "=" when it
 // is the expected text and "✗" when it differs.
-func writeProbes(b *strings.Builder, r *Results) {
+func writeProbes(b *strings.Builder, r *results.Run) {
 	probes := ProbeRows(r)
 	if len(probes) == 0 {
 		return
@@ -519,8 +520,8 @@ const maxRuleDiffs = 5
 
 // writeRuleDiffs lists, per storage, the rules whose range-query results differ from the
 // other storages', the first maxRuleDiffs of them.
-func writeRuleDiffs(b *strings.Builder, r *Results) {
-	if !slices.ContainsFunc(r.Storages, func(s Storage) bool { return s.Verify != nil && len(s.Verify.RuleDiffs) > 0 }) {
+func writeRuleDiffs(b *strings.Builder, r *results.Run) {
+	if !slices.ContainsFunc(r.Storages, func(s results.Storage) bool { return s.Verify != nil && len(s.Verify.RuleDiffs) > 0 }) {
 		return
 	}
 	b.WriteString("\nrules whose range-query results differ across storages\n")
@@ -545,7 +546,7 @@ func writeRuleDiffs(b *strings.Builder, r *Results) {
 
 // writeRulesNotCompared names the rules no storage's results were compared for. The list
 // is the same for every storage: it follows from the rules and the run's length.
-func writeRulesNotCompared(b *strings.Builder, r *Results) {
+func writeRulesNotCompared(b *strings.Builder, r *results.Run) {
 	var notCompared []string
 	for _, s := range r.Storages {
 		if s.Verify != nil && len(s.Verify.RulesNotCompared) > 0 {

@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"github.com/tsbench/tsbench/internal/results"
 	"math"
 	"slices"
 	"sort"
@@ -12,25 +13,9 @@ import (
 	"unicode"
 )
 
-// ThresholdResult is one threshold's outcome for one storage.
-type ThresholdResult struct {
-	Expr    string   `json:"expr"`
-	Storage string   `json:"storage"`
-	Figure  string   `json:"figure,omitempty"`
-	Value   *float64 `json:"value"` // nil when the figure is unknown for that storage
-	OK      bool     `json:"ok"`
-	// Reason says why a threshold failed without a comparison (an unknown figure).
-	Reason string `json:"reason,omitempty"`
-}
-
-// Check is the threshold as it applies to its storage: the expression without a storage prefix.
-func (t ThresholdResult) Check() string {
-	return strings.TrimSpace(strings.TrimPrefix(t.Expr, t.Storage+":"))
-}
-
 // ValueText is the figure's value in its unit: counts exactly, durations and sizes readably
 // ("5398800", "120ms", "372.0MiB"); "?" when unknown.
-func (t ThresholdResult) ValueText() string {
+func ValueText(t results.ThresholdResult) string {
 	if t.Value == nil {
 		return "?"
 	}
@@ -47,7 +32,7 @@ type Threshold struct {
 }
 
 // Figure reads one number from a storage's results; nil when unknown.
-type Figure func(s *Storage) *float64
+type Figure func(s *results.Storage) *float64
 
 // unit is how a figure is measured, for printing it.
 type unit int
@@ -68,32 +53,32 @@ type figure struct {
 
 // figureTable is the one home of the figures thresholds and compare can name.
 func figureTable() map[string]figure {
-	w := func(u unit, f func(*Write) float64) figure {
-		return figure{unit: u, get: func(s *Storage) *float64 {
+	w := func(u unit, f func(*results.Write) float64) figure {
+		return figure{unit: u, get: func(s *results.Storage) *float64 {
 			if s.Write == nil {
 				return nil
 			}
 			return new(f(s.Write))
 		}}
 	}
-	q := func(u unit, f func(*Query) float64) figure {
-		return figure{unit: u, get: func(s *Storage) *float64 {
+	q := func(u unit, f func(*results.Query) float64) figure {
+		return figure{unit: u, get: func(s *results.Storage) *float64 {
 			if s.Query == nil {
 				return nil
 			}
 			return new(f(s.Query))
 		}}
 	}
-	r := func(u unit, f func(*Resources) *float64) figure {
-		return figure{unit: u, get: func(s *Storage) *float64 {
+	r := func(u unit, f func(*results.Resources) *float64) figure {
+		return figure{unit: u, get: func(s *results.Storage) *float64 {
 			if s.Resources == nil {
 				return nil
 			}
 			return f(s.Resources)
 		}}
 	}
-	v := func(u unit, f func(*Verify) float64) figure {
-		return figure{unit: u, get: func(s *Storage) *float64 {
+	v := func(u unit, f func(*results.Verify) float64) figure {
+		return figure{unit: u, get: func(s *results.Storage) *float64 {
 			if s.Verify == nil {
 				return nil
 			}
@@ -101,57 +86,57 @@ func figureTable() map[string]figure {
 		}}
 	}
 	return map[string]figure{
-		"write.generatedSamples":         w(unitCount, func(w *Write) float64 { return float64(w.GeneratedSamples) }),
-		"write.ackedSamples":             w(unitCount, func(w *Write) float64 { return float64(w.AckedSamples) }),
-		"write.droppedSamples":           w(unitCount, func(w *Write) float64 { return float64(w.Dropped()) }),
-		"write.pendingSamples":           w(unitCount, func(w *Write) float64 { return float64(w.PendingSamples) }),
-		"write.retries":                  w(unitCount, func(w *Write) float64 { return float64(w.Retries) }),
-		"write.bytesSent":                w(unitBytes, func(w *Write) float64 { return float64(w.BytesSent) }),
-		"write.lagSeconds":               w(unitSeconds, func(w *Write) float64 { return w.LagSeconds }),
-		"write.maxLagSeconds":            w(unitSeconds, func(w *Write) float64 { return w.MaxLagSeconds }),
-		"write.targetSamplesPerSecond":   w(unitPlain, func(w *Write) float64 { return w.TargetSamplesPerSecond }),
-		"write.achievedSamplesPerSecond": w(unitPlain, func(w *Write) float64 { return w.AchievedSamplesPerSecond }),
-		"query.executed":                 q(unitCount, func(q *Query) float64 { return float64(q.Executed) }),
-		"query.ok":                       q(unitCount, func(q *Query) float64 { return float64(q.OK) }),
-		"query.errors":                   q(unitCount, func(q *Query) float64 { return float64(sumCounts(q.Errors)) }),
-		"query.warnings":                 q(unitCount, func(q *Query) float64 { return float64(q.Warnings) }),
-		"query.missed":                   q(unitCount, func(q *Query) float64 { return float64(q.Missed) }),
-		"query.p50":                      q(unitSeconds, func(q *Query) float64 { return q.LatencySeconds.P50 }),
-		"query.p90":                      q(unitSeconds, func(q *Query) float64 { return q.LatencySeconds.P90 }),
-		"query.p99":                      q(unitSeconds, func(q *Query) float64 { return q.LatencySeconds.P99 }),
-		"query.max":                      q(unitSeconds, func(q *Query) float64 { return q.LatencySeconds.Max }),
-		"resources.cpuCoresMean":         r(unitPlain, func(r *Resources) *float64 { return r.CPUCoresMean }),
-		"resources.cpuCoresMax":          r(unitPlain, func(r *Resources) *float64 { return r.CPUCoresMax }),
-		"resources.rssBytesMean":         r(unitBytes, func(r *Resources) *float64 { return r.RSSBytesMean }),
-		"resources.rssBytesMax":          r(unitBytes, func(r *Resources) *float64 { return r.RSSBytesMax }),
-		"resources.diskBytesEnd":         r(unitBytes, func(r *Resources) *float64 { return r.DiskBytesEnd }),
-		"resources.diskBytesMax":         r(unitBytes, func(r *Resources) *float64 { return r.DiskBytesMax }),
-		"resources.diskReadBytesPerSecond": r(unitBytesPerSecond, func(r *Resources) *float64 {
+		"write.generatedSamples":         w(unitCount, func(w *results.Write) float64 { return float64(w.GeneratedSamples) }),
+		"write.ackedSamples":             w(unitCount, func(w *results.Write) float64 { return float64(w.AckedSamples) }),
+		"write.droppedSamples":           w(unitCount, func(w *results.Write) float64 { return float64(w.Dropped()) }),
+		"write.pendingSamples":           w(unitCount, func(w *results.Write) float64 { return float64(w.PendingSamples) }),
+		"write.retries":                  w(unitCount, func(w *results.Write) float64 { return float64(w.Retries) }),
+		"write.bytesSent":                w(unitBytes, func(w *results.Write) float64 { return float64(w.BytesSent) }),
+		"write.lagSeconds":               w(unitSeconds, func(w *results.Write) float64 { return w.LagSeconds }),
+		"write.maxLagSeconds":            w(unitSeconds, func(w *results.Write) float64 { return w.MaxLagSeconds }),
+		"write.targetSamplesPerSecond":   w(unitPlain, func(w *results.Write) float64 { return w.TargetSamplesPerSecond }),
+		"write.achievedSamplesPerSecond": w(unitPlain, func(w *results.Write) float64 { return w.AchievedSamplesPerSecond }),
+		"query.executed":                 q(unitCount, func(q *results.Query) float64 { return float64(q.Executed) }),
+		"query.ok":                       q(unitCount, func(q *results.Query) float64 { return float64(q.OK) }),
+		"query.errors":                   q(unitCount, func(q *results.Query) float64 { return float64(sumCounts(q.Errors)) }),
+		"query.warnings":                 q(unitCount, func(q *results.Query) float64 { return float64(q.Warnings) }),
+		"query.missed":                   q(unitCount, func(q *results.Query) float64 { return float64(q.Missed) }),
+		"query.p50":                      q(unitSeconds, func(q *results.Query) float64 { return q.LatencySeconds.P50 }),
+		"query.p90":                      q(unitSeconds, func(q *results.Query) float64 { return q.LatencySeconds.P90 }),
+		"query.p99":                      q(unitSeconds, func(q *results.Query) float64 { return q.LatencySeconds.P99 }),
+		"query.max":                      q(unitSeconds, func(q *results.Query) float64 { return q.LatencySeconds.Max }),
+		"resources.cpuCoresMean":         r(unitPlain, func(r *results.Resources) *float64 { return r.CPUCoresMean }),
+		"resources.cpuCoresMax":          r(unitPlain, func(r *results.Resources) *float64 { return r.CPUCoresMax }),
+		"resources.rssBytesMean":         r(unitBytes, func(r *results.Resources) *float64 { return r.RSSBytesMean }),
+		"resources.rssBytesMax":          r(unitBytes, func(r *results.Resources) *float64 { return r.RSSBytesMax }),
+		"resources.diskBytesEnd":         r(unitBytes, func(r *results.Resources) *float64 { return r.DiskBytesEnd }),
+		"resources.diskBytesMax":         r(unitBytes, func(r *results.Resources) *float64 { return r.DiskBytesMax }),
+		"resources.diskReadBytesPerSecond": r(unitBytesPerSecond, func(r *results.Resources) *float64 {
 			return r.DiskReadBytesPerSecond
 		}),
-		"resources.diskWriteBytesPerSecond": r(unitBytesPerSecond, func(r *Resources) *float64 {
+		"resources.diskWriteBytesPerSecond": r(unitBytesPerSecond, func(r *results.Resources) *float64 {
 			return r.DiskWriteBytesPerSecond
 		}),
-		"resources.ingestedSamples": r(unitCount, func(r *Resources) *float64 { return r.IngestedSamples }),
-		"resources.bytesPerSample":  r(unitPlain, func(r *Resources) *float64 { return r.BytesPerSample }),
-		"resources.snapshotBytes":   r(unitBytes, func(r *Resources) *float64 { return r.SnapshotBytes }),
-		"resources.snapshotBytesPerSample": r(unitPlain, func(r *Resources) *float64 {
+		"resources.ingestedSamples": r(unitCount, func(r *results.Resources) *float64 { return r.IngestedSamples }),
+		"resources.bytesPerSample":  r(unitPlain, func(r *results.Resources) *float64 { return r.BytesPerSample }),
+		"resources.snapshotBytes":   r(unitBytes, func(r *results.Resources) *float64 { return r.SnapshotBytes }),
+		"resources.snapshotBytesPerSample": r(unitPlain, func(r *results.Resources) *float64 {
 			return r.SnapshotBytesPerSample
 		}),
-		"verify.checkedSamples":      v(unitCount, func(v *Verify) float64 { return float64(v.CheckedSamples) }),
-		"verify.uncheckedSamples":    v(unitCount, func(v *Verify) float64 { return float64(v.UncheckedSamples) }),
-		"verify.readErrors":          v(unitCount, func(v *Verify) float64 { return float64(v.ReadErrors) }),
-		"verify.missingSamples":      v(unitCount, func(v *Verify) float64 { return float64(v.MissingSamples) }),
-		"verify.duplicateSamples":    v(unitCount, func(v *Verify) float64 { return float64(v.DuplicateSamples) }),
-		"verify.unexpectedSamples":   v(unitCount, func(v *Verify) float64 { return float64(v.UnexpectedSamples) }),
-		"verify.changedValues":       v(unitCount, func(v *Verify) float64 { return float64(v.ChangedValues) }),
-		"verify.maxRelativeError":    v(unitPlain, func(v *Verify) float64 { return v.MaxRelativeError }),
-		"verify.nanAltered":          v(unitCount, func(v *Verify) float64 { return float64(v.NaNAltered) }),
-		"verify.stalenessIgnored":    v(unitCount, func(v *Verify) float64 { return float64(v.StalenessIgnored) }),
-		"verify.checkedStaleMarkers": v(unitCount, func(v *Verify) float64 { return float64(v.CheckedStaleMarkers) }),
-		"verify.shiftedTimestamps":   v(unitCount, func(v *Verify) float64 { return float64(v.ShiftedTimestamps) }),
-		"verify.differentProbes":     v(unitCount, func(v *Verify) float64 { return float64(v.DifferentProbes()) }),
-		"verify.ruleDiffs":           v(unitCount, func(v *Verify) float64 { return float64(len(v.RuleDiffs)) }),
+		"verify.checkedSamples":      v(unitCount, func(v *results.Verify) float64 { return float64(v.CheckedSamples) }),
+		"verify.uncheckedSamples":    v(unitCount, func(v *results.Verify) float64 { return float64(v.UncheckedSamples) }),
+		"verify.readErrors":          v(unitCount, func(v *results.Verify) float64 { return float64(v.ReadErrors) }),
+		"verify.missingSamples":      v(unitCount, func(v *results.Verify) float64 { return float64(v.MissingSamples) }),
+		"verify.duplicateSamples":    v(unitCount, func(v *results.Verify) float64 { return float64(v.DuplicateSamples) }),
+		"verify.unexpectedSamples":   v(unitCount, func(v *results.Verify) float64 { return float64(v.UnexpectedSamples) }),
+		"verify.changedValues":       v(unitCount, func(v *results.Verify) float64 { return float64(v.ChangedValues) }),
+		"verify.maxRelativeError":    v(unitPlain, func(v *results.Verify) float64 { return v.MaxRelativeError }),
+		"verify.nanAltered":          v(unitCount, func(v *results.Verify) float64 { return float64(v.NaNAltered) }),
+		"verify.stalenessIgnored":    v(unitCount, func(v *results.Verify) float64 { return float64(v.StalenessIgnored) }),
+		"verify.checkedStaleMarkers": v(unitCount, func(v *results.Verify) float64 { return float64(v.CheckedStaleMarkers) }),
+		"verify.shiftedTimestamps":   v(unitCount, func(v *results.Verify) float64 { return float64(v.ShiftedTimestamps) }),
+		"verify.differentProbes":     v(unitCount, func(v *results.Verify) float64 { return float64(v.DifferentProbes()) }),
+		"verify.ruleDiffs":           v(unitCount, func(v *results.Verify) float64 { return float64(len(v.RuleDiffs)) }),
 	}
 }
 
@@ -308,16 +293,16 @@ func parseValue(s string) (float64, error) {
 
 // EvaluateThresholds checks every threshold on every storage it applies to, in threshold
 // then storage order. An unknown figure fails its threshold.
-func EvaluateThresholds(ts []Threshold, r *Results) []ThresholdResult {
+func EvaluateThresholds(ts []Threshold, r *results.Run) []results.ThresholdResult {
 	figures := Figures()
-	var out []ThresholdResult
+	var out []results.ThresholdResult
 	for _, t := range ts {
 		for i := range r.Storages {
 			s := &r.Storages[i]
 			if t.Storage != "" && t.Storage != s.Name {
 				continue
 			}
-			res := ThresholdResult{Expr: t.Expr, Storage: s.Name, Figure: t.Figure, Value: figures[t.Figure](s)}
+			res := results.ThresholdResult{Expr: t.Expr, Storage: s.Name, Figure: t.Figure, Value: figures[t.Figure](s)}
 			if res.Value == nil {
 				res.Reason = fmt.Sprintf("%s is unknown for %s", t.Figure, s.Name)
 			} else {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 func TestParseThresholdsGood(t *testing.T) {
@@ -70,16 +71,16 @@ func TestParseThresholdsBad(t *testing.T) {
 }
 
 func TestEvaluateThresholds(t *testing.T) {
-	r := &Results{Storages: []Storage{
-		{Name: "prom", Write: &Write{DroppedSamples: map[string]int64{}}, Query: &Query{LatencySeconds: Latency{P99: 0.5}}},
-		{Name: "vm", Write: &Write{DroppedSamples: map[string]int64{"queue_full": 3, "http_4xx": 1}}},
+	r := &results.Run{Storages: []results.Storage{
+		{Name: "prom", Write: &results.Write{DroppedSamples: map[string]int64{}}, Query: &results.Query{LatencySeconds: results.Latency{P99: 0.5}}},
+		{Name: "vm", Write: &results.Write{DroppedSamples: map[string]int64{"queue_full": 3, "http_4xx": 1}}},
 	}}
 	ts, err := ParseThresholds([]string{"query.p99 < 1s", "write.droppedSamples == 0", "vm: write.droppedSamples <= 4"}, []string{"prom", "vm"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := EvaluateThresholds(ts, r)
-	want := []ThresholdResult{
+	want := []results.ThresholdResult{
 		{Expr: "query.p99 < 1s", Storage: "prom", Figure: "query.p99", Value: new(0.5), OK: true},
 		{Expr: "query.p99 < 1s", Storage: "vm", Figure: "query.p99", Reason: "query.p99 is unknown for vm"},
 		{Expr: "write.droppedSamples == 0", Storage: "prom", Figure: "write.droppedSamples", Value: new(float64(0)), OK: true},
@@ -93,17 +94,17 @@ func TestEvaluateThresholds(t *testing.T) {
 
 // TestFiguresRead: every figure added for thresholds reads its field of the results.
 func TestFiguresRead(t *testing.T) {
-	s := &Storage{
-		Write: &Write{LagSeconds: 1.5, TargetSamplesPerSecond: 30_000, BytesSent: 9_100_000},
-		Query: &Query{Warnings: 7, OK: 700},
-		Resources: &Resources{
+	s := &results.Storage{
+		Write: &results.Write{LagSeconds: 1.5, TargetSamplesPerSecond: 30_000, BytesSent: 9_100_000},
+		Query: &results.Query{Warnings: 7, OK: 700},
+		Resources: &results.Resources{
 			DiskBytesMax: new(float64(5 << 20)), DiskReadBytesPerSecond: new(1024.0), DiskWriteBytesPerSecond: new(2048.0),
 			SnapshotBytes: new(float64(3 << 20)), IngestedSamples: new(5e6),
 		},
-		Verify: &Verify{
+		Verify: &results.Verify{
 			ReadErrors: 2, UncheckedSamples: 240, CheckedStaleMarkers: 40,
-			Probes:    []Probe{{Same: true}, {Same: false}, {Same: false}},
-			RuleDiffs: []RuleDiff{{Rule: "a"}, {Rule: "b"}, {Rule: "c"}, {Rule: "d"}},
+			Probes:    []results.Probe{{Same: true}, {Same: false}, {Same: false}},
+			RuleDiffs: []results.RuleDiff{{Rule: "a"}, {Rule: "b"}, {Rule: "c"}, {Rule: "d"}},
 		},
 	}
 	want := map[string]float64{

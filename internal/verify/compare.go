@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 // maxExamples bounds the difference lines kept per storage.
@@ -17,7 +17,7 @@ const maxExamples = 10
 // is one copy of the workload, checked on its own.
 const urlReplicaLabel = "url_replica"
 
-// tally accumulates one storage's read-back counts; report.Verify is filled from it.
+// tally accumulates one storage's read-back counts; results.Verify is filled from it.
 type tally struct {
 	checked, missing, duplicate, unexpected, changed, nanAltered int64
 	shifted, staleChecked, staleIgnored, series                  int64
@@ -35,7 +35,7 @@ func (t *tally) example(format string, args ...any) {
 }
 
 // fillExport fills the export cross-check from t.
-func (t *tally) fillExport(e *report.ExportCheck) {
+func (t *tally) fillExport(e *results.ExportCheck) {
 	e.CheckedSamples, e.MissingSamples, e.DuplicateSamples = t.checked, t.missing, t.duplicate
 	e.UnexpectedSamples, e.ChangedValues, e.MaxRelativeError = t.unexpected, t.changed, t.maxRelErr
 	e.ChangedWithoutRelativeError = t.changedNoRelErr
@@ -43,7 +43,7 @@ func (t *tally) fillExport(e *report.ExportCheck) {
 	e.CheckedStaleMarkers, e.MissingStaleMarkers = t.staleChecked, t.markersMissing
 }
 
-func (t *tally) fill(v *report.Verify) {
+func (t *tally) fill(v *results.Verify) {
 	v.CheckedSamples += t.checked
 	v.MissingSamples += t.missing
 	v.DuplicateSamples += t.duplicate

@@ -22,7 +22,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tsbench/tsbench/internal/config"
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
 	"github.com/tsbench/tsbench/internal/workload"
 )
@@ -230,7 +230,7 @@ func TestSeededFaultsRealStorages(t *testing.T) {
 		}
 	}
 	// verifyJob checks one fault's job on one storage with the given budget.
-	verifyJob := func(t *testing.T, kind, name string, budget int) *report.Verify {
+	verifyJob := func(t *testing.T, kind, name string, budget int) *results.Verify {
 		t.Helper()
 		cfg := config.Default()
 		cfg.ScrapeInterval, cfg.VerifySamples = time.Second, budget
@@ -244,13 +244,13 @@ func TestSeededFaultsRealStorages(t *testing.T) {
 		return res
 	}
 
-	results := map[string]map[string]*report.Verify{} // storage → fault → full check
+	checks := map[string]map[string]*results.Verify{} // storage → fault → full check
 	for _, kind := range []string{storage.KindPrometheus, storage.KindVictoriaMetrics} {
-		results[kind] = map[string]*report.Verify{}
+		checks[kind] = map[string]*results.Verify{}
 		for _, name := range names {
 			t.Run(kind+"/"+name, func(t *testing.T) {
 				res := verifyJob(t, kind, name, 12000)
-				results[kind][name] = res
+				checks[kind][name] = res
 				if res.CheckedSamples != 12000 || res.CheckedStaleMarkers != 200 {
 					t.Errorf("checked %d samples and %d markers, want 12000 and 200", res.CheckedSamples, res.CheckedStaleMarkers)
 				}
@@ -301,7 +301,7 @@ func TestSeededFaultsRealStorages(t *testing.T) {
 	// ingestion whatever the proxy did, so removing them first changes nothing it stores.
 	// The job with NaN removed must read back exactly as the unmodified job.
 	t.Run("victoriametrics/remove NaN is as none", func(t *testing.T) {
-		vm := results[storage.KindVictoriaMetrics]
+		vm := checks[storage.KindVictoriaMetrics]
 		if vm["none"] == nil || vm["remove NaN"] == nil {
 			t.Fatal("a VictoriaMetrics check did not run")
 		}
@@ -342,7 +342,7 @@ func TestSeededFaultsRealStorages(t *testing.T) {
 
 // checkExport: VictoriaMetrics' raw export must show the same damage as the query API, and
 // every marker the proxy dropped as a marker not stored.
-func checkExport(t *testing.T, e *report.ExportCheck, name string, d damage, want counts) {
+func checkExport(t *testing.T, e *results.ExportCheck, name string, d damage, want counts) {
 	t.Helper()
 	if e == nil {
 		t.Fatal("no export cross-check for VictoriaMetrics")

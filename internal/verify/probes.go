@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 // lookbackMillis is Prometheus' default lookback delta (5m): an instant selector returns the
@@ -227,8 +227,8 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // runProbes asks one storage every probe.
-func runProbes(ctx context.Context, r *reader, ps []probe) []report.Probe {
-	out := make([]report.Probe, 0, len(ps))
+func runProbes(ctx context.Context, r *reader, ps []probe) []results.Probe {
+	out := make([]results.Probe, 0, len(ps))
 	for _, p := range ps {
 		var got *result
 		var err error
@@ -237,7 +237,7 @@ func runProbes(ctx context.Context, r *reader, ps []probe) []report.Probe {
 		} else {
 			got, err = r.instant(ctx, p.query, p.at)
 		}
-		rp := report.Probe{Name: p.name, Query: p.query, Expected: renderWant(p), Got: renderGot(got, err)}
+		rp := results.Probe{Name: p.name, Query: p.query, Expected: renderWant(p), Got: renderGot(got, err)}
 		_, rejected := isAPIError(err)
 		switch {
 		case p.wantErr:

@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/tsbench/tsbench/internal/query"
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 // Tolerances of the cross-storage rule comparison (issue 5): a raw selection must come back
@@ -121,13 +121,13 @@ func runRules(ctx context.Context, r *reader, rules []query.NamedExpr, spans []r
 
 // compareRules compares every storage's answer to every rule with every other storage's and
 // lists, per storage, each rule that differs from another storage (both sides list it).
-func compareRules(rules []query.NamedExpr, answers map[string][]ruleAnswer) map[string][]report.RuleDiff {
+func compareRules(rules []query.NamedExpr, answers map[string][]ruleAnswer) map[string][]results.RuleDiff {
 	names := make([]string, 0, len(answers))
 	for n := range answers {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	out := map[string][]report.RuleDiff{}
+	out := map[string][]results.RuleDiff{}
 	for i, rule := range rules {
 		tol := computedTolerance
 		if isRawSelection(rule.Expr) {
@@ -142,7 +142,7 @@ func compareRules(rules []query.NamedExpr, answers map[string][]ruleAnswer) map[
 				continue // not run: the window is too short for it
 			}
 			if own.err != nil {
-				out[a] = append(out[a], report.RuleDiff{Rule: rule.Name, Detail: "error: " + own.err.Error()})
+				out[a] = append(out[a], results.RuleDiff{Rule: rule.Name, Detail: "error: " + own.err.Error()})
 				continue
 			}
 			for _, b := range names {
@@ -150,7 +150,7 @@ func compareRules(rules []query.NamedExpr, answers map[string][]ruleAnswer) map[
 					continue
 				}
 				if d := diffResults(own.res, answers[b][i].res, tol); d != "" {
-					out[a] = append(out[a], report.RuleDiff{Rule: rule.Name, Detail: "vs " + b + ": " + d})
+					out[a] = append(out[a], results.RuleDiff{Rule: rule.Name, Detail: "vs " + b + ": " + d})
 				}
 			}
 		}

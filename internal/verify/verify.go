@@ -4,7 +4,7 @@
 // Invariant: what is expected is recomputed by the generator itself (Scrape), never read from
 // a storage; a comparison is never loosened to hide a storage's behaviour: known behaviours
 // are configured on the storage (VictoriaMetrics -search.latencyOffset=0s) and reported
-// as they are. Every sample checked lands in at most one count of report.Verify.
+// as they are. Every sample checked lands in at most one count of results.Verify.
 package verify
 
 import (
@@ -16,7 +16,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/query"
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
 	"github.com/tsbench/tsbench/internal/workload"
 )
@@ -84,17 +84,17 @@ func newVerifier(cfg *config.Config, wl Workload, targets []Target, rules []quer
 // returns each storage's verify section, by name, after waiting Settle (not counted in
 // DurationSeconds). A read that fails counts in the storage's ReadErrors, its samples in
 // UncheckedSamples; Run itself does not fail.
-func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*report.Verify {
+func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*results.Verify {
 	select {
 	case <-ctx.Done():
 	case <-time.After(v.Settle):
 	}
 	start := time.Now()
 	w := window{from: from.UnixMilli(), to: to.UnixMilli()}
-	out := make(map[string]*report.Verify, len(v.targets))
+	out := make(map[string]*results.Verify, len(v.targets))
 	if w.to < w.from || v.budget <= 0 {
 		for _, t := range v.targets {
-			out[t.Name] = &report.Verify{Errors: []string{fmt.Sprintf("nothing to check: the window [%s, %s] is empty",
+			out[t.Name] = &results.Verify{Errors: []string{fmt.Sprintf("nothing to check: the window [%s, %s] is empty",
 				from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))}}
 		}
 		return out
@@ -131,7 +131,7 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*repo
 	}
 	for _, res := range out {
 		if res.RuleDiffs == nil {
-			res.RuleDiffs = []report.RuleDiff{}
+			res.RuleDiffs = []results.RuleDiff{}
 		}
 		res.RulesNotCompared = notCompared
 	}
@@ -140,8 +140,8 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*repo
 
 // readBack reads every unit from one storage and compares. It returns the url_replica value
 // the probes select when the storage keeps writeURLReplicas copies apart ("" when it does not).
-func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units []unit) (*report.Verify, string) {
-	res := &report.Verify{}
+func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units []unit) (*results.Verify, string) {
+	res := &results.Verify{}
 	t := &tally{}
 	var exp *tally // the raw export cross-check, where the storage offers it
 	if target.Kind == storage.KindVictoriaMetrics {
@@ -190,7 +190,7 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 	}
 	t.fill(res)
 	if exp != nil {
-		res.Export = &report.ExportCheck{}
+		res.Export = &results.ExportCheck{}
 		exp.fillExport(res.Export)
 		res.Examples = append(res.Examples, exp.examples[:min(len(exp.examples), maxExamples-min(maxExamples, len(res.Examples)))]...)
 	}
@@ -198,7 +198,7 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 }
 
 // readFailed counts a failed read; the first maxExamples are listed.
-func readFailed(res *report.Verify, err error) {
+func readFailed(res *results.Verify, err error) {
 	res.ReadErrors++
 	if len(res.Errors) < maxExamples {
 		res.Errors = append(res.Errors, err.Error())

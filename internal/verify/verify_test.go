@@ -20,7 +20,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/query"
-	"github.com/tsbench/tsbench/internal/report"
+	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
 	"github.com/tsbench/tsbench/internal/workload"
 )
@@ -82,7 +82,7 @@ func newTestWorkload() *fakeWorkload {
 }
 
 // run verifies the fake workload's window [start, start+59s] on the given targets.
-func run(t *testing.T, wl *fakeWorkload, cfg *config.Config, targets []Target, rules []query.NamedExpr) map[string]*report.Verify {
+func run(t *testing.T, wl *fakeWorkload, cfg *config.Config, targets []Target, rules []query.NamedExpr) map[string]*results.Verify {
 	t.Helper()
 	v := newVerifier(cfg, wl, targets, rules, slog.New(slog.DiscardHandler))
 	v.Settle = 0
@@ -90,12 +90,12 @@ func run(t *testing.T, wl *fakeWorkload, cfg *config.Config, targets []Target, r
 	return v.Run(t.Context(), from, time.UnixMilli(testWindow(wl).to))
 }
 
-// counts is the part of report.Verify a fault shows in.
+// counts is the part of results.Verify a fault shows in.
 type counts struct {
 	Missing, Duplicate, Unexpected, Changed, NaNAltered, StalenessIgnored, Shifted int64
 }
 
-func countsOf(v *report.Verify) counts {
+func countsOf(v *results.Verify) counts {
 	return counts{v.MissingSamples, v.DuplicateSamples, v.UnexpectedSamples, v.ChangedValues, v.NaNAltered, v.StalenessIgnored, v.ShiftedTimestamps}
 }
 
@@ -226,7 +226,7 @@ func TestProbesAgainstPrometheusAndVMLikeAnswers(t *testing.T) {
 	}
 	// The VM-like fake keeps a series in range queries after its marker: the raw rule has
 	// points only there.
-	wantDiffs := []report.RuleDiff{{Rule: "raw", Detail: "vs vm: 20 points only there"}}
+	wantDiffs := []results.RuleDiff{{Rule: "raw", Detail: "vs vm: 20 points only there"}}
 	if diff := cmp.Diff(wantDiffs, out["prom"].RuleDiffs); diff != "" {
 		t.Errorf("prom rule diffs (-want +got):\n%s", diff)
 	}
@@ -248,7 +248,7 @@ func TestRuleDiffs(t *testing.T) {
 	if len(got) != 2 || got[0].Rule != "raw" || !strings.HasPrefix(got[0].Detail, "vs b: 1 series only here, 59 values differ beyond 1e-09 (largest 1e-07") {
 		t.Errorf("a's raw rule diff %v", got)
 	}
-	if len(got) == 2 && (got[1] != report.RuleDiff{Rule: "computed", Detail: "vs b: 1 series only here"}) {
+	if len(got) == 2 && (got[1] != results.RuleDiff{Rule: "computed", Detail: "vs b: 1 series only here"}) {
 		t.Errorf("a's computed rule diff %v", got[1])
 	}
 	if len(out["b"].RuleDiffs) != 2 || !strings.HasPrefix(out["b"].RuleDiffs[0].Detail, "vs a: 1 series only there, 59 values differ") {
@@ -362,7 +362,7 @@ func mustAtoi(t *testing.T, s string) int64 {
 }
 
 func TestExactAndVerdict(t *testing.T) {
-	v := &report.Verify{CheckedSamples: 10, CheckedStaleMarkers: 2}
+	v := &results.Verify{CheckedSamples: 10, CheckedStaleMarkers: 2}
 	if !v.Exact() || v.Verdict() != "returns exactly what it was given (10 samples, 2 staleness markers)" {
 		t.Errorf("verdict %q", v.Verdict())
 	}
@@ -370,7 +370,7 @@ func TestExactAndVerdict(t *testing.T) {
 	if v.Exact() || v.Verdict() != "10 samples checked: 3 values changed (max relative error 1.5e-13), 1 NaN dropped or altered" {
 		t.Errorf("verdict %q", v.Verdict())
 	}
-	if (&report.Verify{}).Exact() {
+	if (&results.Verify{}).Exact() {
 		t.Error("nothing checked is not exact")
 	}
 }
@@ -433,7 +433,7 @@ func TestRelativeErrorStaysFinite(t *testing.T) {
 			var tl tally
 			es := &expSeries{labels: []label{{"__name__", "m"}}, samples: []expSample{tc.want}}
 			compareSeries(es, []point{{1000, tc.got}}, 499, false, &tl)
-			v := &report.Verify{}
+			v := &results.Verify{}
 			tl.fill(v)
 			if _, err := json.Marshal(v); err != nil {
 				t.Fatalf("marshal: %v", err)

@@ -1,9 +1,9 @@
-// Package report holds the results of a run (the versioned results.json model) and renders them:
-// the terminal summary, report.html, threshold checks and the comparison of two runs.
+// Package results is the versioned results.json schema: the types every stage of a run fills,
+// reading and writing the file, the write account check and the read-back verdicts.
 //
-// Invariant: report imports nothing of tsbench's; bench fills Results, and every figure
-// rendered comes from Results, so results.json, the summary and the HTML always agree.
-package report
+// Invariant: results imports nothing of tsbench's. Every stage writes its figures here and
+// report renders only what is here, so results.json, the summary and the HTML always agree.
+package results
 
 import (
 	"encoding/json"
@@ -13,11 +13,11 @@ import (
 	"time"
 )
 
-// SchemaVersion is bumped on every incompatible change of Results.
+// SchemaVersion is bumped on every incompatible change of Run.
 const SchemaVersion = 1
 
-// Results is the content of results.json.
-type Results struct {
+// Run is the content of results.json: everything measured in one run.
+type Run struct {
 	SchemaVersion int       `json:"schemaVersion"`
 	StartTime     time.Time `json:"startTime"`
 	EndTime       time.Time `json:"endTime"`
@@ -95,6 +95,16 @@ type WritePoint struct {
 	SamplesPerSecs float64   `json:"samplesPerSecond"` // acked rate since the previous point
 }
 
+// Storage is the named storage's results, or nil.
+func (r *Run) Storage(name string) *Storage {
+	for i := range r.Storages {
+		if r.Storages[i].Name == name {
+			return &r.Storages[i]
+		}
+	}
+	return nil
+}
+
 // Dropped is the sum of DroppedSamples over every reason.
 func (w *Write) Dropped() int64 {
 	var n int64
@@ -111,7 +121,7 @@ func (w *Write) Balanced() (bool, int64) {
 }
 
 // WriteFile writes r as indented JSON to dir/results.json.
-func (r *Results) WriteFile(dir string) (string, error) {
+func (r *Run) WriteFile(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -124,12 +134,12 @@ func (r *Results) WriteFile(dir string) (string, error) {
 }
 
 // ReadFile loads a results.json written by any tsbench of the same schema version.
-func ReadFile(path string) (*Results, error) {
+func ReadFile(path string) (*Run, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var r Results
+	var r Run
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("parse %s: %w", path, err)
 	}

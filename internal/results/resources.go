@@ -1,4 +1,4 @@
-package report
+package results
 
 // Resources is what the storage used over the run (issue: observe). A nil figure is unknown,
 // never zero; Reasons says why per figure. Means and maxima cover the load only (not the

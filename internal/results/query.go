@@ -1,4 +1,4 @@
-package report
+package results
 
 // Query is the read path's account for one storage (issue: read path).
 type Query struct {
