@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
-	"github.com/tsbench/tsbench/internal/results"
 	"image"
 	"image/draw"
 	"image/png"
@@ -23,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 // reportCharts are the charts the issue asks for, in page order.

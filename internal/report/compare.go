@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"github.com/tsbench/tsbench/internal/results"
 	"html/template"
 	"io"
 	"math"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 // Comparison is two runs side by side, per storage and figure.

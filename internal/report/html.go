@@ -2,13 +2,14 @@ package report
 
 import (
 	"fmt"
-	"github.com/tsbench/tsbench/internal/results"
 	"html/template"
 	"io"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 // Charts are inline SVG drawn here: the report must open offline as one file, and a line

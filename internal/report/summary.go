@@ -2,13 +2,14 @@ package report
 
 import (
 	"fmt"
-	"github.com/tsbench/tsbench/internal/results"
 	"io"
 	"math"
 	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 // better says which way a row's values are better, to mark the best storage.

@@ -3,7 +3,6 @@ package report
 import (
 	"errors"
 	"fmt"
-	"github.com/tsbench/tsbench/internal/results"
 	"math"
 	"slices"
 	"sort"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 // ValueText is the figure's value in its unit: counts exactly, durations and sizes readably

@@ -76,8 +76,10 @@ func TestVerdict(t *testing.T) {
 		{"not run", nil, "not verified"},
 		{"exact", &Verify{CheckedSamples: 100, CheckedStaleMarkers: 4}, "returns exactly what it was given (100 samples, 4 staleness markers)"},
 		{"nothing checked", &Verify{}, "nothing checked"},
-		{"faults", &Verify{CheckedSamples: 100, MissingSamples: 3, ChangedValues: 2, MaxRelativeError: 1e-13, StalenessIgnored: 1, CheckedStaleMarkers: 4},
-			"100 samples checked: 3 missing, 2 values changed (max relative error 1e-13), 1 of 4 staleness markers ignored"},
+		{
+			"faults", &Verify{CheckedSamples: 100, MissingSamples: 3, ChangedValues: 2, MaxRelativeError: 1e-13, StalenessIgnored: 1, CheckedStaleMarkers: 4},
+			"100 samples checked: 3 missing, 2 values changed (max relative error 1e-13), 1 of 4 staleness markers ignored",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
