@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"reflect"
 	"slices"
@@ -172,6 +173,9 @@ func Parse(b []byte) (*Config, error) {
 		c.parseWarnings = append(c.parseWarnings, fmt.Sprintf("writeConcurrency: 0 (the chart's automatic) uses tsbench's default, %d connections per storage", c.WriteConcurrency))
 	}
 	for name, st := range c.RemoteStorages {
+		if !st.DisableWrite && len(st.WriteURLs()) == 0 && st.ReadURL != "" {
+			c.parseWarnings = append(c.parseWarnings, fmt.Sprintf("remoteStorages.%s.writeURL: empty: the storage is only queried, tsbench sends it no writes (as the chart does)", name))
+		}
 		st.setDefaults() // map values are made by the decoder: default them here
 		c.RemoteStorages[name] = st
 	}
@@ -205,7 +209,28 @@ func (c *Config) Warnings() []string {
 		}
 	}
 	w = append(w, c.parseWarnings...)
+	w = append(w, c.churnWarnings()...)
 	sort.Strings(w)
+	return w
+}
+
+// churnWarnings names a churn setting that makes no churn in this run: an update interval not
+// shorter than the run (the chart's 10m with the default 3m duration; the first update is one
+// interval after the start), or a percent of targetsCount that rounds to no target (the
+// workload churns round(targetsCount × percent / 100) targets of each replica).
+func (c *Config) churnWarnings() []string {
+	if c.ScrapeConfigUpdatePercent <= 0 {
+		return nil
+	}
+	var w []string
+	if c.Duration > 0 && c.ScrapeConfigUpdateInterval >= c.Duration {
+		w = append(w, fmt.Sprintf("scrapeConfigUpdateInterval: %s is not shorter than duration (%s): no churn will happen in this run; set it below duration to see series churn",
+			shortDuration(c.ScrapeConfigUpdateInterval), shortDuration(c.Duration)))
+	}
+	if math.Round(float64(c.TargetsCount)*c.ScrapeConfigUpdatePercent/100) == 0 && c.TargetsCount > 0 {
+		w = append(w, fmt.Sprintf("scrapeConfigUpdatePercent: %g%% of %d targets rounds to 0 targets: no churn will happen; one target is %.3g%%",
+			c.ScrapeConfigUpdatePercent, c.TargetsCount, 100/float64(c.TargetsCount)))
+	}
 	return w
 }
 
@@ -314,6 +339,18 @@ func (rq RangeQuery) validate(key string) []error {
 		errs = append(errs, fmt.Errorf("%s.interval: must be > 0", key))
 	}
 	return errs
+}
+
+// shortDuration writes a duration as a config does: 10m, not 10m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -38,7 +38,7 @@ func TestBadConfigs(t *testing.T) {
 			"scrapeConfigUpdatePercent: must be between 0 and 100",
 			"writeConcurrency: must be >= 1",
 			"queryInterval: must be > 0",
-			"remoteStorages.a.writeURL: must be set (or disableWrite: true)",
+			"remoteStorages.a.writeURL: neither writeURL nor readURL is set",
 			"remoteStorages.b.writeURL: host missing",
 			"remoteStorages.b.readURL: not an absolute http(s) URL",
 		},
@@ -49,6 +49,9 @@ func TestBadConfigs(t *testing.T) {
 			"remoteStorages.vm.tls: certFile and keyFile must be set together",
 		},
 		"disablewrite.bad.yaml": {"remoteStorages.ro.readURL: must be set when disableWrite is true"},
+		"no-url.bad.yaml": {
+			"remoteStorages.forgotten.writeURL: neither writeURL nor readURL is set: set writeURL to write to the storage, readURL to query it, or both",
+		},
 		"rangequery.bad.yaml": {
 			"rangeQueries[0].expr: must be set",
 			"rangeQueries[0].step: must be > 0",
@@ -86,6 +89,8 @@ func TestBadConfigs(t *testing.T) {
 	notWant := map[string][]string{
 		"decode-and-validate.bad.yaml": {"remoteStorages.prom.writeURL: must be set", "scrapeConfigUpdateInterval"},
 		"protocol-headers.bad.yaml":    {"X-Scope-OrgID", "readHeaders"},
+		"no-url.bad.yaml":              {"remoteStorages.vm", "disableWrite"},
+		"disablewrite.bad.yaml":        {"neither"},
 	}
 	files, _ := filepath.Glob("testdata/*.bad.yaml")
 	if len(files) != len(want) {
@@ -146,6 +151,8 @@ func TestChartValues(t *testing.T) {
 		"remoteStorages.vm.vmagentExtraFlags" + ignored,
 		"remoteStorages.vm.vmalertExtraEnvs" + ignored,
 		"remoteStorages.vm.vmalertExtraFlags" + ignored,
+		// The chart's 10m with tsbench's 3m duration: the case the warning is for.
+		"scrapeConfigUpdateInterval: 10m is not shorter than duration (3m): no churn will happen in this run; set it below duration to see series churn",
 		"tolerations" + ignored,
 		"vmtag" + ignored,
 		"writeConcurrency: 0 (the chart's automatic) uses tsbench's default, 4 connections per storage",
@@ -167,6 +174,100 @@ func TestChartValues(t *testing.T) {
 	}
 	if vm.ReadHeaders != nil {
 		t.Errorf("readHeaders \"\" = %v, want none", vm.ReadHeaders)
+	}
+}
+
+// TestChartReadOnlyStorage: a storage the chart's way with writeURL "" beside a readURL gets
+// no writes (disableWrite) and keeps its reads, and a warning says so; the written one is as
+// it was.
+func TestChartReadOnlyStorage(t *testing.T) {
+	c, err := Load("testdata/chart-readonly.good.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro, rw := c.RemoteStorages["vmselect-replica"], c.RemoteStorages["vminsert"]
+	if !ro.DisableWrite || len(ro.WriteURLs()) != 0 || ro.ReadURL != "http://127.0.0.1:8491/select/0/prometheus/" {
+		t.Errorf("read-only storage: disableWrite %v, write URLs %q, readURL %q; want no writes and its readURL", ro.DisableWrite, ro.WriteURLs(), ro.ReadURL)
+	}
+	if diff := cmp.Diff(Headers{"X-Team": "perf"}, ro.ReadHeaders); diff != "" {
+		t.Errorf("readHeaders (-want +got):\n%s", diff)
+	}
+	if rw.DisableWrite || len(rw.WriteURLs()) != 1 {
+		t.Errorf("written storage: disableWrite %v, write URLs %q", rw.DisableWrite, rw.WriteURLs())
+	}
+	var got []string
+	for _, w := range c.Warnings() {
+		if strings.HasPrefix(w, "remoteStorages.vm") && !strings.Contains(w, "chart ignored") || strings.Contains(w, "churn") {
+			got = append(got, w)
+		}
+	}
+	want := []string{"remoteStorages.vmselect-replica.writeURL: empty: the storage is only queried, tsbench sends it no writes (as the chart does)"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
+
+// TestReadOnlyStorageForms: every way to write a storage that is only queried loads the same.
+func TestReadOnlyStorageForms(t *testing.T) {
+	for name, doc := range map[string]string{
+		"chart's empty writeURL": `{writeURL: "", readURL: "http://127.0.0.1:8481/"}`,
+		"writeURL absent":        `{readURL: "http://127.0.0.1:8481/"}`,
+		"only commas":            `{writeURL: " , ", readURL: "http://127.0.0.1:8481/"}`,
+		"disableWrite":           `{disableWrite: true, readURL: "http://127.0.0.1:8481/"}`,
+		"disableWrite with URL":  `{disableWrite: true, writeURL: "http://127.0.0.1:8480/w", readURL: "http://127.0.0.1:8481/"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := Parse([]byte("remoteStorages:\n  ro: " + doc + "\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !c.RemoteStorages["ro"].DisableWrite {
+				t.Error("the storage gets writes")
+			}
+		})
+	}
+	// Built in code, without Parse's defaults: Validate still refuses an unwritable storage.
+	c := Default()
+	c.RemoteStorages = map[string]Storage{"ro": {ReadURL: "http://127.0.0.1:8481/"}}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "remoteStorages.ro.writeURL: is empty: set it, or disableWrite: true") {
+		t.Errorf("Validate = %v, want the empty writeURL named", err)
+	}
+}
+
+// TestChurnWarnings: a churn setting that makes no churn in the run is named, with the figures.
+func TestChurnWarnings(t *testing.T) {
+	const url = "\nremoteStorages: {vm: {writeURL: http://127.0.0.1:8428/api/v1/write}}\n"
+	for _, tc := range []struct {
+		name, doc string
+		want      []string
+	}{
+		{"the chart's 10m, tsbench's 3m", "scrapeConfigUpdateInterval: 10m", []string{
+			"scrapeConfigUpdateInterval: 10m is not shorter than duration (3m): no churn will happen in this run; set it below duration to see series churn",
+		}},
+		{"equal to duration", "duration: 5m\nscrapeConfigUpdateInterval: 5m", []string{
+			"scrapeConfigUpdateInterval: 5m is not shorter than duration (5m): no churn will happen in this run; set it below duration to see series churn",
+		}},
+		{"shorter", "duration: 5m\nscrapeConfigUpdateInterval: 4m59s", nil},
+		{"run until interrupted", "duration: 0s\nscrapeConfigUpdateInterval: 1h", nil},
+		{"churn off", "scrapeConfigUpdatePercent: 0\nscrapeConfigUpdateInterval: 1h", nil},
+		{"rounds to 0 targets", "targetsCount: 40\nscrapeConfigUpdatePercent: 1", []string{
+			"scrapeConfigUpdatePercent: 1% of 40 targets rounds to 0 targets: no churn will happen; one target is 2.5%",
+		}},
+		{"rounds up to 1 target", "targetsCount: 50\nscrapeConfigUpdatePercent: 1", nil},
+		{"both", "targetsCount: 10\nscrapeConfigUpdatePercent: 0.5\nscrapeConfigUpdateInterval: 1h", []string{
+			"scrapeConfigUpdateInterval: 1h is not shorter than duration (3m): no churn will happen in this run; set it below duration to see series churn",
+			"scrapeConfigUpdatePercent: 0.5% of 10 targets rounds to 0 targets: no churn will happen; one target is 10%",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse([]byte(tc.doc + url))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, c.Warnings()); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

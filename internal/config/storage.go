@@ -12,6 +12,8 @@ import (
 // Storage is one storage under test, as an entry of remoteStorages.
 type Storage struct {
 	// WriteURL is the remote_write endpoint; a comma-separated list sends identical data to each.
+	// Empty beside a ReadURL, as the prometheus-benchmark chart writes a storage it only
+	// queries, means no writes (see setDefaults).
 	WriteURL string `yaml:"writeURL" json:"writeURL,omitempty"`
 	// ReadURL is the Prometheus HTTP API root (…/api/v1/query is appended); empty: no reads.
 	ReadURL string `yaml:"readURL" json:"readURL,omitempty"`
@@ -28,7 +30,8 @@ type Storage struct {
 	ReadHeaders          Headers    `yaml:"readHeaders" json:"readHeaders,omitempty"`
 	TLS                  TLS        `yaml:"tls" json:"tls"`
 	// DisableWrite sends no writes: the storage is only queried (for example a replica of
-	// another storage under test, or a read-only frontend).
+	// another storage under test, or a read-only frontend). An empty writeURL beside a
+	// readURL sets it.
 	DisableWrite bool `yaml:"disableWrite" json:"disableWrite,omitempty"`
 
 	// MetricsURLs are the storage's own /metrics pages; a cluster lists each component.
@@ -64,7 +67,14 @@ type TLS struct {
 	InsecureSkipVerify bool   `yaml:"insecureSkipVerify" json:"insecureSkipVerify,omitempty"`
 }
 
-func (s *Storage) setDefaults() {}
+// setDefaults reads a storage the chart's way: writeURL "" beside a readURL is a storage
+// that is only queried (the chart then deploys only its vmalert for it), so it gets no
+// writes, as with disableWrite: true. A storage with neither URL is left for validate.
+func (s *Storage) setDefaults() {
+	if len(s.WriteURLs()) == 0 && s.ReadURL != "" {
+		s.DisableWrite = true
+	}
+}
 
 // WriteURLs returns the write endpoints: one per element of the comma list.
 func (s Storage) WriteURLs() []string {
@@ -82,15 +92,18 @@ func (s Storage) validate(key string) []error {
 	bad := func(k, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s.%s: %s", key, k, fmt.Sprintf(format, args...)))
 	}
-	if s.DisableWrite && s.ReadURL == "" {
+	switch {
+	case s.DisableWrite && s.ReadURL == "":
 		bad("readURL", "must be set when disableWrite is true: the storage would get no load")
+	case len(s.WriteURLs()) == 0 && s.ReadURL == "":
+		// Keyed by writeURL, so that a writeURL that did not decode is not reported twice.
+		bad("writeURL", "neither writeURL nor readURL is set: set writeURL to write to the storage, readURL to query it, or both")
+	case len(s.WriteURLs()) == 0 && !s.DisableWrite:
+		// Only a Storage built in code gets here: Parse turns this into disableWrite.
+		bad("writeURL", "is empty: set it, or disableWrite: true to only query the storage")
 	}
 	if !s.DisableWrite {
-		urls := s.WriteURLs()
-		if len(urls) == 0 {
-			bad("writeURL", "must be set (or disableWrite: true)")
-		}
-		for _, u := range urls {
+		for _, u := range s.WriteURLs() {
 			if err := checkURL(u); err != nil {
 				bad("writeURL", "%v", err)
 			}
