@@ -16,8 +16,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/prometheus/common/model"
-	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
 	"go.yaml.in/yaml/v3"
 
@@ -61,6 +59,9 @@ type Query struct {
 	Step     time.Duration // range queries
 	Window   time.Duration // index lookups: the span ending at the scheduled time
 	Group    string        // rules: the rule group
+	// GroupConcurrency caps the queries in flight of the rule group, per storage (vmalert's
+	// group concurrency); 0: only queryConcurrency does.
+	GroupConcurrency int
 	// ParseError is set when Expr is not valid PromQL for Prometheus' parser: the query is
 	// still sent (another storage's dialect may accept it) and its errors are counted.
 	ParseError string
@@ -138,52 +139,6 @@ func LoadPlan(fsys fs.FS, cfg *config.Config) (*Plan, error) {
 	}
 	uniqueNames(p.Queries)
 	return p, nil
-}
-
-// parseRules reads a Prometheus rule file. A structural problem is an error naming the group
-// and rule; an expression that does not parse is only a warning naming them.
-func parseRules(b []byte, interval time.Duration) ([]Query, []string, error) {
-	groups, errs := rulefmt.Parse(b, false, model.UTF8Validation)
-	errs = uniqueErrors(errs)
-	if groups == nil { // the file did not decode; the errors are the decoder's, without rules named
-		for i, err := range errs {
-			errs[i] = locate(b, err)
-		}
-		return nil, nil, errors.Join(errs...)
-	}
-	var fatal []error
-	var warnings []string
-	badExpr := map[[2]string]string{} // group, rule name → parse error
-	for _, err := range errs {
-		var re *rulefmt.Error
-		var pe parser.ParseErrors
-		if errors.As(err, &re) && errors.As(err, &pe) {
-			badExpr[[2]string{re.Group, re.RuleName}] = pe.Error()
-			warnings = append(warnings, fmt.Sprintf("group %q, rule %d, %q: expression does not parse, sent anyway: %v", re.Group, re.Rule, re.RuleName, pe))
-			continue
-		}
-		fatal = append(fatal, err)
-	}
-	if len(fatal) > 0 {
-		return nil, nil, errors.Join(fatal...)
-	}
-	var qs []Query
-	for _, g := range groups.Groups {
-		for _, r := range g.Rules {
-			name := r.Alert
-			if name == "" {
-				name = r.Record
-			}
-			qs = append(qs, Query{
-				Name: name, Kind: KindInstant, Expr: r.Expr, Interval: interval,
-				ParseError: badExpr[[2]string{g.Name, name}], Group: g.Name,
-			})
-		}
-	}
-	if len(qs) == 0 {
-		return nil, nil, errors.New("no rules")
-	}
-	return qs, warnings, nil
 }
 
 // parseDashboard reads the dashboard file: `panels:` with the keys of rangeQueries.

@@ -125,7 +125,7 @@ func TestLoadPlanErrors(t *testing.T) {
 		{"missing expr", "groups:\n  - name: g2\n    rules:\n      - alert: NoExpr\n", `group "g2", rule 1, "NoExpr": field 'expr' must be set`},
 		{
 			"unknown key", "groups:\n  - name: g3\n    rules:\n      - alert: Fine\n        expr: up\n      - alert: A\n        exp: up\n",
-			`line 7: group "g3", rule 2, "A": field exp not found in type rulefmt.Rule`,
+			`line 7: group "g3", rule 2, "A": field exp not found in a rule`,
 		},
 		{
 			"for: banana", "groups:\n  - name: g4\n    rules:\n      - alert: Fine\n        expr: up\n      - alert: Banana\n        expr: up\n        for: banana\n",
@@ -216,5 +216,79 @@ func TestOffsetStableAndInRange(t *testing.T) {
 		if o < 0 || o >= 10*time.Second || o != offset(name, 10*time.Second) {
 			t.Errorf("offset(%q) = %v", name, o)
 		}
+	}
+}
+
+// TestVMAlertRuleFile loads a vmalert-format file with every group and rule key: the group's
+// interval is its rules' interval (queryInterval where it has none), its concurrency goes
+// with them, and every other group key set is named once in a warning with its groups.
+func TestVMAlertRuleFile(t *testing.T) {
+	cfg := config.Default()
+	cfg.QueryRules = "testdata/vmalert-all-keys.rules.yml"
+	cfg.RangeQueries = []config.RangeQuery{}
+	cfg.IndexLookupInterval = 0
+	p, err := LoadPlan(fstest.MapFS{}, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		Name, Group      string
+		Interval         time.Duration
+		GroupConcurrency int
+	}
+	var got []row
+	for _, q := range p.Queries {
+		got = append(got, row{q.Name, q.Group, q.Interval, q.GroupConcurrency})
+	}
+	want := []row{
+		{"HostLoadHigh", "host", 30 * time.Second, 2},
+		{"instance:node_memory_available:ratio", "host", 30 * time.Second, 2},
+		{"HostDiskAlmostFull", "disk", cfg.QueryInterval, 0},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("queries (-want +got):\n%s", diff)
+	}
+	const tail = " not applied: tsbench sends each rule's expr as a plain instant query; only a group's interval and concurrency shape the load"
+	var wantWarnings []string
+	for _, key := range []string{"debug", "eval_alignment", "eval_delay", "eval_offset", "extra_filter_labels", "headers", "labels", "limit", "notifier_headers", "params"} {
+		wantWarnings = append(wantWarnings, "queryRules testdata/vmalert-all-keys.rules.yml: group key "+key+` (group "host")`+tail)
+	}
+	wantWarnings = append(wantWarnings,
+		`queryRules testdata/vmalert-all-keys.rules.yml: group key query_offset (group "disk")`+tail,
+		`queryRules testdata/vmalert-all-keys.rules.yml: group key tenant (group "host")`+tail,
+		`queryRules testdata/vmalert-all-keys.rules.yml: group key type (group "host")`+tail)
+	if diff := cmp.Diff(wantWarnings, p.Warnings()); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
+
+// A vmalert key with a wrong type, a negative concurrency and a key neither ruler has are
+// errors naming the group (and rule); a key set in many groups is named once.
+func TestVMAlertRuleFileErrors(t *testing.T) {
+	for _, tc := range []struct{ name, rules, want string }{
+		{"concurrency not a number", "groups:\n  - name: g\n    concurrency: four\n    rules:\n      - alert: A\n        expr: up\n", `line 3: group "g": cannot unmarshal !!str into int`},
+		{"negative concurrency", "groups:\n  - name: g\n    concurrency: -1\n    rules:\n      - alert: A\n        expr: up\n", `line 2: group "g": concurrency: must be >= 0`},
+		{"params not a map of lists", "groups:\n  - name: g\n    params: {nocache: 1}\n    rules:\n      - alert: A\n        expr: up\n", `line 3: group "g": cannot unmarshal !!int into []string`},
+		{"eval_delay not a duration", "groups:\n  - name: g\n    eval_delay: soon\n    rules:\n      - alert: A\n        expr: up\n", `line 2: group "g": not a valid duration string: "soon"`},
+		{"rule debug not a bool", "groups:\n  - name: g\n    rules:\n      - alert: A\n        expr: up\n        debug: maybe\n", `line 6: group "g", rule 1, "A": cannot unmarshal !!str into bool`},
+		{"unknown group key", "groups:\n  - name: g\n    concurency: 2\n    rules:\n      - alert: A\n        expr: up\n", `line 3: group "g": field concurency not found in a rule group`},
+		{"unknown top key", "groups: []\nrule_files: []\n", `field rule_files not found at the top of a rule file (only groups)`},
+		{"repeated group", "groups:\n  - name: g\n    rules: [{alert: A, expr: up}]\n  - name: g\n    rules: [{alert: B, expr: up}]\n", `line 4: group "g": the name is repeated`},
+		{"no group name", "groups:\n  - rules: [{alert: A, expr: up}]\n", `line 2: group 1: name must be set`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := parseRules([]byte(tc.rules), time.Minute)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+	_, w, err := parseRules([]byte("groups:\n  - {name: a, limit: 1, rules: [{alert: A, expr: up}]}\n  - {name: b, limit: 1, rules: [{alert: B, expr: up}]}\n"+
+		"  - {name: c, limit: 1, rules: [{alert: C, expr: up}]}\n  - {name: d, limit: 1, rules: [{alert: D, expr: up}]}\n  - {name: e, limit: 1, rules: [{alert: E, expr: up}]}\n"), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w) != 1 || !strings.Contains(w[0], `group key limit (groups "a", "b", "c", 2 more) not applied`) {
+		t.Errorf("warnings = %q, want limit named once with its groups", w)
 	}
 }

@@ -24,7 +24,8 @@ import (
 // query ever has two evaluations at once, and none is ever delayed into the next slot.
 //
 // A started evaluation waits for one of queryConcurrency slots (like a ruler's concurrency
-// limit). The wait is part of its latency, since latency runs from the scheduled time: a
+// limit), a rule of a group with a concurrency first for one of its group's slots (vmalert's
+// group concurrency; waiting for the group holds no storage-wide slot). The wait is part of its latency, since latency runs from the scheduled time: a
 // storage that answers slowly makes the queue, and the queue shows in the figures instead of
 // slowing the schedule (no coordinated omission). At most one evaluation per query waits, so
 // the queue is bounded by the number of queries.
@@ -36,6 +37,9 @@ type Runner struct {
 	log     *slog.Logger
 	m       *Metrics
 	slots   chan struct{}
+	// groupSlots[i] is query i's group's slots, shared by the group's queries; nil when the
+	// group sets no concurrency.
+	groupSlots []chan struct{}
 
 	stats []*stat
 	busy  []atomic.Bool // busy[i]: query i has an evaluation waiting or running
@@ -66,6 +70,17 @@ func New(cfg *config.Config, plan *Plan, storage string, client *storage.Client,
 	}
 	for i := range r.stats {
 		r.stats[i] = newStat()
+	}
+	r.groupSlots = make([]chan struct{}, len(plan.Queries))
+	byGroup := map[string]chan struct{}{}
+	for i, q := range plan.Queries {
+		if q.GroupConcurrency <= 0 {
+			continue
+		}
+		if byGroup[q.Group] == nil {
+			byGroup[q.Group] = make(chan struct{}, q.GroupConcurrency)
+		}
+		r.groupSlots[i] = byGroup[q.Group]
 	}
 	return r
 }
@@ -133,8 +148,18 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 }
 
-// evaluate waits for a slot, sends query i scheduled at at, and records the outcome.
+// evaluate waits for a slot of its group (if it has a concurrency) and one of the storage's,
+// sends query i scheduled at at, and records the outcome.
 func (r *Runner) evaluate(ctx context.Context, i int, at time.Time) {
+	if group := r.groupSlots[i]; group != nil {
+		select {
+		case group <- struct{}{}:
+		case <-ctx.Done():
+			r.miss(i)
+			return
+		}
+		defer func() { <-group }()
+	}
 	select {
 	case r.slots <- struct{}{}:
 	case <-ctx.Done():

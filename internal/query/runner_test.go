@@ -483,3 +483,57 @@ func TestStatSize(t *testing.T) {
 		t.Errorf("a query's histograms take %d KiB, want at most 220", got>>10)
 	}
 }
+
+// A group's concurrency caps its own queries in flight, not the others', and each group runs
+// at its own interval: four rules of a group with concurrency 1 every 4 s (900 ms answers,
+// which would overlap at their hashed offsets) never overlap, and four rules of a group
+// without one every 1 s (700 ms answers) do. The longest wait, 2.7 s, fits in the interval, so
+// every tick is executed but one still waiting when the run ends.
+func TestRunnerGroupConcurrencyAndInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := config.Default()
+		cfg.QueryConcurrency = 8 // never the limit here
+		p := &Plan{}
+		for i := range 4 {
+			p.Queries = append(p.Queries,
+				Query{Name: "capped_" + strconv.Itoa(i), Kind: KindInstant, Expr: "capped_" + strconv.Itoa(i), Interval: 4 * time.Second, Group: "capped", GroupConcurrency: 1},
+				Query{Name: "free_" + strconv.Itoa(i), Kind: KindInstant, Expr: "free_" + strconv.Itoa(i), Interval: time.Second, Group: "free"})
+		}
+		var mu sync.Mutex
+		inFlight, maxInFlight := map[string]int{}, map[string]int{}
+		r, _ := fakeRunner(t, cfg, p, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			_ = req.ParseForm()
+			group, _, _ := strings.Cut(req.Form.Get("query"), "_")
+			mu.Lock()
+			inFlight[group]++
+			maxInFlight[group] = max(maxInFlight[group], inFlight[group])
+			mu.Unlock()
+			if group == "capped" {
+				time.Sleep(900 * time.Millisecond)
+			} else {
+				time.Sleep(700 * time.Millisecond)
+			}
+			mu.Lock()
+			inFlight[group]--
+			mu.Unlock()
+			_, _ = io.WriteString(w, vector2)
+		}))
+		runFor(t, r, 20*time.Second)
+		if maxInFlight["capped"] != 1 || maxInFlight["free"] < 2 {
+			t.Errorf("most in flight: capped %d, free %d; want 1 (its concurrency) and more than 1", maxInFlight["capped"], maxInFlight["free"])
+		}
+		for i, q := range p.Queries {
+			got := r.Results().PerQuery[i]
+			n := ticks(q.Name, q.Interval, 20*time.Second)
+			// A capped rule still waiting for its group's slot when the run ends is missed.
+			missable := int64(0)
+			if q.GroupConcurrency > 0 {
+				missable = 1
+			}
+			if got.Executed+got.Missed != n || got.Missed > missable || got.IntervalSeconds != q.Interval.Seconds() || got.Group != q.Group {
+				t.Errorf("%s: executed %d missed %d, interval %vs, group %q; want %d ticks of %v, at most %d missed (at the end), group %q",
+					q.Name, got.Executed, got.Missed, got.IntervalSeconds, got.Group, n, q.Interval, missable, q.Group)
+			}
+		}
+	})
+}

@@ -98,7 +98,7 @@ func (s *stat) snapshot(q *Query) results.QueryStat {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return results.QueryStat{
-		Name: q.Name, Kind: q.Kind, Expr: describe(q),
+		Name: q.Name, Kind: q.Kind, Expr: describe(q), Group: q.Group, IntervalSeconds: q.Interval.Seconds(),
 		Executed: s.executed, OK: s.ok, Errors: maps.Clone(s.errors), Warnings: s.warnings, Missed: s.missed,
 		LatencySeconds: s.lat.report(), ServiceSeconds: s.service.report(),
 		ResultSeries: s.resultSeries, FirstError: s.firstError,
