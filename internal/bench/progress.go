@@ -66,6 +66,8 @@ func (r *run) record(now time.Time) string {
 			if p.Dropped > 0 {
 				fmt.Fprintf(&b, ", dropped %d", p.Dropped)
 			}
+		} else {
+			b.WriteString(" no writes") // only queried: no writeURL, or disableWrite
 		}
 		if q := r.runners[name]; q != nil {
 			b.WriteString(queryProgress(q.Progress()))

@@ -244,6 +244,11 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 		r.Workload.Targets, r.Workload.SeriesPerTarget, r.Workload.SeriesCreated, r.Workload.StaleMarkers)
 	writeTable(&b, r)
 	b.WriteString("* best of the storages\n")
+	for _, s := range r.Storages {
+		if s.Write == nil {
+			fmt.Fprintf(&b, "%s: no writes (no writeURL, or disableWrite): only queried, so it has no ingestion figures\n", s.Name)
+		}
+	}
 	writeSlowest(&b, r)
 	writeVerdicts(&b, r)
 	writeProbes(&b, r)

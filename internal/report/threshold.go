@@ -303,8 +303,14 @@ func EvaluateThresholds(ts []Threshold, r *results.Run) []results.ThresholdResul
 			if t.Storage != "" && t.Storage != s.Name {
 				continue
 			}
+			readOnly := s.Write == nil && strings.HasPrefix(t.Figure, "write.")
+			if readOnly && t.Storage == "" {
+				continue // a storage only queried has no write figures for a threshold on every storage
+			}
 			res := results.ThresholdResult{Expr: t.Expr, Storage: s.Name, Figure: t.Figure, Value: figures[t.Figure](s)}
-			if res.Value == nil {
+			if readOnly {
+				res.Reason = fmt.Sprintf("%s gets no writes: it is only queried (no writeURL, or disableWrite)", s.Name)
+			} else if res.Value == nil {
 				res.Reason = fmt.Sprintf("%s is unknown for %s", t.Figure, s.Name)
 			} else {
 				res.OK = compare(*res.Value, t.Op, t.Value)

@@ -156,3 +156,35 @@ func TestFormatFigure(t *testing.T) {
 		}
 	}
 }
+
+// A storage only queried (no write account) is not checked by a write threshold on every
+// storage, and one naming it fails with the reason, never as an unknown figure.
+func TestThresholdsSkipReadOnlyStorage(t *testing.T) {
+	r := &results.Run{Storages: []results.Storage{
+		{Name: "ro", Query: &results.Query{LatencySeconds: results.Latency{P99: 0.2}}},
+		{Name: "vm", Write: &results.Write{DroppedSamples: map[string]int64{}}, Query: &results.Query{LatencySeconds: results.Latency{P99: 0.1}}},
+	}}
+	ts, err := ParseThresholds([]string{"write.droppedSamples == 0", "query.p99 < 1s", "ro: write.ackedSamples > 0"}, []string{"ro", "vm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []results.ThresholdResult{
+		{Expr: "write.droppedSamples == 0", Storage: "vm", Figure: "write.droppedSamples", Value: new(float64(0)), OK: true},
+		{Expr: "query.p99 < 1s", Storage: "ro", Figure: "query.p99", Value: new(0.2), OK: true},
+		{Expr: "query.p99 < 1s", Storage: "vm", Figure: "query.p99", Value: new(0.1), OK: true},
+		{Expr: "ro: write.ackedSamples > 0", Storage: "ro", Figure: "write.ackedSamples", Reason: "ro gets no writes: it is only queried (no writeURL, or disableWrite)"},
+	}
+	if diff := cmp.Diff(want, EvaluateThresholds(ts, r)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	var b strings.Builder
+	if err := WriteSummary(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "ro: no writes (no writeURL, or disableWrite): only queried, so it has no ingestion figures\n") {
+		t.Errorf("summary does not say ro gets no writes:\n%s", b.String())
+	}
+	if strings.Contains(b.String(), "vm: no writes") {
+		t.Errorf("summary says vm gets no writes:\n%s", b.String())
+	}
+}
