@@ -275,6 +275,7 @@ func TestVMAlertRuleFileErrors(t *testing.T) {
 		{"unknown top key", "groups: []\nrule_files: []\n", `field rule_files not found at the top of a rule file (only groups)`},
 		{"repeated group", "groups:\n  - name: g\n    rules: [{alert: A, expr: up}]\n  - name: g\n    rules: [{alert: B, expr: up}]\n", `line 4: group "g": the name is repeated`},
 		{"no group name", "groups:\n  - rules: [{alert: A, expr: up}]\n", `line 2: group 1: name must be set`},
+		{"two documents", "groups: [{name: a, rules: [{alert: A, expr: up}]}]\n---\ngroups: [{name: b, rules: [{alert: B, expr: up}]}]\n", `more than one YAML document (---)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := parseRules([]byte(tc.rules), time.Minute)
@@ -282,6 +283,9 @@ func TestVMAlertRuleFileErrors(t *testing.T) {
 				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
 			}
 		})
+	}
+	if _, _, err := parseRules([]byte("---\ngroups: [{name: a, rules: [{alert: A, expr: up}]}]\n---\n"), time.Minute); err != nil {
+		t.Errorf("a file with an empty document after its one document: %v", err)
 	}
 	_, w, err := parseRules([]byte("groups:\n  - {name: a, limit: 1, rules: [{alert: A, expr: up}]}\n  - {name: b, limit: 1, rules: [{alert: B, expr: up}]}\n"+
 		"  - {name: c, limit: 1, rules: [{alert: C, expr: up}]}\n  - {name: d, limit: 1, rules: [{alert: D, expr: up}]}\n  - {name: e, limit: 1, rules: [{alert: E, expr: up}]}\n"), time.Minute)

@@ -96,6 +96,18 @@ func parseRules(b []byte, queryInterval time.Duration) ([]Query, []string, error
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
 		return nil, nil, locate(&doc, err)
 	}
+	// vmalert reads every YAML document of a file; Prometheus and tsbench read one, and a
+	// second one must not be dropped unsaid.
+	for {
+		var next yaml.Node
+		err := dec.Decode(&next)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil || len(next.Content) > 0 && next.Content[0].Tag != "!!null" {
+			return nil, nil, errors.New("more than one YAML document (---): put every group under the first document's groups")
+		}
+	}
 	var fatal []error
 	var warnings []string
 	badExpr := map[[2]string]string{} // group, rule name → parse error
