@@ -55,7 +55,8 @@ const chartRules = `groups:
 // query API, as a vmselect beside the vminsert) and a vmalert rule file as queryRules, against
 // the local VictoriaMetrics and Prometheus. Every rule runs without an error on every storage,
 // each group at its own interval; the storage only queried has no write account and its
-// read-back finds the data written through the other.
+// read-back finds the data written through the other. A second run with that storage alone is
+// the query load only.
 func TestChartFiles(t *testing.T) {
 	t.Parallel()
 	requireBinaries(t, "victoria-metrics", "prometheus")
@@ -151,5 +152,29 @@ remoteStorages:
 		} else if s.Write == nil || s.Write.AckedSamples == 0 {
 			t.Errorf("%s: write %+v, want samples acked", name, s.Write)
 		}
+	}
+
+	// With every storage only queried, as the chart deploys for query-only storages, the run
+	// is the query load alone against what the storage holds: nothing generated, no read-back.
+	rr = runTsbench(t, time.Minute, fmt.Sprintf(`
+duration: 8s
+queryRules: %s
+rangeQueries: []
+indexLookupInterval: 0s
+remoteStorages:
+  vm-select: {writeURL: "", readURL: "%s"}
+`, rules, vm.URL))
+	if rr.code != 0 || rr.results == nil {
+		t.Fatalf("query-only run: exit %d, results %v; stderr:\n%s", rr.code, rr.results != nil, rr.stderr)
+	}
+	s := storageResult(t, rr.results, "vm-select")
+	if s.Write != nil || s.Verify != nil || rr.results.Workload.SeriesCreated != 0 {
+		t.Errorf("query-only run: write %+v, verify %+v, series created %d; want none of them", s.Write, s.Verify, rr.results.Workload.SeriesCreated)
+	}
+	if s.Query == nil || s.Query.Executed == 0 || len(s.Query.Errors) != 0 {
+		t.Errorf("query-only run: query %+v, want rules executed without errors", s.Query)
+	}
+	if !strings.Contains(rr.stderr, "the run is a query load only") {
+		t.Errorf("query-only run: stderr does not say so:\n%s", rr.stderr)
 	}
 }

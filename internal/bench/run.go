@@ -168,7 +168,11 @@ func (r *run) run(ctx context.Context) (*results.Run, error) {
 	r.log.Info("load started", "storages", r.cfg.StorageNames(), "targets", r.gen.Targets(),
 		"series_per_target", r.gen.SeriesPerTarget(), "duration", r.cfg.Duration)
 	var g errgroup.Group
-	g.Go(func() error { return r.writer.Run(loadCtx) })
+	if r.writes() {
+		g.Go(func() error { return r.writer.Run(loadCtx) })
+	} else {
+		r.log.Info("no storage gets writes (every writeURL empty, or disableWrite): the run is a query load only, with no read-back")
+	}
 	for _, q := range r.runners {
 		g.Go(func() error { return q.Run(loadCtx) })
 	}
@@ -195,9 +199,21 @@ func (r *run) run(ctx context.Context) (*results.Run, error) {
 	return r.results(verified), nil
 }
 
-// verifier checks every storage with a readURL; nil when there is nothing to check.
+// writes reports whether any storage gets writes. With none, nothing is generated and there
+// is no read-back: what the storages hold was not written by this run.
+func (r *run) writes() bool {
+	for _, st := range r.cfg.RemoteStorages {
+		if !st.DisableWrite {
+			return true
+		}
+	}
+	return false
+}
+
+// verifier checks every storage with a readURL, a storage only queried too (a replica or a
+// read frontend of a storage written here); nil when there is nothing to check.
 func (r *run) verifier() *verify.Verifier {
-	if r.cfg.VerifySamples <= 0 {
+	if r.cfg.VerifySamples <= 0 || !r.writes() {
 		return nil
 	}
 	var targets []verify.Target
