@@ -24,11 +24,12 @@ import (
 // query ever has two evaluations at once, and none is ever delayed into the next slot.
 //
 // A started evaluation waits for one of queryConcurrency slots (like a ruler's concurrency
-// limit), a rule of a group with a concurrency first for one of its group's slots (vmalert's
-// group concurrency; waiting for the group holds no storage-wide slot). The wait is part of its latency, since latency runs from the scheduled time: a
-// storage that answers slowly makes the queue, and the queue shows in the figures instead of
-// slowing the schedule (no coordinated omission). At most one evaluation per query waits, so
-// the queue is bounded by the number of queries.
+// limit); a rule of a group with a concurrency first waits for one of its group's slots
+// (vmalert's group concurrency), holding no storage-wide slot meanwhile. The wait is part of
+// its latency, since latency runs from the scheduled time: a storage that answers slowly makes
+// the queue, and the queue shows in the figures instead of slowing the schedule (no
+// coordinated omission). At most one evaluation per query waits, so the queue is bounded by
+// the number of queries.
 type Runner struct {
 	storage string
 	plan    *Plan

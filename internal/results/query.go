@@ -18,23 +18,23 @@ type Query struct {
 
 // QueryStat is one query's (rule, panel or index lookup) figures against one storage.
 type QueryStat struct {
-	Name string `json:"name"`
-	Kind string `json:"kind"` // instant, range, series, labels, labelValues
-	Expr string `json:"expr,omitempty"`
-	// Group is a rule's group in the rule file; IntervalSeconds how often it is scheduled
-	// (the group's interval, else queryInterval).
-	Group           string           `json:"group,omitempty"`
-	IntervalSeconds float64          `json:"intervalSeconds,omitempty"`
-	Executed        int64            `json:"executed"`
-	OK              int64            `json:"ok"`
-	Errors          map[string]int64 `json:"errors"`
-	Warnings        int64            `json:"warnings"`
-	Missed          int64            `json:"missed"`
-	LatencySeconds  Latency          `json:"latencySeconds"`
-	ServiceSeconds  Latency          `json:"serviceSeconds"`
-	ResultSeries    int64            `json:"resultSeries"` // of the last successful evaluation
+	Name           string           `json:"name"`
+	Kind           string           `json:"kind"` // instant, range, series, labels, labelValues
+	Expr           string           `json:"expr,omitempty"`
+	Executed       int64            `json:"executed"`
+	OK             int64            `json:"ok"`
+	Errors         map[string]int64 `json:"errors"`
+	Warnings       int64            `json:"warnings"`
+	Missed         int64            `json:"missed"`
+	LatencySeconds Latency          `json:"latencySeconds"`
+	ServiceSeconds Latency          `json:"serviceSeconds"`
+	ResultSeries   int64            `json:"resultSeries"` // of the last successful evaluation
 	// FirstError is the text of the first error seen, for the reader to act on.
 	FirstError string `json:"firstError,omitempty"`
+	// Group is a rule's group in the rule file; IntervalSeconds how often the query is
+	// scheduled (for a rule, its group's interval, else queryInterval).
+	Group           string  `json:"group,omitempty"`
+	IntervalSeconds float64 `json:"intervalSeconds,omitempty"`
 }
 
 // Latency quantiles in seconds, measured from each query's scheduled time.
