@@ -262,7 +262,7 @@ func TestGeneratorReasons(t *testing.T) {
 	o.collect(t.Context(), t0)
 	o.collect(t.Context(), t0.Add(time.Second))
 	g := o.Generator()
-	if g.CPUCoresMean != nil || !strings.Contains(g.Reasons["cpuCoresMean"], "exited") || g.Reasons["rssBytesMax"] == "" {
+	if g.CPUCoresMean != nil || !strings.Contains(g.Reasons["cpuCoresMean"], "self does not exist") || g.Reasons["rssBytesMax"] == "" {
 		t.Errorf("generator cpu %v reasons %v: want unknown with reasons", deref(g.CPUCoresMean), g.Reasons)
 	}
 }

@@ -1,18 +1,16 @@
 package observe
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // Figures a source may give; the names are those of results.json.
@@ -68,10 +66,7 @@ type Source interface {
 	Collect(ctx context.Context, now time.Time) (Sample, error)
 }
 
-// userHZ is the unit of CPU times in /proc/PID/stat: 100 on every Linux tsbench runs on.
-const userHZ = 100
-
-// procSource reads a local process from /proc and walks its data dir.
+// procSource reads a local process from /proc (with prometheus/procfs) and walks its data dir.
 type procSource struct {
 	root    string // "/proc", or testdata
 	pid     int    // 0: no process
@@ -81,12 +76,9 @@ type procSource struct {
 
 func (p procSource) Collect(_ context.Context, _ time.Time) (Sample, error) {
 	var s Sample
-	switch {
-	case p.self:
-		p.readProc(filepath.Join(p.root, "self"), &s)
-	case p.pid != 0:
-		p.readProc(filepath.Join(p.root, strconv.Itoa(p.pid)), &s)
-	default:
+	if p.self || p.pid != 0 {
+		p.readProc(&s)
+	} else {
 		for _, f := range []string{figCPU, figRSS, figRead, figWrite} {
 			s.miss(f, "no pid")
 		}
@@ -105,10 +97,10 @@ func (p procSource) Collect(_ context.Context, _ time.Time) (Sample, error) {
 	return s, nil
 }
 
-// readProc fills CPU and the start time from stat, RSS from status and IO from io. A process that is gone
-// leaves them unknown ("process PID exited"); an unreadable io file (another user's process)
-// leaves only disk IO unknown.
-func (p procSource) readProc(dir string, s *Sample) {
+// readProc fills CPU and the start time from stat, RSS from status and IO from io. A process
+// that is gone leaves them unknown ("process PID exited"); an unreadable io file (another
+// user's process) leaves only disk IO unknown.
+func (p procSource) readProc(s *Sample) {
 	fail := func(reason string) {
 		for _, f := range []string{figCPU, figRSS, figRead, figWrite} {
 			if s.Missing[f] == "" {
@@ -116,71 +108,47 @@ func (p procSource) readProc(dir string, s *Sample) {
 			}
 		}
 	}
-	stat, err := os.ReadFile(filepath.Join(dir, "stat"))
-	if errors.Is(err, fs.ErrNotExist) {
-		fail(fmt.Sprintf("process %d exited", p.pid))
-		return
-	}
+	pfs, err := procfs.NewFS(p.root)
 	if err != nil {
 		fail(err.Error())
 		return
 	}
-	// The command name may hold spaces and parentheses: the fields start after the last ')'.
-	// After it, field 3 of proc(5) (state) is fields[0]: utime (14) and stime (15) are 11, 12,
-	// starttime (22) is 19.
-	i := bytes.LastIndexByte(stat, ')')
-	fields := strings.Fields(string(stat[i+1:]))
-	if i < 0 || len(fields) < 20 {
-		fail("unexpected " + filepath.Join(dir, "stat"))
-		return
-	}
-	utime, err1 := strconv.ParseFloat(fields[11], 64)
-	stime, err2 := strconv.ParseFloat(fields[12], 64)
-	start, err3 := strconv.ParseFloat(fields[19], 64)
-	if err1 != nil || err2 != nil || err3 != nil {
-		fail("unexpected " + filepath.Join(dir, "stat"))
-		return
-	}
-	cpu := (utime + stime) / userHZ
-	s.CPUSeconds, s.Start = &cpu, &start
-	if rss, err := keyValue(filepath.Join(dir, "status"), "VmRSS:"); err == nil {
-		rss *= 1024 // kB
-		s.RSSBytes = &rss
+	var proc procfs.Proc
+	if p.self {
+		proc, err = pfs.Self()
 	} else {
-		s.miss(figRSS, err.Error())
+		proc, err = pfs.Proc(p.pid)
 	}
-	path := filepath.Join(dir, "io")
-	read, err := keyValue(path, "read_bytes:")
+	var stat procfs.ProcStat
 	if err == nil {
-		var write float64
-		if write, err = keyValue(path, "write_bytes:"); err == nil {
-			s.ReadBytes, s.WriteBytes = &read, &write
-		}
+		stat, err = proc.Stat()
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && p.self:
+		fail(filepath.Join(p.root, "self") + " does not exist")
+		return
+	case errors.Is(err, fs.ErrNotExist):
+		fail(fmt.Sprintf("process %d exited", p.pid))
+		return
+	case err != nil:
+		fail(err.Error())
+		return
+	}
+	cpu, start := stat.CPUTime(), float64(stat.Starttime)
+	s.CPUSeconds, s.Start = &cpu, &start
+	if status, err := proc.NewStatus(); err != nil {
+		s.miss(figRSS, err.Error())
+	} else {
+		rss := float64(status.VmRSS) // procfs gives bytes
+		s.RSSBytes = &rss
+	}
+	if pio, err := proc.IO(); err != nil {
 		s.miss(figRead, err.Error())
 		s.miss(figWrite, err.Error())
+	} else {
+		read, write := float64(pio.ReadBytes), float64(pio.WriteBytes)
+		s.ReadBytes, s.WriteBytes = &read, &write
 	}
-}
-
-// keyValue reads the first number after key in a "key value" file of /proc.
-func keyValue(path, key string) (float64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = f.Close() }()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), key); ok {
-			fields := strings.Fields(rest)
-			if len(fields) == 0 {
-				break
-			}
-			return strconv.ParseFloat(fields[0], 64)
-		}
-	}
-	return 0, fmt.Errorf("%s: no %s", path, strings.TrimSuffix(key, ":"))
 }
 
 // dirBytes is what `du -L --apparent-size` counts: the size of every file under dir,
