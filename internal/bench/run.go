@@ -321,7 +321,7 @@ func (r *run) results(verified map[string]*results.Verify) *results.Run {
 		if q := r.runners[name]; q != nil {
 			s.Query = q.Results()
 		}
-		s.Resources = r.obs.Resources(name, s.Write)
+		s.Resources = r.obs.Resources(name)
 		res.Storages = append(res.Storages, s)
 	}
 	res.AccountingErrors = r.accounting

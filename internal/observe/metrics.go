@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,20 +25,112 @@ type doer interface {
 	Do(req *http.Request) (*http.Response, error)
 }
 
-// Disk metrics per storage kind, after VictoriaMetrics' (diskVM). Each family's samples are
-// summed (every label set), and the families of a group are added: Prometheus' disk is its
-// blocks plus its WAL plus its head chunks. The first group of which a family is exposed is used.
-var diskFamilies = [][]string{
-	{"prometheus_tsdb_storage_blocks_bytes", "prometheus_tsdb_wal_storage_size_bytes", "prometheus_tsdb_head_chunks_storage_size_bytes"},
-	// Mimir and Cortex ingesters: local blocks only, per tenant (name confirmed in Mimir's
-	// mixin and ingester tests; their WAL and head sizes have no such gauge, and the blocks
-	// shipped to object storage are not on local disk): see cortexDiskCaveat.
-	// Thanos receive embeds Prometheus' TSDB and, as far as we know, exposes its
-	// prometheus_tsdb_* names (per tenant): not confirmed, so no Thanos-only name here.
-	{"cortex_ingester_tsdb_storage_blocks_bytes"},
+// diskGroup is one storage kind's size metrics: the parts that together are everything it
+// keeps on disk. Each family's samples are summed (every label set: tenants), and the disk
+// figure is known only when every required part is exposed (issue 10: a sum that leaves a
+// part out would pass for the whole). Optional parts exist only in some setups and are
+// added when exposed.
+type diskGroup struct {
+	required, optional []string
+	// missing follows the names of the required parts not exposed: what is then not
+	// counted and how to get the figure.
+	missing string
+	// uncounted, when set, is what the group never counts: its figure is always unknown.
+	uncounted string
 }
 
-const cortexDiskCaveat = "cortex_ingester_tsdb_storage_blocks_bytes: the ingesters' local blocks only, without their WAL, head and the blocks in object storage"
+// diskGroups are the kinds whose disk tsbench reads from their metrics, after
+// VictoriaMetrics' (diskVM). The first group of which any family is exposed is used.
+var diskGroups = []diskGroup{
+	{
+		// Prometheus and Thanos receive (its TSDB, as far as we know with the same names
+		// per tenant: not confirmed). The WAL and head-chunk gauges came in Prometheus 2.43
+		// (prometheus/prometheus#12013): 2.42 exposes only the blocks, 0 until the first
+		// compaction, while its WAL grows. The out-of-order WBL exists only when enabled.
+		required: []string{"prometheus_tsdb_storage_blocks_bytes", "prometheus_tsdb_wal_storage_size_bytes", "prometheus_tsdb_head_chunks_storage_size_bytes"},
+		optional: []string{"prometheus_tsdb_out_of_order_wbl_storage_size_bytes"},
+		missing: "not exposed (Prometheus before 2.43 gives only its blocks' size): its WAL and head chunks are not counted; " +
+			"set dataDir to the storage's data directory, or run Prometheus 2.43 or newer",
+	},
+	{
+		// Mimir and Cortex ingesters: local blocks only, per tenant (name confirmed in
+		// Mimir's mixin and ingester tests). Their WAL and head chunks have no size gauge,
+		// and the blocks shipped to object storage are not on local disk: never complete.
+		required: []string{"cortex_ingester_tsdb_storage_blocks_bytes"},
+		uncounted: "cortex_ingester_tsdb_storage_blocks_bytes is the ingesters' local blocks only: their WAL and head chunks " +
+			"have no size metric and the blocks in object storage are not on local disk; " +
+			"set dataDir to a directory that holds all of the storage's data",
+	},
+}
+
+// vmDiskParts are the types of vm_data_size_bytes that are on disk, each under its name in
+// VictoriaMetrics 1.79 or newer versions (indexdb/file since the in-memory parts got their
+// own types).
+var vmDiskParts = [][]string{{"indexdb", "indexdb/file"}, {"storage/small"}, {"storage/big"}}
+
+// disk is the storage's bytes on disk by its own size metrics. exposed is false when the page
+// has none of them (vminsert, vmselect, a distributor keep nothing on disk); why is set when
+// it has some but not every part, and the figure is then unknown.
+func disk(families map[string]*dto.MetricFamily) (v float64, why string, exposed bool) {
+	if v, why, ok := diskVM(families); ok {
+		return v, why, true
+	}
+	for _, g := range diskGroups {
+		total, found := 0.0, false
+		var absent []string
+		for _, name := range g.required {
+			if v, ok := sum(families, name); ok {
+				total, found = total+v, true
+			} else {
+				absent = append(absent, name)
+			}
+		}
+		if !found {
+			continue
+		}
+		switch {
+		case g.uncounted != "":
+			return 0, g.uncounted, true
+		case len(absent) > 0:
+			return 0, strings.Join(absent, ", ") + " " + g.missing, true
+		}
+		for _, name := range g.optional {
+			if v, ok := sum(families, name); ok {
+				total += v
+			}
+		}
+		return total, "", true
+	}
+	return 0, "", false
+}
+
+// diskVM is VictoriaMetrics' vm_data_size_bytes without the types ending in /inmemory
+// (indexdb/inmemory, storage/inmemory in newer versions): those parts are in RAM, not on
+// disk. VictoriaMetrics has no WAL: what it has not flushed yet (a second's worth) is in RAM.
+func diskVM(families map[string]*dto.MetricFamily) (v float64, why string, exposed bool) {
+	mf, ok := families["vm_data_size_bytes"]
+	if !ok {
+		return 0, "", false
+	}
+	total, seen := 0.0, map[string]bool{}
+	for _, m := range mf.GetMetric() {
+		t := labelValue(m, "type")
+		seen[t] = true
+		if !strings.HasSuffix(t, "/inmemory") {
+			total += value(m)
+		}
+	}
+	var absent []string
+	for _, names := range vmDiskParts {
+		if !slices.ContainsFunc(names, func(n string) bool { return seen[n] }) {
+			absent = append(absent, `type="`+names[len(names)-1]+`"`)
+		}
+	}
+	if len(absent) > 0 {
+		return 0, "vm_data_size_bytes has no " + strings.Join(absent, ", ") + ": that part of the disk is not counted; set dataDir to the storage's data directory", true
+	}
+	return total, "", true
+}
 
 // ingestMetrics are the ingestion counters, best first: the first exposed one is used, and a
 // cluster adds only the components that expose the best one seen.
@@ -48,22 +141,6 @@ var ingestMetrics = []string{
 	// once per replica (replication factor 3 by default), so they are only a fallback.
 	"cortex_distributor_received_samples_total",
 	"cortex_ingester_ingested_samples_total",
-}
-
-// diskVM is VictoriaMetrics' vm_data_size_bytes without the types ending in /inmemory
-// (indexdb/inmemory, storage/inmemory in newer versions): those parts are in RAM, not on disk.
-func diskVM(families map[string]*dto.MetricFamily) (float64, bool) {
-	mf, ok := families["vm_data_size_bytes"]
-	if !ok {
-		return 0, false
-	}
-	total := 0.0
-	for _, m := range mf.GetMetric() {
-		if !strings.HasSuffix(labelValue(m, "type"), "/inmemory") {
-			total += value(m)
-		}
-	}
-	return total, true
 }
 
 // ingestedVM is what VictoriaMetrics (single node or vminsert) took in by remote write:
@@ -175,32 +252,32 @@ func (m metricsSource) scrape(ctx context.Context) (map[string]*dto.MetricFamily
 	return families, nil
 }
 
-// fromFamilies picks tsbench's figures out of a /metrics page. A figure whose metrics the
-// page does not have is absent: a cluster's component that does not give it is left out.
+// fromFamilies picks tsbench's figures out of a /metrics page. A storage figure whose metrics
+// the page does not have is absent: a cluster's component that keeps nothing on disk or
+// ingests nothing itself is left out of the sum. CPU and RSS are never absent: every
+// component is a process that uses them, and a sum without one would pass for the whole.
 func fromFamilies(families map[string]*dto.MetricFamily) Sample {
 	s := Sample{Kind: kindOf(families)}
 	if v, ok := sum(families, "process_cpu_seconds_total"); ok {
 		s.CPUSeconds = &v
 	} else {
-		s.absent(figCPU, "metric process_cpu_seconds_total not exposed")
+		s.miss(figCPU, "metric process_cpu_seconds_total not exposed: set pid for /proc")
 	}
 	if v, ok := sum(families, "process_resident_memory_bytes"); ok {
 		s.RSSBytes = &v
 	} else {
-		s.absent(figRSS, "metric process_resident_memory_bytes not exposed")
+		s.miss(figRSS, "metric process_resident_memory_bytes not exposed: set pid for /proc")
 	}
 	if v, ok := sum(families, "process_start_time_seconds"); ok {
 		s.Start = &v
 	}
-	if v, ok := diskVM(families); ok {
+	switch v, why, exposed := disk(families); {
+	case !exposed:
+		s.absent(figDisk, "no known storage size metric exposed (vm_data_size_bytes, prometheus_tsdb_storage_blocks_bytes, ...): set dataDir to the storage's data directory")
+	case why != "":
+		s.miss(figDisk, why)
+	default:
 		s.DiskBytes = &v
-	} else if v, group, ok := firstKnown(families, diskFamilies); ok {
-		s.DiskBytes = &v
-		if group[0] == "cortex_ingester_tsdb_storage_blocks_bytes" {
-			s.Caveats = map[string]string{figDisk: cortexDiskCaveat}
-		}
-	} else {
-		s.absent(figDisk, "no known storage size metric exposed (vm_data_size_bytes, prometheus_tsdb_storage_blocks_bytes, ...)")
 	}
 	if v, rank, ok := ingested(families); ok {
 		s.Ingested, s.IngestedRank = &v, rank
@@ -215,23 +292,6 @@ func fromFamilies(families map[string]*dto.MetricFamily) Sample {
 	s.absent(figRead, "a /metrics page does not give disk IO: set pid for /proc")
 	s.absent(figWrite, "a /metrics page does not give disk IO: set pid for /proc")
 	return s
-}
-
-// firstKnown adds the families of the first group of which any family is exposed, and
-// returns that group.
-func firstKnown(families map[string]*dto.MetricFamily, groups [][]string) (float64, []string, bool) {
-	for _, group := range groups {
-		total, found := 0.0, false
-		for _, name := range group {
-			if v, ok := sum(families, name); ok {
-				total, found = total+v, true
-			}
-		}
-		if found {
-			return total, group, true
-		}
-	}
-	return 0, nil, false
 }
 
 // sum adds every sample of a family; false when the family is absent.

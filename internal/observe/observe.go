@@ -38,7 +38,8 @@ type Options struct {
 	Registerer prometheus.Registerer // nil: no metrics
 	ProcRoot   string                // default /proc
 	// Writes gives tsbench's own count of what each storage acknowledged (a
-	// *remotewrite.Writer), the divisor of tsbench_storage_bytes_per_sample; nil: no such gauge.
+	// *remotewrite.Writer): the divisor of every bytes-per-sample figure, read at each
+	// observation. It is the only way the write account reaches observe. nil: nothing acked.
 	Writes interface {
 		Acked(storage string) int64
 	}
@@ -65,7 +66,6 @@ type observed struct {
 	comps    []*tracker // per metrics URL
 	merged   []rates    // every observation of the storage, sources merged; guarded by Observer.mu
 	timeline []results.ResourcePoint
-	diskFrom *float64 // the first disk figure, the base of the growth; guarded by Observer.mu
 	snapshot snapshotResult
 }
 
@@ -133,17 +133,16 @@ func (o *Observer) collect(ctx context.Context, now time.Time) {
 	for _, ob := range o.targets {
 		wg.Go(func() {
 			r := ob.observe(ctx, now)
-			p := r.point()
-			o.m.set(ob.Name, p)
+			r.acked = o.acked(ob.Name)
 			o.mu.Lock()
 			ob.merged = append(ob.merged, r)
+			p := r.point()
+			// The disk growth since the first observation, before the load, over what was
+			// acked by now: nil while either is unknown (results.json has the reason).
+			p.BytesPerSample, _ = perSample(diff(r.disk, ob.merged[0].disk), r.acked, "")
 			ob.timeline = append(ob.timeline, p)
-			if ob.diskFrom == nil {
-				ob.diskFrom = r.disk
-			}
-			growth := diff(r.disk, ob.diskFrom)
 			o.mu.Unlock()
-			o.m.setBytesPerSample(ob.Name, o.perAcked(ob.Name, growth))
+			o.m.set(ob.Name, p)
 		})
 	}
 	self := o.self.observe(ctx, now).point()
@@ -154,13 +153,12 @@ func (o *Observer) collect(ctx context.Context, now time.Time) {
 	o.mu.Unlock()
 }
 
-// perAcked divides bytes by what the storage has acked so far; nil when either is unknown.
-func (o *Observer) perAcked(name string, bytes *float64) *float64 {
-	if o.opts.Writes == nil || bytes == nil {
-		return nil
+// acked is how many samples the storage has acked so far by tsbench's count.
+func (o *Observer) acked(name string) int64 {
+	if o.opts.Writes == nil {
+		return 0
 	}
-	v, _ := perSample(bytes, o.opts.Writes.Acked(name), "")
-	return v
+	return o.opts.Writes.Acked(name)
 }
 
 // diff is a - b, or nil when either is unknown.

@@ -165,10 +165,10 @@ func TestClusterSummedWithReset(t *testing.T) {
 		stepped(t, "vmstorage-t0.prom", "vmstorage-t1.prom").URL,
 	}
 	reg := prometheus.NewRegistry()
-	o := New(Options{Registerer: reg, Logger: discard()}, []Target{{Name: "cluster", MetricsURLs: urls}})
+	o := New(Options{Writes: acked(40000), Registerer: reg, Logger: discard()}, []Target{{Name: "cluster", MetricsURLs: urls}})
 	o.collect(t.Context(), t0)
 	o.collect(t.Context(), t0.Add(10*time.Second))
-	r := o.Resources("cluster", acked(40000))
+	r := o.Resources("cluster")
 	// CPU over 10 s: vminsert 2 s, vmselect 1 s, vmstorage 3 s counted from its restart.
 	want := map[string]struct {
 		got  *float64
@@ -208,13 +208,13 @@ func TestUnreachableMetricsIsUnknown(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL + "/metrics"
 	srv.Close() // connections are refused from now on
-	o := New(Options{Logger: discard()}, []Target{{Name: "down", MetricsURLs: []string{url}}})
+	o := New(Options{Writes: acked(1000), Logger: discard()}, []Target{{Name: "down", MetricsURLs: []string{url}}})
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if err := o.Run(ctx); err != nil { // collects twice and returns: the run goes on
 		t.Fatal(err)
 	}
-	r := o.Resources("down", acked(1000))
+	r := o.Resources("down")
 	for name, v := range map[string]*float64{"cpuCoresMean": r.CPUCoresMean, "rssBytesMax": r.RSSBytesMax, "diskBytesEnd": r.DiskBytesEnd, "bytesPerSample": r.BytesPerSample} {
 		if v != nil {
 			t.Errorf("%s = %v, want unknown", name, *v)
@@ -308,9 +308,9 @@ func TestSnapshots(t *testing.T) {
 				}
 			}))
 			defer srv.Close()
-			o := New(Options{Logger: discard()}, []Target{{Name: "s", Kind: kind, DataDir: dataDir, BaseURL: srv.URL + "/"}})
+			o := New(Options{Writes: acked(410), Logger: discard()}, []Target{{Name: "s", Kind: kind, DataDir: dataDir, BaseURL: srv.URL + "/"}})
 			o.Snapshot(t.Context())
-			r := o.Resources("s", acked(410))
+			r := o.Resources("s")
 			if !near(r.SnapshotBytes, 4100) || !near(r.SnapshotBytesPerSample, 10) {
 				t.Errorf("snapshot %v bytes, %v per sample (reason %q); want 4100 and 10", deref(r.SnapshotBytes), deref(r.SnapshotBytesPerSample), r.Reasons["snapshotBytes"])
 			}
@@ -325,9 +325,9 @@ func TestSnapshots(t *testing.T) {
 }
 
 func TestSnapshotNeedsDataDir(t *testing.T) {
-	o := New(Options{Logger: discard()}, []Target{{Name: "remote", Kind: storage.KindPrometheus, BaseURL: "http://127.0.0.1:1/"}})
+	o := New(Options{Writes: acked(1), Logger: discard()}, []Target{{Name: "remote", Kind: storage.KindPrometheus, BaseURL: "http://127.0.0.1:1/"}})
 	o.Snapshot(t.Context())
-	r := o.Resources("remote", acked(1))
+	r := o.Resources("remote")
 	if r.SnapshotBytes != nil || !strings.Contains(r.Reasons["snapshotBytes"], "dataDir") {
 		t.Errorf("snapshot %v reason %q", r.SnapshotBytes, r.Reasons["snapshotBytes"])
 	}

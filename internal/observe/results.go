@@ -11,14 +11,11 @@ import (
 // caveat: a fresh VictoriaMetrics or Prometheus data dir holds a few kB.
 const heldBefore = 1 << 20
 
-// Resources summarises one storage over the run. w is tsbench's own account of its writes
-// (nil: none): its acked count is the divisor of both bytes-per-sample figures, and its
-// timeline gives each resource point's divisor, the samples acked by then.
-func (o *Observer) Resources(name string, w *results.Write) *results.Resources {
-	var ackedSamples int64
-	if w != nil {
-		ackedSamples = w.AckedSamples
-	}
+// Resources summarises one storage over the run. Bytes per sample divide by tsbench's own
+// count of what the storage acked (Options.Writes): each timeline point by the count read at
+// its observation, bytesPerSample by the count at the last observation, where the disk
+// growth is taken, and the snapshot figures by the count now.
+func (o *Observer) Resources(name string) *results.Resources {
 	ob := o.target(name)
 	if ob == nil {
 		res := summarise(nil, time.Time{})
@@ -31,14 +28,9 @@ func (o *Observer) Resources(name string, w *results.Write) *results.Resources {
 	o.mu.Lock()
 	merged := append([]rates(nil), ob.merged...)
 	timeline := append([]results.ResourcePoint(nil), ob.timeline...)
-	snap, loadEnd, diskFrom := ob.snapshot, o.loadEnd, ob.diskFrom
+	snap, loadEnd := ob.snapshot, o.loadEnd
 	o.mu.Unlock()
 
-	if w != nil {
-		for i := range timeline { // a point per observation
-			timeline[i].BytesPerSample, _ = perSample(diff(merged[i].disk, diskFrom), ackedBy(w.Timeline, merged[i].at), "")
-		}
-	}
 	res := summarise(merged, loadEnd)
 	res.Timeline = timeline
 	res.Source = ob.source()
@@ -60,12 +52,17 @@ func (o *Observer) Resources(name string, w *results.Write) *results.Resources {
 			ProcRSSBytesMean: p.RSSBytesMean, MetricsRSSBytesMean: m.RSSBytesMean,
 		}
 	}
+	var ackedEnd int64
+	if len(merged) > 0 {
+		ackedEnd = merged[len(merged)-1].acked
+	}
 	var why string
-	res.BytesPerSample, why = perSample(res.DiskBytesGrowth, ackedSamples, res.Reasons["diskBytesGrowth"])
+	res.BytesPerSample, why = perSample(res.DiskBytesGrowth, ackedEnd, res.Reasons["diskBytesGrowth"])
 	note(res.Reasons, "bytesPerSample", why)
+	ackedNow := o.acked(name)
 	res.SnapshotBytes = snap.bytes
 	note(res.Reasons, "snapshotBytes", snap.reason())
-	res.SnapshotBytesPerSample, why = perSample(snap.bytes, ackedSamples, snap.reason())
+	res.SnapshotBytesPerSample, why = perSample(snap.bytes, ackedNow, snap.reason())
 	note(res.Reasons, "snapshotBytesPerSample", why)
 	if before := diff(res.DiskBytesEnd, res.DiskBytesGrowth); res.SnapshotBytesPerSample != nil && before != nil && *before >= heldBefore {
 		res.Reasons["snapshotBytesPerSample"] = fmt.Sprintf("the storage held %.0f bytes when first observed: "+
@@ -120,18 +117,6 @@ func perSample(bytes *float64, acked int64, sizeWhy string) (*float64, string) {
 	return &v, sizeWhy
 }
 
-// ackedBy is the acked count of the newest write point not after at; 0 before the first.
-func ackedBy(writes []results.WritePoint, at time.Time) int64 {
-	var acked int64
-	for _, w := range writes {
-		if w.Time.After(at) {
-			break
-		}
-		acked = w.Acked
-	}
-	return acked
-}
-
 // note records why for field, unless it is empty.
 func note(reasons map[string]string, field, why string) {
 	if why != "" {
@@ -179,12 +164,13 @@ func metricsHistory(comps []*tracker) []rates {
 // window: the observations up to loadEnd (zero: all of them) and the one whose interval
 // crosses it. A mean weighs each observation by the part of the interval it closes that lies
 // in the window, so a short last interval counts for its length; the first observation,
-// which closes none, counts only when no other does. Disk end and growth and the ingested
-// count are taken over the whole run: what the storage holds at the end. Every unknown
-// figure gets a reason, and a known one its source's caveat.
+// which closes none, counts only when no other does. Disk end and the ingested count are the
+// last observation's, what the storage holds at the end of the run; the disk growth is from
+// the first observation, before the load, to the last. A figure either of them does not give
+// is unknown, never taken from another observation. Every unknown figure gets a reason.
 func summarise(all []rates, loadEnd time.Time) *results.Resources {
 	stats := map[string]*stat{}
-	reason, caveat := map[string]string{}, map[string]string{}
+	reason := map[string]string{}
 	for i, r := range all {
 		w := 0.0
 		if i > 0 {
@@ -198,62 +184,85 @@ func summarise(all []rates, loadEnd time.Time) *results.Resources {
 				}
 				continue
 			}
-			if c := r.caveats[fig]; c != "" {
-				caveat[fig] = c
-			}
 			s := stats[fig]
 			if s == nil {
-				s = &stat{first: **v}
+				s = &stat{}
 				stats[fig] = s
 			}
-			s.last = **v
 			if in {
 				s.add(**v, w)
 			}
 		}
 	}
 	res := &results.Resources{Reasons: map[string]string{}}
-	get := func(fig, field string, window bool, f func(s *stat) float64) *float64 {
-		s := stats[fig]
-		if s == nil || (window && s.n == 0) {
-			why := reason[fig]
-			switch {
-			case why != "":
-			case s != nil:
-				why = "no observation in the load window gave it"
-			default:
-				why = "no observation gave it (a rate needs two observations)"
-			}
-			res.Reasons[field] = why
-			return nil
+	// never is why a figure no observation gave is unknown.
+	never := func(fig string) string {
+		if why := reason[fig]; why != "" {
+			return why
 		}
-		if c := caveat[fig]; c != "" {
-			res.Reasons[field] = c
+		return "no observation gave it (a rate needs two observations)"
+	}
+	window := func(fig, field string, f func(s *stat) float64) *float64 {
+		s := stats[fig]
+		switch {
+		case s == nil:
+			res.Reasons[field] = never(fig)
+			return nil
+		case s.n == 0:
+			res.Reasons[field] = "no observation in the load window gave it"
+			return nil
 		}
 		v := f(s)
 		return &v
 	}
+	// at is the figure at the first or last observation; when is "first" or "last".
+	at := func(fig, field string, r *rates, when string) *float64 {
+		if v := *r.fields()[fig]; v != nil {
+			return v
+		}
+		if stats[fig] == nil {
+			res.Reasons[field] = never(fig)
+		} else {
+			res.Reasons[field] = fmt.Sprintf("the %s observation gave none: %s", when, r.missing[fig])
+		}
+		return nil
+	}
 	mean := func(s *stat) float64 { return s.mean() }
 	maxOf := func(s *stat) float64 { return s.max }
-	last := func(s *stat) float64 { return s.last }
-	res.CPUCoresMean = get(figCPU, "cpuCoresMean", true, mean)
-	res.CPUCoresMax = get(figCPU, "cpuCoresMax", true, maxOf)
-	res.RSSBytesMean = get(figRSS, "rssBytesMean", true, mean)
-	res.RSSBytesMax = get(figRSS, "rssBytesMax", true, maxOf)
-	res.DiskBytesEnd = get(figDisk, "diskBytesEnd", false, last)
-	res.DiskBytesMax = get(figDisk, "diskBytesMax", false, func(s *stat) float64 { return max(s.max, s.last) })
-	res.DiskBytesGrowth = get(figDisk, "diskBytesGrowth", false, func(s *stat) float64 { return s.last - s.first })
-	res.DiskReadBytesPerSecond = get(figRead, "diskReadBytesPerSecond", true, mean)
-	res.DiskWriteBytesPerSecond = get(figWrite, "diskWriteBytesPerSecond", true, mean)
-	res.IngestedSamples = get(figIngested, "ingestedSamples", false, last)
-	res.ActiveSeriesMax = get(figActive, "activeSeriesMax", true, maxOf)
+	res.CPUCoresMean = window(figCPU, "cpuCoresMean", mean)
+	res.CPUCoresMax = window(figCPU, "cpuCoresMax", maxOf)
+	res.RSSBytesMean = window(figRSS, "rssBytesMean", mean)
+	res.RSSBytesMax = window(figRSS, "rssBytesMax", maxOf)
+	res.DiskReadBytesPerSecond = window(figRead, "diskReadBytesPerSecond", mean)
+	res.DiskWriteBytesPerSecond = window(figWrite, "diskWriteBytesPerSecond", mean)
+	res.ActiveSeriesMax = window(figActive, "activeSeriesMax", maxOf)
+	if len(all) == 0 {
+		for _, field := range []string{"diskBytesEnd", "diskBytesMax", "diskBytesGrowth", "ingestedSamples"} {
+			res.Reasons[field] = "no observation"
+		}
+		return res
+	}
+	first, last := &all[0], &all[len(all)-1]
+	res.DiskBytesEnd = at(figDisk, "diskBytesEnd", last, "last")
+	res.IngestedSamples = at(figIngested, "ingestedSamples", last, "last")
+	if res.DiskBytesEnd != nil {
+		res.DiskBytesMax = new(*res.DiskBytesEnd)
+		if s := stats[figDisk]; s.n > 0 {
+			*res.DiskBytesMax = max(s.max, *res.DiskBytesEnd)
+		}
+		from := at(figDisk, "diskBytesGrowth", first, "first")
+		if res.DiskBytesGrowth = diff(res.DiskBytesEnd, from); from == nil {
+			res.Reasons["diskBytesGrowth"] += " (what the storage held before the load is unknown)"
+		}
+	} else {
+		res.Reasons["diskBytesMax"] = res.Reasons["diskBytesEnd"]
+		res.Reasons["diskBytesGrowth"] = res.Reasons["diskBytesEnd"]
+	}
 	return res
 }
 
-// stat is one figure over the observations: first and last over the whole run, the rest
-// over the load window.
+// stat is one figure over the observations of the load window.
 type stat struct {
-	first, last            float64
 	n                      int
 	sum, wsum, weight, max float64
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
 )
 
@@ -58,9 +57,9 @@ func TestClusterComponentFailureIsUnknown(t *testing.T) {
 	insert := scripted(t, page(10, 1e6), page(11, 1e6), page(12, 1e6), page(13, 1e6)) // 0.1 cores
 	sel := scripted(t, page(20, 1e6), "", page(24, 1e6), page(26, 1e6))               // 0.2 cores, down at the 2nd
 	store := scripted(t, page(30, 1e6), page(33, 1e6), page(36, 1e6), page(39, 1e6))  // 0.3 cores
-	o := New(Options{Logger: discard()}, []Target{{Name: "c", MetricsURLs: []string{insert.URL, sel.URL, store.URL}}})
+	o := New(Options{Writes: acked(1), Logger: discard()}, []Target{{Name: "c", MetricsURLs: []string{insert.URL, sel.URL, store.URL}}})
 	collectAt(t, o, 0, 10, 20, 30)
-	r := o.Resources("c", acked(1))
+	r := o.Resources("c")
 	for i, p := range r.Timeline[:3] {
 		if p.CPUCores != nil {
 			t.Errorf("cluster CPU at scrape %d = %v, want unknown: a sum without vmselect is no figure", i+1, *p.CPUCores)
@@ -89,11 +88,11 @@ func TestClusterComponentFailureIsUnknown(t *testing.T) {
 // the 5 s of that interval inside the load: (10×1 + 10×1 + 5×2) / 25 = 1.2 cores.
 func TestSummaryOverTheLoadWindow(t *testing.T) {
 	srv := scripted(t, page(0, 100), page(10, 100), page(20, 300), page(40, 200), page(80, 900))
-	o := New(Options{Logger: discard()}, []Target{{Name: "s", MetricsURLs: []string{srv.URL}}})
+	o := New(Options{Writes: acked(1), Logger: discard()}, []Target{{Name: "s", MetricsURLs: []string{srv.URL}}})
 	collectAt(t, o, 0, 10, 20)
 	o.LoadEnded(t0.Add(25 * time.Second))
 	collectAt(t, o, 30, 40)
-	r := o.Resources("s", acked(1))
+	r := o.Resources("s")
 	for name, f := range map[string]struct {
 		got  *float64
 		want float64
@@ -116,9 +115,9 @@ func TestSummaryOverTheLoadWindow(t *testing.T) {
 // the mean, not a third.
 func TestShortLastIntervalWeighsItsLength(t *testing.T) {
 	srv := scripted(t, page(0, 1), page(10, 1), page(20, 1), page(25, 1))
-	o := New(Options{Logger: discard()}, []Target{{Name: "s", MetricsURLs: []string{srv.URL}}})
+	o := New(Options{Writes: acked(1), Logger: discard()}, []Target{{Name: "s", MetricsURLs: []string{srv.URL}}})
 	collectAt(t, o, 0, 10, 20, 21)
-	if r := o.Resources("s", acked(1)); !near(r.CPUCoresMean, 25.0/21) {
+	if r := o.Resources("s"); !near(r.CPUCoresMean, 25.0/21) {
 		t.Errorf("cpuCoresMean %v, want 25/21 = %v (unweighted: 7/3)", deref(r.CPUCoresMean), 25.0/21)
 	}
 }
@@ -148,7 +147,7 @@ func TestDiskGrowth(t *testing.T) {
 	writes.acked.Store(100)
 	o.collect(t.Context(), t0.Add(10*time.Second))
 	o.Snapshot(t.Context())
-	r := o.Resources("s", acked(100))
+	r := o.Resources("s")
 	if !near(r.DiskBytesEnd, 2<<20+1000) || !near(r.DiskBytesGrowth, 1000) || !near(r.BytesPerSample, 10) {
 		t.Errorf("disk end %v growth %v per sample %v, want %d, 1000, 10", deref(r.DiskBytesEnd), deref(r.DiskBytesGrowth), deref(r.BytesPerSample), 2<<20+1000)
 	}
@@ -160,29 +159,47 @@ func TestDiskGrowth(t *testing.T) {
 	}
 }
 
-// acked is a write account of n acked samples, without a timeline.
-func acked(n int64) *results.Write { return &results.Write{AckedSamples: n} }
+// acked is a write account that has acked n samples.
+func acked(n int64) *fakeWrites {
+	w := &fakeWrites{}
+	w.acked.Store(n)
+	return w
+}
 
-// TestTimelineBytesPerSampleUsesAckedByThen: each point's bytes per sample is the disk
-// growth since the first point over the samples acked by then (the newest write point not
-// after it), as the summary's.
-func TestTimelineBytesPerSampleUsesAckedByThen(t *testing.T) {
-	disk := func(n int) string { return fmt.Sprintf("vm_data_size_bytes{type=\"storage/small\"} %d\n", n) }
+// TestBytesPerSampleAckedAtEachObservation: each point's bytes per sample is the disk growth
+// since the first observation over what was acked when it was made, read from the writer
+// then (the one way the write account reaches observe); tsbench's own gauge shows the same,
+// and has no series while the figure is unknown.
+func TestBytesPerSampleAckedAtEachObservation(t *testing.T) {
+	disk := func(n int) string {
+		return fmt.Sprintf("vm_data_size_bytes{type=\"indexdb/file\"} 0\nvm_data_size_bytes{type=\"storage/big\"} 0\nvm_data_size_bytes{type=\"storage/small\"} %d\n", n)
+	}
 	srv := scripted(t, disk(100), disk(1000), disk(3000), "") // the last scrape fails: disk unknown
-	o := New(Options{Logger: discard()}, []Target{{Name: "s", MetricsURLs: []string{srv.URL}}})
-	collectAt(t, o, 0, 10, 25, 30) // nothing acked yet; 100 acked; 300 acked at 20 s; 600
-	w := &results.Write{AckedSamples: 600, Timeline: []results.WritePoint{
-		{Time: t0.Add(10 * time.Second), Acked: 100},
-		{Time: t0.Add(20 * time.Second), Acked: 300},
-		{Time: t0.Add(30 * time.Second), Acked: 600},
-	}}
-	var got []any
-	for _, p := range o.Resources("s", w).Timeline {
+	reg := prometheus.NewRegistry()
+	writes := &fakeWrites{}
+	o := New(Options{Logger: discard(), Registerer: reg, Writes: writes}, []Target{{Name: "s", MetricsURLs: []string{srv.URL}}})
+	var got, gauge []any
+	for i, acked := range []int64{0, 100, 300, 600} {
+		writes.acked.Store(acked)
+		collectAt(t, o, float64(10*i))
+		v, ok := gathered(t, reg, "s")["tsbench_storage_bytes_per_sample"]
+		gauge = append(gauge, map[bool]any{true: v, false: nil}[ok])
+	}
+	r := o.Resources("s")
+	for _, p := range r.Timeline {
 		got = append(got, deref(p.BytesPerSample))
 	}
 	want := []any{nil, 9.0, 2900.0 / 300, nil} // growth since the first point's 100 bytes
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("bytes per sample over time (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, gauge); diff != "" {
+		t.Errorf("tsbench_storage_bytes_per_sample over time (-want +got):\n%s", diff)
+	}
+	// The end of the run has no disk figure: the summary takes none from an earlier point.
+	if r.DiskBytesEnd != nil || r.BytesPerSample != nil || !strings.Contains(r.Reasons["bytesPerSample"], "the last observation gave none: GET ") {
+		t.Errorf("disk end %v, bytes per sample %v (%q): want unknown, the last observation failed",
+			deref(r.DiskBytesEnd), deref(r.BytesPerSample), r.Reasons["bytesPerSample"])
 	}
 }
 
@@ -196,9 +213,9 @@ func (f *fakeWrites) Acked(string) int64 { return f.acked.Load() }
 func TestIngestedCountsThisRun(t *testing.T) {
 	rows := func(n int) string { return fmt.Sprintf("vm_rows_inserted_total{type=\"promremotewrite\"} %d\n", n) }
 	srv := scripted(t, rows(120000), rows(130000), rows(5000), rows(10000))
-	o := New(Options{Logger: discard()}, []Target{{Name: "vm", MetricsURLs: []string{srv.URL}}})
+	o := New(Options{Writes: acked(1), Logger: discard()}, []Target{{Name: "vm", MetricsURLs: []string{srv.URL}}})
 	collectAt(t, o, 0, 10, 20, 30)
-	r := o.Resources("vm", acked(1))
+	r := o.Resources("vm")
 	var got []any
 	for _, p := range r.Timeline {
 		got = append(got, deref(p.IngestedSamples))
@@ -212,8 +229,8 @@ func TestIngestedCountsThisRun(t *testing.T) {
 }
 
 // TestMimirCluster: a distributor counts each sample once, the ingesters once per replica;
-// the cluster's ingestion is the distributor's, and the ingesters' local blocks come with
-// a caveat.
+// the cluster's ingestion is the distributor's. The ingesters' local blocks are not all the
+// cluster keeps on disk: the disk is unknown, and so is bytes per sample.
 func TestMimirCluster(t *testing.T) {
 	dist, ing := metricsFile(t, "mimir-distributor.prom"), metricsFile(t, "mimir-ingester.prom")
 	more := func(body, metric string, from, to int) string {
@@ -224,15 +241,16 @@ func TestMimirCluster(t *testing.T) {
 		scripted(t, ing, more(ing, "cortex_ingester_ingested_samples_total", 180000, 195000)).URL,
 		scripted(t, ing, more(ing, "cortex_ingester_ingested_samples_total", 180000, 195000)).URL,
 	}
-	o := New(Options{Logger: discard()}, []Target{{Name: "mimir", MetricsURLs: urls}})
+	o := New(Options{Writes: acked(10000), Logger: discard()}, []Target{{Name: "mimir", MetricsURLs: urls}})
 	collectAt(t, o, 0, 10)
-	r := o.Resources("mimir", acked(10000))
+	r := o.Resources("mimir")
 	if !near(r.IngestedSamples, 10000) {
 		t.Errorf("ingestedSamples %v, want the distributor's 10000, not the two ingesters' 2×15000", deref(r.IngestedSamples))
 	}
-	if !near(r.DiskBytesEnd, 160000) || !strings.Contains(r.Reasons["diskBytesEnd"], "local blocks only") ||
-		!strings.Contains(r.Reasons["bytesPerSample"], "local blocks only") {
-		t.Errorf("disk %v, reasons %v: want the ingesters' blocks with a caveat", deref(r.DiskBytesEnd), r.Reasons)
+	for field, v := range map[string]*float64{"diskBytesEnd": r.DiskBytesEnd, "diskBytesGrowth": r.DiskBytesGrowth, "bytesPerSample": r.BytesPerSample} {
+		if why := r.Reasons[field]; v != nil || !strings.Contains(why, "local blocks only") || !strings.Contains(why, "set dataDir") {
+			t.Errorf("%s %v (%q): want unknown, the ingesters' blocks are not all of the disk", field, deref(v), why)
+		}
 	}
 	if r.ActiveSeriesMax != nil || r.Reasons["activeSeriesMax"] == "" {
 		t.Errorf("active series %v: want unknown with a reason", deref(r.ActiveSeriesMax))
@@ -246,9 +264,9 @@ func TestMimirCluster(t *testing.T) {
 
 // TestTimelineKeepsSubSeconds: timeline times are not cut to whole seconds.
 func TestTimelineKeepsSubSeconds(t *testing.T) {
-	o := New(Options{Logger: discard()}, []Target{{Name: "blind"}})
+	o := New(Options{Writes: acked(1), Logger: discard()}, []Target{{Name: "blind"}})
 	o.collect(t.Context(), t0.Add(10500*time.Millisecond))
-	if got := o.Resources("blind", acked(1)).Timeline[0].Time; got != "2026-01-01T00:00:10.5Z" {
+	if got := o.Resources("blind").Timeline[0].Time; got != "2026-01-01T00:00:10.5Z" {
 		t.Errorf("time %q, want 2026-01-01T00:00:10.5Z", got)
 	}
 	if got := o.Generator().Timeline[0].Time; got != "2026-01-01T00:00:10.5Z" {
@@ -285,9 +303,9 @@ func TestIngestedCounterAppearingLater(t *testing.T) {
 		return fmt.Sprintf("process_cpu_seconds_total 1\nprometheus_tsdb_head_samples_appended_total{type=\"float\"} %d\n", n)
 	}
 	srv := scripted(t, "process_cpu_seconds_total 1\n", appended(161791), appended(329591))
-	o := New(Options{Logger: discard()}, []Target{{Name: "prom", MetricsURLs: []string{srv.URL}}})
+	o := New(Options{Writes: acked(1), Logger: discard()}, []Target{{Name: "prom", MetricsURLs: []string{srv.URL}}})
 	collectAt(t, o, 0, 10, 20)
-	if r := o.Resources("prom", acked(1)); !near(r.IngestedSamples, 329591) {
+	if r := o.Resources("prom"); !near(r.IngestedSamples, 329591) {
 		t.Errorf("ingestedSamples %v, want 329591: the counter was absent, not unknown, before", deref(r.IngestedSamples))
 	}
 }

@@ -47,13 +47,13 @@ func TestProcAndMetrics(t *testing.T) {
 	root, moveTo := procRoot(t)
 	srv := stepped(t, "prometheus.prom", "prometheus-t1.prom")
 	reg := prometheus.NewRegistry()
-	o := New(Options{ProcRoot: root, Registerer: reg, Logger: discard()},
+	o := New(Options{Writes: acked(50000), ProcRoot: root, Registerer: reg, Logger: discard()},
 		[]Target{{Name: "prom", PID: pid, MetricsURLs: []string{srv.URL}}})
 	o.collect(t.Context(), t0)
 	moveTo("proc-t1")
 	o.collect(t.Context(), t0.Add(10*time.Second))
 
-	r := o.Resources("prom", acked(50000))
+	r := o.Resources("prom")
 	if r.Source != "proc+metrics" {
 		t.Errorf("source %q", r.Source)
 	}
@@ -91,6 +91,7 @@ func TestProcAndMetrics(t *testing.T) {
 		"tsbench_storage_cpu_cores": 0.6, "tsbench_storage_rss_bytes": 307200 * 1024, "tsbench_storage_disk_bytes": 25000,
 		"tsbench_storage_disk_read_bytes_per_second": 4096, "tsbench_storage_disk_write_bytes_per_second": 1048576,
 		"tsbench_storage_ingested_samples": 50000, "tsbench_storage_active_series": 2600,
+		"tsbench_storage_bytes_per_sample": 0.2,
 	}
 	if diff := cmp.Diff(want, gathered(t, reg, "prom")); diff != "" {
 		t.Errorf("own metrics (-want +got):\n%s", diff)
@@ -109,7 +110,7 @@ func TestDataDirWinsForDisk(t *testing.T) {
 		[]Target{{Name: "vm", PID: 99, DataDir: dataDir, MetricsURLs: []string{srv.URL}}})
 	o.collect(t.Context(), t0)
 	o.collect(t.Context(), t0.Add(10*time.Second))
-	r := o.Resources("vm", acked(0))
+	r := o.Resources("vm")
 	if !near(r.DiskBytesEnd, 777) || !near(r.IngestedSamples, 0) {
 		t.Errorf("disk %v ingested %v, want 777 from the data dir and 0 more rows from /metrics", deref(r.DiskBytesEnd), deref(r.IngestedSamples))
 	}
@@ -130,13 +131,13 @@ func TestDataDirWinsForDisk(t *testing.T) {
 }
 
 func TestNoSource(t *testing.T) {
-	o := New(Options{Logger: discard()}, []Target{{Name: "blind"}})
+	o := New(Options{Writes: acked(10), Logger: discard()}, []Target{{Name: "blind"}})
 	o.collect(t.Context(), t0)
-	r := o.Resources("blind", acked(10))
+	r := o.Resources("blind")
 	if r.Source != "none" || r.CPUCoresMean != nil || r.Reasons["cpuCoresMean"] != "no pid or dataDir and no metricsURLs" {
 		t.Errorf("source %q cpu %v reasons %v", r.Source, deref(r.CPUCoresMean), r.Reasons)
 	}
-	if r := o.Resources("unknown", acked(10)); r == nil || !strings.Contains(r.Reasons["diskBytesEnd"], "not observed") {
+	if r := o.Resources("unknown"); r == nil || !strings.Contains(r.Reasons["diskBytesEnd"], "not observed") {
 		t.Errorf("an unknown storage: %+v", r)
 	}
 }
@@ -146,7 +147,7 @@ func TestRunSchedule(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dataDir := t.TempDir()
 		write(t, filepath.Join(dataDir, "x"), 10)
-		o := New(Options{Interval: 10 * time.Second, ProcRoot: "testdata/proc-t0", Logger: discard()},
+		o := New(Options{Writes: acked(1), Interval: 10 * time.Second, ProcRoot: "testdata/proc-t0", Logger: discard()},
 			[]Target{{Name: "local", PID: pid, DataDir: dataDir}})
 		ctx, cancel := context.WithTimeout(t.Context(), 25*time.Second)
 		defer cancel()
@@ -155,7 +156,7 @@ func TestRunSchedule(t *testing.T) {
 			t.Fatal(err)
 		}
 		var times []string
-		for _, p := range o.Resources("local", acked(1)).Timeline {
+		for _, p := range o.Resources("local").Timeline {
 			times = append(times, p.Time)
 		}
 		var want []string
@@ -179,7 +180,7 @@ func TestUnreachableLoggedOnce(t *testing.T) {
 	srv.Close()
 	var buf syncBuffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
-	o := New(Options{Logger: log}, []Target{{Name: "down", MetricsURLs: []string{url}}})
+	o := New(Options{Writes: acked(1), Logger: log}, []Target{{Name: "down", MetricsURLs: []string{url}}})
 	for i := range 3 {
 		o.collect(t.Context(), t0.Add(time.Duration(i)*time.Second))
 	}
@@ -187,7 +188,7 @@ func TestUnreachableLoggedOnce(t *testing.T) {
 	if n := strings.Count(out, "level=WARN"); n != 1 || !strings.Contains(out, "storage=down") || !strings.Contains(out, url) {
 		t.Errorf("log, want one warning naming the storage and URL:\n%s", out)
 	}
-	if got := o.Resources("down", acked(1)).Reasons["ingestedSamples"]; !strings.HasPrefix(got, "GET "+url+": ") {
+	if got := o.Resources("down").Reasons["ingestedSamples"]; !strings.HasPrefix(got, "GET "+url+": ") {
 		t.Errorf("reason %q", got)
 	}
 }
@@ -196,9 +197,9 @@ func TestUnreachableLoggedOnce(t *testing.T) {
 func TestComponentKeysRedacted(t *testing.T) {
 	a, b := stepped(t, "vminsert-t0.prom"), stepped(t, "vmstorage-t0.prom")
 	withUser := strings.Replace(b.URL, "http://", "http://user:secret@", 1) + "?token=hunter2&job=x"
-	o := New(Options{Logger: discard()}, []Target{{Name: "c", MetricsURLs: []string{a.URL, withUser}}})
+	o := New(Options{Writes: acked(1), Logger: discard()}, []Target{{Name: "c", MetricsURLs: []string{a.URL, withUser}}})
 	o.collect(t.Context(), t0)
-	r := o.Resources("c", acked(1))
+	r := o.Resources("c")
 	redacted := strings.Replace(b.URL, "http://", "http://user:xxxxx@", 1) + "?token=<secret>&job=x"
 	if r.Components[a.URL] == nil || r.Components[redacted] == nil || len(r.Components) != 2 {
 		t.Errorf("components %v, want %s and %s", keys(r.Components), a.URL, redacted)
@@ -232,10 +233,10 @@ func TestSnapshotKindGuessed(t *testing.T) {
 	}))
 	defer srv.Close()
 	client := &storage.Client{Name: "vm", HTTP: srv.Client()}
-	o := New(Options{Logger: discard()}, []Target{{Name: "vm", DataDir: dataDir, BaseURL: srv.URL + "/", MetricsURLs: []string{srv.URL + "/metrics"}, Client: client}})
+	o := New(Options{Writes: acked(21), Logger: discard()}, []Target{{Name: "vm", DataDir: dataDir, BaseURL: srv.URL + "/", MetricsURLs: []string{srv.URL + "/metrics"}, Client: client}})
 	o.collect(t.Context(), t0)
 	o.Snapshot(t.Context())
-	if r := o.Resources("vm", acked(21)); !near(r.SnapshotBytes, 42) || !near(r.SnapshotBytesPerSample, 2) {
+	if r := o.Resources("vm"); !near(r.SnapshotBytes, 42) || !near(r.SnapshotBytesPerSample, 2) {
 		t.Errorf("snapshot %v (%q), per sample %v", deref(r.SnapshotBytes), r.Reasons["snapshotBytes"], deref(r.SnapshotBytesPerSample))
 	}
 	want := []string{"GET /metrics", "GET /snapshot/create", "GET /snapshot/delete?snapshot=s1"}
@@ -249,9 +250,9 @@ func TestSnapshotFailureIsAReason(t *testing.T) {
 		http.Error(w, `{"status":"error","errorType":"unavailable","error":"admin APIs disabled"}`, http.StatusServiceUnavailable)
 	}))
 	defer srv.Close()
-	o := New(Options{Logger: discard()}, []Target{{Name: "p", Kind: storage.KindPrometheus, DataDir: t.TempDir(), BaseURL: srv.URL + "/"}})
+	o := New(Options{Writes: acked(1), Logger: discard()}, []Target{{Name: "p", Kind: storage.KindPrometheus, DataDir: t.TempDir(), BaseURL: srv.URL + "/"}})
 	o.Snapshot(t.Context())
-	r := o.Resources("p", acked(1))
+	r := o.Resources("p")
 	if got := r.Reasons["snapshotBytes"]; r.SnapshotBytes != nil || !strings.Contains(got, "POST "+srv.URL+"/api/v1/admin/tsdb/snapshot: HTTP 503") {
 		t.Errorf("snapshot %v reason %q", deref(r.SnapshotBytes), got)
 	}

@@ -45,10 +45,7 @@ func (m *metrics) set(name string, p results.ResourcePoint) {
 	} {
 		setOrDelete(m.storage[fig], name, v)
 	}
-}
-
-func (m *metrics) setBytesPerSample(name string, v *float64) {
-	setOrDelete(m.bytesPerSample, name, v)
+	setOrDelete(m.bytesPerSample, name, p.BytesPerSample)
 }
 
 // setOrDelete sets the storage's series, or deletes it when v is unknown.

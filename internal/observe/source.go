@@ -34,9 +34,8 @@ type Sample struct {
 	// Absent holds the figures the source does not expose at all (vmselect has no
 	// vm_data_size_bytes): a cluster sum leaves such a component out, where a component
 	// that exposes a figure but cannot give it now makes the sum unknown.
-	Absent  map[string]bool
-	Caveats map[string]string // figure → what a known figure does not cover
-	Kind    string            // storage kind the metric names reveal, or ""
+	Absent map[string]bool
+	Kind   string // storage kind the metric names reveal, or ""
 	// Start identifies the process (start time in clock ticks since boot from /proc, or
 	// process_start_time_seconds): when it changes, the counters restarted from zero.
 	Start *float64

@@ -19,10 +19,12 @@ type rates struct {
 	cpu, rss, disk, read, write, ingested, active *float64
 
 	missing      map[string]string
-	absent       map[string]bool   // figures the source does not expose at all (see Sample.Absent)
-	caveats      map[string]string // figure → what a known figure does not cover
-	ingestedRank int               // see Sample.IngestedRank
-	failed       bool              // the source could not be read at all
+	absent       map[string]bool // figures the source does not expose at all (see Sample.Absent)
+	ingestedRank int             // see Sample.IngestedRank
+	failed       bool            // the source could not be read at all
+	// acked is what tsbench counted the storage as having acked, read right after the
+	// observation (the merged observation of a storage only).
+	acked int64
 }
 
 // tracker turns one source's cumulative samples into rates.
@@ -71,7 +73,7 @@ func (t *tracker) observe(ctx context.Context, now time.Time) rates {
 	}
 	r := rates{
 		at: now, rss: s.RSSBytes, disk: s.DiskBytes, active: s.ActiveSeries, ingestedRank: s.IngestedRank,
-		missing: maps.Clone(s.Missing), absent: maps.Clone(s.Absent), caveats: maps.Clone(s.Caveats),
+		missing: maps.Clone(s.Missing), absent: maps.Clone(s.Absent),
 	}
 	if r.missing == nil {
 		r.missing = map[string]string{}
@@ -161,21 +163,17 @@ func (t *tracker) history() []rates {
 
 // or takes r's figures where known, else o's.
 func (r rates) or(o rates) rates {
-	out := rates{at: r.at, missing: map[string]string{}, caveats: map[string]string{}}
+	out := rates{at: r.at, missing: map[string]string{}}
 	maps.Copy(out.missing, o.missing)
 	maps.Copy(out.missing, r.missing) // r's reason wins
 	rf, of := r.fields(), o.fields()
 	for f, v := range out.fields() {
-		from, src := r, rf
+		src := rf
 		if *rf[f] == nil {
-			from, src = o, of
+			src = of
 		}
-		*v = *src[f]
-		if *v != nil {
+		if *v = *src[f]; *v != nil {
 			delete(out.missing, f)
-			if c := from.caveats[f]; c != "" {
-				out.caveats[f] = c
-			}
 		}
 	}
 	return out
@@ -196,7 +194,7 @@ func (r *rates) fields() map[string]**float64 {
 // could not be read at all, or when none exposes it. Ingested samples are added over the
 // components with the best ingestion metric only (distributors, not ingesters).
 func addRates(parts []rates) rates {
-	out := rates{missing: map[string]string{}, caveats: map[string]string{}}
+	out := rates{missing: map[string]string{}}
 	if len(parts) > 0 {
 		out.at = parts[0].at
 	}
@@ -214,14 +212,8 @@ func addRates(parts []rates) rates {
 		}
 	}
 	for f, v := range out.fields() {
-		if *v, out.missing[f] = addFigure(parts, f, best); *v == nil {
-			continue
-		}
-		delete(out.missing, f)
-		for _, p := range parts {
-			if c := p.caveats[f]; c != "" {
-				out.caveats[f] = c
-			}
+		if *v, out.missing[f] = addFigure(parts, f, best); *v != nil {
+			delete(out.missing, f)
 		}
 	}
 	return out
@@ -254,8 +246,8 @@ func addFigure(parts []rates, f string, bestRank int) (*float64, string) {
 	return total, reason
 }
 
-// point is the observation as a timeline point. BytesPerSample stays nil: Resources fills
-// it from tsbench's write timeline.
+// point is the observation as a timeline point. BytesPerSample stays nil: the Observer
+// fills it from the first observation's disk and the acked count.
 func (r rates) point() results.ResourcePoint {
 	return results.ResourcePoint{
 		Time: r.at.UTC().Format(time.RFC3339Nano), CPUCores: r.cpu, RSSBytes: r.rss, DiskBytes: r.disk,
