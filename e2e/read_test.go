@@ -25,11 +25,11 @@ func checkReadLoad(t *testing.T, s results.Storage) {
 	if len(q.Errors) != 0 {
 		t.Errorf("query errors %v", q.Errors)
 	}
-	if l := q.LatencySeconds; l.P50 <= 0 || l.P90 < l.P50 || l.P99 < l.P90 || l.Max < l.P99 {
-		t.Errorf("latency %+v: want 0 < p50 <= p90 <= p99 <= max", l)
-	}
-	if l := q.ServiceSeconds; l.P50 <= 0 || l.P90 < l.P50 || l.P99 < l.P90 || l.Max < l.P99 {
-		t.Errorf("service time %+v: want 0 < p50 <= p90 <= p99 <= max", l)
+	for what, l := range map[string]results.Latency{"latency": q.LatencySeconds, "service time": q.ServiceSeconds} {
+		if l.P50 == nil || l.P90 == nil || l.P99 == nil || l.Max == nil ||
+			*l.P50 <= 0 || *l.P90 < *l.P50 || *l.P99 < *l.P90 || *l.Max < *l.P99 {
+			t.Errorf("%s %+v: want 0 < p50 <= p90 <= p99 <= max", what, l)
+		}
 	}
 	instant := 0
 	for _, pq := range q.PerQuery {

@@ -78,9 +78,10 @@ func BenchmarkOverhead(b *testing.B) {
 		mu.Lock()
 		slices.Sort(served)
 		at := func(q float64) float64 { return served[int(q*float64(len(served)-1))].Seconds() }
-		p50s = append(p50s, res.LatencySeconds.P50-at(0.5))
-		p99s = append(p99s, res.LatencySeconds.P99-at(0.99))
-		maxOver = max(maxOver, res.LatencySeconds.Max-at(1))
+		l := seconds(res.LatencySeconds)
+		p50s = append(p50s, l.P50-at(0.5))
+		p99s = append(p99s, l.P99-at(0.99))
+		maxOver = max(maxOver, l.Max-at(1))
 		mu.Unlock()
 	}
 	slices.Sort(p99s)

@@ -102,9 +102,9 @@ func TestRunnerSlowAnswersMissTicks(t *testing.T) {
 			n := ticks(name, time.Second, 10*time.Second)
 			exec := (n + 2) / 3
 			got := res.PerQuery[i]
-			if got.Executed != exec || got.OK != exec || got.Missed != n-exec || got.ResultSeries != 2 {
+			if got.Executed != exec || got.OK != exec || got.Missed != n-exec || count(got.ResultSeries) != 2 {
 				t.Errorf("%s: executed %d ok %d missed %d series %d, want executed=ok=%d missed %d series 2 (of %d ticks)",
-					name, got.Executed, got.OK, got.Missed, got.ResultSeries, exec, n-exec, n)
+					name, got.Executed, got.OK, got.Missed, count(got.ResultSeries), exec, n-exec, n)
 			}
 			labels := `{kind="instant",query="` + name + `",storage="s"}`
 			if m["tsbench_query_missed_total"+labels] != float64(n-exec) || m["tsbench_query_executed_total"+labels] != float64(exec) {
@@ -117,8 +117,8 @@ func TestRunnerSlowAnswersMissTicks(t *testing.T) {
 		if res.Executed != wantTotal.Executed || res.Missed != wantTotal.Missed || res.OK != res.Executed {
 			t.Errorf("totals executed %d missed %d ok %d, want %d %d", res.Executed, res.Missed, res.OK, wantTotal.Executed, wantTotal.Missed)
 		}
-		want := results.Latency{P50: 2.5, P90: 2.5, P99: 2.5, Max: 2.5}
-		if diff := cmp.Diff(want, res.LatencySeconds); diff != "" {
+		want := secs{P50: 2.5, P90: 2.5, P99: 2.5, Max: 2.5}
+		if diff := cmp.Diff(want, seconds(res.LatencySeconds)); diff != "" {
 			t.Errorf("latency (-want +got):\n%s", diff)
 		}
 	})
@@ -135,13 +135,13 @@ func TestRunnerStalls(t *testing.T) {
 		slots            int
 		every            int64
 		executed, missed int64
-		check            func(t *testing.T, lat, service results.Latency)
+		check            func(t *testing.T, lat, service secs)
 	}{
 		{
 			// The issue's case: a slot per rule, so nothing queues and latency is the service
 			// time; with one answer in ten stalled, the stall is p99, not only max.
 			name: "one in ten, a slot per rule", slots: 10, every: 10, executed: 547, missed: 53,
-			check: func(t *testing.T, lat, service results.Latency) {
+			check: func(t *testing.T, lat, service secs) {
 				if lat.P99 != 3 || lat.P90 > 0.0101 {
 					t.Errorf("latency %+v: want the stall as p99 (3 s) and p90 10 ms", lat)
 				}
@@ -155,7 +155,7 @@ func TestRunnerStalls(t *testing.T) {
 			// with one slot the rules scheduled during a stall wait for it, and latency from the
 			// scheduled time shows the stall at p99. Latency measured from the send would miss it.
 			name: "one in a hundred, one slot", slots: 1, every: 100, executed: 567, missed: 33,
-			check: func(t *testing.T, lat, service results.Latency) {
+			check: func(t *testing.T, lat, service secs) {
 				if lat.P99 < 2.9 || lat.P90 > 0.0101 {
 					t.Errorf("latency %+v: want the queue behind the stalls in p99 (>= 2.9 s), p90 10 ms", lat)
 				}
@@ -168,7 +168,7 @@ func TestRunnerStalls(t *testing.T) {
 			// Overloaded: one slot cannot serve a 3 s stall in ten; the queue is in p50 already,
 			// and 40% of the ticks are missed.
 			name: "one in ten, one slot", slots: 1, every: 10, executed: 360, missed: 240,
-			check: func(t *testing.T, lat, service results.Latency) {
+			check: func(t *testing.T, lat, service secs) {
 				if lat.P50 < 2 || lat.P90 < 2.9 || lat.P99 < 2.9 {
 					t.Errorf("latency %+v: want the queue in p50 (>= 2 s) and p90 (>= 2.9 s)", lat)
 				}
@@ -221,7 +221,7 @@ func TestRunnerStalls(t *testing.T) {
 				if res.Executed+res.Missed != scheduled || res.Executed != n.Load() {
 					t.Errorf("executed %d + missed %d != %d scheduled, or != %d answered", res.Executed, res.Missed, scheduled, n.Load())
 				}
-				tc.check(t, res.LatencySeconds, res.ServiceSeconds)
+				tc.check(t, seconds(res.LatencySeconds), seconds(res.ServiceSeconds))
 				if len(res.Timeline) != 12 { // observeInterval 10 s over 120 s
 					t.Errorf("timeline has %d points, want 12: %+v", len(res.Timeline), res.Timeline)
 				}
@@ -286,7 +286,7 @@ func TestRunnerErrorKinds(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("per query (-want +got):\n%s", diff)
 		}
-		if l := res.PerQuery[1].LatencySeconds; l.Max != 1 || l.P50 != 1 {
+		if l := seconds(res.PerQuery[1].LatencySeconds); l.Max != 1 || l.P50 != 1 {
 			t.Errorf("timeout latency %+v, want 1 s (queryTimeout)", l)
 		}
 		wantErrs := map[string]int64{"timeout": 3, "status_error:bad_data": 3, "http_503": 3, "bad_body": 3}
@@ -376,8 +376,8 @@ func TestRunnerKinds(t *testing.T) {
 			case KindSeries:
 				want = 3
 			}
-			if q.ResultSeries != want {
-				t.Errorf("%s: resultSeries %d, want %d", q.Name, q.ResultSeries, want)
+			if count(q.ResultSeries) != want {
+				t.Errorf("%s: resultSeries %d, want %d", q.Name, count(q.ResultSeries), want)
 			}
 		}
 		want := map[string]int{
@@ -536,4 +536,63 @@ func TestRunnerGroupConcurrencyAndInterval(t *testing.T) {
 			}
 		}
 	})
+}
+
+// secs is a latency's quantiles as numbers, -1 for an unknown one.
+type secs struct{ P50, P90, P99, Max float64 }
+
+func seconds(l results.Latency) secs {
+	f := func(p *float64) float64 {
+		if p == nil {
+			return -1
+		}
+		return *p
+	}
+	return secs{f(l.P50), f(l.P90), f(l.P99), f(l.Max)}
+}
+
+// count is a count's value, -1 when unknown.
+func count(p *int64) int64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
+// TestNothingCompletedHasNoLatency: before any evaluation completes, and for a query that
+// never succeeded, there is no latency and no result size to tell: null, not 0 (issue 10).
+// An interval of the timeline in which nothing completed has no p50 or p99 either.
+func TestNothingCompletedHasNoLatency(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := config.Default()
+		r, _ := fakeRunner(t, cfg, rules(time.Second, "up", "down"), http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			if req.FormValue("query") == "down" {
+				http.Error(w, "down", http.StatusServiceUnavailable)
+				return
+			}
+			_, _ = io.WriteString(w, vector2)
+		}))
+		before := r.Results()
+		if diff := cmp.Diff(secs{-1, -1, -1, -1}, seconds(before.LatencySeconds)); diff != "" {
+			t.Errorf("latency before any evaluation (-want +got):\n%s", diff)
+		}
+		runFor(t, r, 3*time.Second)
+		res := r.Results()
+		if up, down := res.PerQuery[0], res.PerQuery[1]; count(up.ResultSeries) != 2 || down.ResultSeries != nil || down.Executed == 0 {
+			t.Errorf("resultSeries up %d, down %d (executed %d): want 2, and unknown for a query that never succeeded",
+				count(up.ResultSeries), count(down.ResultSeries), down.Executed)
+		}
+		if l := seconds(res.PerQuery[1].LatencySeconds); l.P99 < 0 {
+			t.Errorf("latency of the failing query %+v: a failed evaluation completed, its latency is known", l)
+		}
+	})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tl := &timeline{step: time.Second, lat: newLatency(), recent: newLatency()}
+	tl.start(t0)
+	tl.add(t0.Add(500*time.Millisecond), 20*time.Millisecond, false)
+	tl.add(t0.Add(2500*time.Millisecond), 30*time.Millisecond, false) // nothing completed in (1 s, 2 s]
+	got := tl.snapshot(t0.Add(3 * time.Second))
+	if len(got) != 3 || got[0].P99 == nil || got[1].Completed != 0 || got[1].P50 != nil || got[1].P99 != nil || got[2].P99 == nil {
+		t.Errorf("timeline %+v: want the empty second interval without p50 and p99", got)
+	}
 }

@@ -56,11 +56,11 @@ func (l *latency) report() results.Latency {
 	if l.h.TotalCount() == 0 {
 		return results.Latency{}
 	}
-	q := func(p float64) float64 {
+	q := func(p float64) *float64 {
 		v := time.Duration(l.h.ValueAtQuantile(p)) * time.Microsecond
-		return min(v, l.max).Seconds()
+		return new(min(v, l.max).Seconds())
 	}
-	return results.Latency{P50: q(50), P90: q(90), P99: q(99), Max: l.max.Seconds()}
+	return results.Latency{P50: q(50), P90: q(90), P99: q(99), Max: new(l.max.Seconds())}
 }
 
 func (l *latency) merge(o *latency) {
@@ -97,11 +97,15 @@ type outcome struct {
 func (s *stat) snapshot(q *Query) results.QueryStat {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var resultSeries *int64
+	if s.ok > 0 {
+		resultSeries = new(s.resultSeries)
+	}
 	return results.QueryStat{
 		Name: q.Name, Kind: q.Kind, Expr: describe(q), Group: q.Group, IntervalSeconds: q.Interval.Seconds(),
 		Executed: s.executed, OK: s.ok, Errors: maps.Clone(s.errors), Warnings: s.warnings, Missed: s.missed,
 		LatencySeconds: s.lat.report(), ServiceSeconds: s.service.report(),
-		ResultSeries: s.resultSeries, FirstError: s.firstError,
+		ResultSeries: resultSeries, FirstError: s.firstError,
 	}
 }
 
@@ -153,7 +157,10 @@ func (t *timeline) add(now time.Time, d time.Duration, failed bool) {
 func (t *timeline) window() (completed int64, p99 float64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	completed, p99 = t.recent.h.TotalCount(), t.recent.report().P99
+	completed = t.recent.h.TotalCount()
+	if v := t.recent.report().P99; v != nil {
+		p99 = *v
+	}
 	t.recent.reset()
 	return completed, p99
 }

@@ -56,14 +56,16 @@ func noiseSpecs() map[string]noiseSpec {
 			return v
 		}
 	}
-	query := func(f func(results.QueryPoint) float64) func(*results.Storage) []float64 {
+	query := func(f func(results.QueryPoint) *float64) func(*results.Storage) []float64 {
 		return func(s *results.Storage) []float64 {
 			if s == nil || s.Query == nil {
 				return nil
 			}
 			var v []float64
 			for _, p := range s.Query.Timeline {
-				v = append(v, f(p))
+				if x := f(p); x != nil { // an interval where nothing completed has no latency
+					v = append(v, *x)
+				}
 			}
 			return v
 		}
@@ -84,8 +86,8 @@ func noiseSpecs() map[string]noiseSpec {
 	}
 	rate := write(func(p results.WritePoint) float64 { return p.SamplesPerSecs })
 	lag := write(func(p results.WritePoint) float64 { return p.LagSeconds })
-	p50 := query(func(p results.QueryPoint) float64 { return p.P50 })
-	p99 := query(func(p results.QueryPoint) float64 { return p.P99 })
+	p50 := query(func(p results.QueryPoint) *float64 { return p.P50 })
+	p99 := query(func(p results.QueryPoint) *float64 { return p.P99 })
 	cpu := res(func(p results.ResourcePoint) *float64 { return p.CPUCores })
 	rss := res(func(p results.ResourcePoint) *float64 { return p.RSSBytes })
 	return map[string]noiseSpec{

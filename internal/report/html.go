@@ -296,15 +296,16 @@ func charts(r *results.Run) []chart {
 			return out
 		}
 	}
-	queryPts := func(f func(results.QueryPoint) float64) func(*results.Storage) []chartPoint {
+	queryPts := func(f func(results.QueryPoint) *float64) func(*results.Storage) []chartPoint {
 		return func(s *results.Storage) []chartPoint {
 			if s.Query == nil {
 				return nil
 			}
 			var out []chartPoint
 			for _, p := range s.Query.Timeline {
-				if t, err := time.Parse(time.RFC3339Nano, p.Time); err == nil {
-					out = append(out, chartPoint{t, f(p)})
+				t, err := time.Parse(time.RFC3339Nano, p.Time)
+				if v := f(p); v != nil && err == nil { // no latency in an interval where nothing completed
+					out = append(out, chartPoint{t, *v})
 				}
 			}
 			return out
@@ -330,9 +331,9 @@ func charts(r *results.Run) []chart {
 		{"lag", "s", writePts(func(p results.WritePoint) float64 { return p.LagSeconds })},
 		{"pending", "samples", writePts(func(p results.WritePoint) float64 { return float64(p.Pending) })},
 		{"dropped", "samples", writePts(func(p results.WritePoint) float64 { return float64(p.Dropped) })},
-		{"query latency p50", "s", queryPts(func(p results.QueryPoint) float64 { return p.P50 })},
-		{"query latency p99", "s", queryPts(func(p results.QueryPoint) float64 { return p.P99 })},
-		{"query errors", "errors", queryPts(func(p results.QueryPoint) float64 { return float64(p.Errors) })},
+		{"query latency p50", "s", queryPts(func(p results.QueryPoint) *float64 { return p.P50 })},
+		{"query latency p99", "s", queryPts(func(p results.QueryPoint) *float64 { return p.P99 })},
+		{"query errors", "errors", queryPts(func(p results.QueryPoint) *float64 { return new(float64(p.Errors)) })},
 		{"CPU", "cores", resPts(func(p results.ResourcePoint) *float64 { return p.CPUCores })},
 		{"RSS", "bytes", resPts(func(p results.ResourcePoint) *float64 { return p.RSSBytes })},
 		{"disk", "bytes", resPts(func(p results.ResourcePoint) *float64 { return p.DiskBytes })},
@@ -382,7 +383,7 @@ svg.chart{border:1px solid #ddd;background:#fff}
 {{end}}</table>
 {{end}}{{if .Slowest}}<h2>Slowest queries</h2><p>Each storage's {{.SlowestN}} slowest queries by p99 latency, measured from the scheduled time.</p>
 <table><tr><th>storage</th><th class="text">kind</th><th class="text">query</th><th>p99 (s)</th><th>errors</th></tr>
-{{range .Slowest}}<tr><td>{{.Storage}}</td><td class="text">{{.Kind}}</td><td class="text">{{.Name}}</td><td>{{printf "%.3f" .P99}}</td><td>{{.Errors}}</td></tr>
+{{range .Slowest}}<tr><td>{{.Storage}}</td><td class="text">{{.Kind}}</td><td class="text">{{.Name}}</td><td>{{fmtPtr "%.3f" .P99 1.0}}</td><td>{{.Errors}}</td></tr>
 {{end}}</table>
 {{end}}{{if .R.Thresholds}}<h2>Thresholds</h2><ul>{{range .R.Thresholds}}<li class="{{if .OK}}ok{{else}}fail{{end}}">{{if .OK}}✓{{else}}✗{{end}} {{.Storage}}: {{.Check}} {{if .Value}}(is {{valueText .}}){{else if .Reason}}({{.Reason}}){{end}}</li>{{end}}</ul>
 {{end}}<h2>Over time</h2><div class="charts">{{range .Charts}}{{.}}{{end}}</div>
@@ -413,7 +414,7 @@ type htmlVerdict struct {
 // slowQuery is one line of the slowest queries table.
 type slowQuery struct {
 	Storage, Kind, Name string
-	P99                 float64
+	P99                 *float64 // nil: it never completed
 	Errors              int64
 }
 

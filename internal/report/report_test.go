@@ -49,16 +49,16 @@ func fixture() *results.Run {
 	// mkQuery spreads the errors over every third interval.
 	// cpuFactor places the "cpu" range query among the slowest or not.
 	mkQuery := func(p50, p99, cpuFactor float64, errs map[string]int64) *results.Query {
-		q := &results.Query{Executed: 720, Errors: errs, Warnings: 3, Missed: 2, LatencySeconds: results.Latency{P50: p50, P90: p99 / 2, P99: p99, Max: p99 * 1.5}}
+		q := &results.Query{Executed: 720, Errors: errs, Warnings: 3, Missed: 2, LatencySeconds: results.Latency{P50: new(p50), P90: new(p99 / 2), P99: new(p99), Max: new(p99 * 1.5)}}
 		q.OK = q.Executed - sumCounts(errs)
 		lat := func(f float64) results.Latency {
-			return results.Latency{P50: p50 * f / 4, P90: p99 * f / 2, P99: p99 * f, Max: p99 * f * 1.5}
+			return results.Latency{P50: new(p50 * f / 4), P90: new(p99 * f / 2), P99: new(p99 * f), Max: new(p99 * f * 1.5)}
 		}
 		q.PerQuery = []results.QueryStat{
-			{Name: "NodeFilesystemAlmostFull", Kind: "instant", Executed: 18, OK: 18, LatencySeconds: lat(0.8), ResultSeries: 3},
-			{Name: "NodeDiskWillFillIn24h", Kind: "instant", Executed: 18, OK: 18, LatencySeconds: lat(1), ResultSeries: 0},
-			{Name: "series {job=\"node_exporter\"}", Kind: "series", Executed: 6, OK: 6, LatencySeconds: lat(0.5), ResultSeries: 41950},
-			{Name: "cpu", Kind: "range", Executed: 12, OK: 12, Errors: errs, LatencySeconds: lat(cpuFactor), ResultSeries: 50},
+			{Name: "NodeFilesystemAlmostFull", Kind: "instant", Executed: 18, OK: 18, LatencySeconds: lat(0.8), ResultSeries: new(int64(3))},
+			{Name: "NodeDiskWillFillIn24h", Kind: "instant", Executed: 18, OK: 18, LatencySeconds: lat(1), ResultSeries: new(int64(0))},
+			{Name: "series {job=\"node_exporter\"}", Kind: "series", Executed: 6, OK: 6, LatencySeconds: lat(0.5), ResultSeries: new(int64(41950))},
+			{Name: "cpu", Kind: "range", Executed: 12, OK: 12, Errors: errs, LatencySeconds: lat(cpuFactor), ResultSeries: new(int64(50))},
 		}
 		for i := 1; i <= 18; i++ {
 			var e int64
@@ -66,7 +66,7 @@ func fixture() *results.Run {
 				e = sumCounts(errs) / 6
 			}
 			q.Timeline = append(q.Timeline, results.QueryPoint{
-				Time: at(i).Format(time.RFC3339Nano), P50: p50 * (1 + float64(i%2)/10), P99: p99 * (1 + float64(i%3)/10),
+				Time: at(i).Format(time.RFC3339Nano), P50: new(p50 * (1 + float64(i%2)/10)), P99: new(p99 * (1 + float64(i%3)/10)),
 				Errors: e, Completed: 40,
 			})
 		}
@@ -277,7 +277,7 @@ func TestProbeRows(t *testing.T) {
 // every storage's p99, slowest first; "?" where a storage did not run the query.
 func TestSlowestSideBySide(t *testing.T) {
 	stat := func(name string, p99 float64) results.QueryStat {
-		return results.QueryStat{Name: name, Kind: "instant", LatencySeconds: results.Latency{P99: p99}}
+		return results.QueryStat{Name: name, Kind: "instant", LatencySeconds: results.Latency{P99: new(p99)}}
 	}
 	r := &results.Run{Storages: []results.Storage{
 		{Name: "a", Query: &results.Query{PerQuery: []results.QueryStat{stat("q1", 0.9), stat("q2", 0.8), stat("q3", 0.7), stat("q4", 0.1)}}},
@@ -304,7 +304,7 @@ func TestCompareGolden(t *testing.T) {
 	cur := loadFixture(t, "full", fixture)
 	// The new run: Prometheus 30% slower at p99 (beyond the noise), VictoriaMetrics' ingestion
 	// 0.1% lower (within it), and 100 more drops (an exact count: flagged).
-	cur.Storages[0].Query.LatencySeconds.P99 *= 1.3
+	*cur.Storages[0].Query.LatencySeconds.P99 *= 1.3
 	cur.Storages[1].Write.AchievedSamplesPerSecond *= 0.999
 	cur.Storages[1].Write.DroppedSamples["http_4xx"] += 100
 	c := Compare(old, cur)

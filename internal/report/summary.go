@@ -341,8 +341,16 @@ func slowestQueries(s *results.Storage) []results.QueryStat {
 		return nil
 	}
 	qs := slices.Clone(s.Query.PerQuery)
-	sort.SliceStable(qs, func(i, j int) bool { return qs[i].LatencySeconds.P99 > qs[j].LatencySeconds.P99 })
+	sort.SliceStable(qs, func(i, j int) bool { return p99(qs[i]) > p99(qs[j]) })
 	return qs[:min(slowestPerStorage, len(qs))]
+}
+
+// p99 is a query's p99 for ordering: -1, below every latency, when it never completed.
+func p99(q results.QueryStat) float64 {
+	if v := q.LatencySeconds.P99; v != nil {
+		return *v
+	}
+	return -1
 }
 
 // writeSlowest lists the slowest queries side by side: the union of each storage's
@@ -373,7 +381,7 @@ func writeSlowest(b *strings.Builder, r *results.Run) {
 	slowest := func(k queryKey) float64 {
 		m := 0.0
 		for i := range stats {
-			m = max(m, stats[i][k].LatencySeconds.P99)
+			m = max(m, p99(stats[i][k]))
 		}
 		return m
 	}
@@ -402,7 +410,10 @@ func slowCell(stats map[queryKey]results.QueryStat, k queryKey) string {
 	if !ok {
 		return "?"
 	}
-	cell := fmt.Sprintf("%.3fs", q.LatencySeconds.P99)
+	cell := "?" // it never completed
+	if v := q.LatencySeconds.P99; v != nil {
+		cell = fmt.Sprintf("%.3fs", *v)
+	}
 	if n := sumCounts(q.Errors); n > 0 {
 		cell += fmt.Sprintf(" (%d errors)", n)
 	}

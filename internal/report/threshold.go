@@ -70,6 +70,14 @@ func figureTable() map[string]figure {
 			return new(f(s.Query))
 		}}
 	}
+	latency := func(f func(results.Latency) *float64) figure { // unknown when nothing completed
+		return figure{unit: unitSeconds, get: func(s *results.Storage) *float64 {
+			if s.Query == nil {
+				return nil
+			}
+			return f(s.Query.LatencySeconds)
+		}}
+	}
 	r := func(u unit, f func(*results.Resources) *float64) figure {
 		return figure{unit: u, get: func(s *results.Storage) *float64 {
 			if s.Resources == nil {
@@ -102,10 +110,10 @@ func figureTable() map[string]figure {
 		"query.errors":                   q(unitCount, func(q *results.Query) float64 { return float64(sumCounts(q.Errors)) }),
 		"query.warnings":                 q(unitCount, func(q *results.Query) float64 { return float64(q.Warnings) }),
 		"query.missed":                   q(unitCount, func(q *results.Query) float64 { return float64(q.Missed) }),
-		"query.p50":                      q(unitSeconds, func(q *results.Query) float64 { return q.LatencySeconds.P50 }),
-		"query.p90":                      q(unitSeconds, func(q *results.Query) float64 { return q.LatencySeconds.P90 }),
-		"query.p99":                      q(unitSeconds, func(q *results.Query) float64 { return q.LatencySeconds.P99 }),
-		"query.max":                      q(unitSeconds, func(q *results.Query) float64 { return q.LatencySeconds.Max }),
+		"query.p50":                      latency(func(l results.Latency) *float64 { return l.P50 }),
+		"query.p90":                      latency(func(l results.Latency) *float64 { return l.P90 }),
+		"query.p99":                      latency(func(l results.Latency) *float64 { return l.P99 }),
+		"query.max":                      latency(func(l results.Latency) *float64 { return l.Max }),
 		"resources.cpuCoresMean":         r(unitPlain, func(r *results.Resources) *float64 { return r.CPUCoresMean }),
 		"resources.cpuCoresMax":          r(unitPlain, func(r *results.Resources) *float64 { return r.CPUCoresMax }),
 		"resources.rssBytesMean":         r(unitBytes, func(r *results.Resources) *float64 { return r.RSSBytesMean }),

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -73,7 +74,7 @@ func TestParseThresholdsBad(t *testing.T) {
 
 func TestEvaluateThresholds(t *testing.T) {
 	r := &results.Run{Storages: []results.Storage{
-		{Name: "prom", Write: &results.Write{DroppedSamples: map[string]int64{}}, Query: &results.Query{LatencySeconds: results.Latency{P99: 0.5}}},
+		{Name: "prom", Write: &results.Write{DroppedSamples: map[string]int64{}}, Query: &results.Query{LatencySeconds: results.Latency{P99: new(0.5)}}},
 		{Name: "vm", Write: &results.Write{DroppedSamples: map[string]int64{"queue_full": 3, "http_4xx": 1}}},
 	}}
 	ts, err := ParseThresholds([]string{"query.p99 < 1s", "write.droppedSamples == 0", "vm: write.droppedSamples <= 4"}, []string{"prom", "vm"})
@@ -90,6 +91,31 @@ func TestEvaluateThresholds(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestLatencyUnknownWhenNothingCompleted: a storage none of whose queries completed has no
+// latency; "query.p99 < 1s" fails for it with the reason, where a p99 of 0 passed (issue 10).
+// The summary shows "?" and marks no best from it.
+func TestLatencyUnknownWhenNothingCompleted(t *testing.T) {
+	r := &results.Run{Storages: []results.Storage{
+		{Name: "idle", Query: &results.Query{Missed: 30, Errors: map[string]int64{}}},
+		{Name: "prom", Query: &results.Query{Executed: 30, OK: 30, Errors: map[string]int64{}, LatencySeconds: results.Latency{
+			P50: new(0.01), P90: new(0.02), P99: new(0.03), Max: new(0.04),
+		}}},
+	}}
+	ts, err := ParseThresholds([]string{"query.p99 < 1s"}, []string{"idle", "prom"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := EvaluateThresholds(ts, r)
+	if got[0].OK || got[0].Value != nil || got[0].Reason != "query.p99 is unknown for idle" || !got[1].OK {
+		t.Errorf("thresholds %+v: want idle failed as unknown, prom passed", got)
+	}
+	var b strings.Builder
+	writeTable(&b, r)
+	if !regexp.MustCompile(`(?m)^latency p99 \(s\) +\? +0\.030$`).MatchString(b.String()) {
+		t.Errorf("summary table:\n%s\nwant p99 ? for idle, with no best mark", b.String())
 	}
 }
 

@@ -28,7 +28,9 @@ type QueryStat struct {
 	Missed         int64            `json:"missed"`
 	LatencySeconds Latency          `json:"latencySeconds"`
 	ServiceSeconds Latency          `json:"serviceSeconds"`
-	ResultSeries   int64            `json:"resultSeries"` // of the last successful evaluation
+	// ResultSeries is the series count of the last successful evaluation; null when none
+	// succeeded.
+	ResultSeries *int64 `json:"resultSeries"`
 	// FirstError is the text of the first error seen, for the reader to act on.
 	FirstError string `json:"firstError,omitempty"`
 	// Group is a rule's group in the rule file; IntervalSeconds how often the query is
@@ -37,20 +39,23 @@ type QueryStat struct {
 	IntervalSeconds float64 `json:"intervalSeconds,omitempty"`
 }
 
-// Latency quantiles in seconds, measured from each query's scheduled time.
+// Latency quantiles in seconds, measured from each query's scheduled time. Each is null when
+// no evaluation completed (executed is 0): there is no latency to tell, and 0 would read as
+// the fastest answer.
 type Latency struct {
-	P50 float64 `json:"p50"`
-	P90 float64 `json:"p90"`
-	P99 float64 `json:"p99"`
-	Max float64 `json:"max"`
+	P50 *float64 `json:"p50"`
+	P90 *float64 `json:"p90"`
+	P99 *float64 `json:"p99"`
+	Max *float64 `json:"max"`
 }
 
-// QueryPoint is the read path at one moment of the run.
+// QueryPoint is the read path at one moment of the run. P50 and P99 are null when no
+// evaluation completed in the interval (Completed is 0).
 type QueryPoint struct {
-	Time   string  `json:"time"`
-	P50    float64 `json:"p50"`
-	P99    float64 `json:"p99"`
-	Errors int64   `json:"errors"`
+	Time   string   `json:"time"`
+	P50    *float64 `json:"p50"`
+	P99    *float64 `json:"p99"`
+	Errors int64    `json:"errors"`
 	// Completed is how many evaluations finished in the interval ending at Time.
 	Completed int64 `json:"completed"`
 }
