@@ -94,6 +94,18 @@ func figureTable() map[string]figure {
 			return new(f(s.Verify))
 		}}
 	}
+	// among is a count over the checked samples (or markers), unknown when none was checked:
+	// "0 missing" of nothing would pass verify.missingSamples == 0 and look best.
+	among := func(checked func(*results.Verify) int64, u unit, f func(*results.Verify) float64) figure {
+		return figure{unit: u, get: func(s *results.Storage) *float64 {
+			if s.Verify == nil || checked(s.Verify) == 0 {
+				return nil
+			}
+			return new(f(s.Verify))
+		}}
+	}
+	samples := func(v *results.Verify) int64 { return v.CheckedSamples }
+	markers := func(v *results.Verify) int64 { return v.CheckedStaleMarkers }
 	return map[string]figure{
 		"write.generatedSamples":         w(unitCount, func(w *results.Write) float64 { return float64(w.GeneratedSamples) }),
 		"write.ackedSamples":             w(unitCount, func(w *results.Write) float64 { return float64(w.AckedSamples) }),
@@ -135,15 +147,15 @@ func figureTable() map[string]figure {
 		"verify.checkedSamples":      v(unitCount, func(v *results.Verify) float64 { return float64(v.CheckedSamples) }),
 		"verify.uncheckedSamples":    v(unitCount, func(v *results.Verify) float64 { return float64(v.UncheckedSamples) }),
 		"verify.readErrors":          v(unitCount, func(v *results.Verify) float64 { return float64(v.ReadErrors) }),
-		"verify.missingSamples":      v(unitCount, func(v *results.Verify) float64 { return float64(v.MissingSamples) }),
-		"verify.duplicateSamples":    v(unitCount, func(v *results.Verify) float64 { return float64(v.DuplicateSamples) }),
-		"verify.unexpectedSamples":   v(unitCount, func(v *results.Verify) float64 { return float64(v.UnexpectedSamples) }),
-		"verify.changedValues":       v(unitCount, func(v *results.Verify) float64 { return float64(v.ChangedValues) }),
-		"verify.maxRelativeError":    v(unitPlain, func(v *results.Verify) float64 { return v.MaxRelativeError }),
-		"verify.nanAltered":          v(unitCount, func(v *results.Verify) float64 { return float64(v.NaNAltered) }),
-		"verify.stalenessIgnored":    v(unitCount, func(v *results.Verify) float64 { return float64(v.StalenessIgnored) }),
+		"verify.missingSamples":      among(samples, unitCount, func(v *results.Verify) float64 { return float64(v.MissingSamples) }),
+		"verify.duplicateSamples":    among(samples, unitCount, func(v *results.Verify) float64 { return float64(v.DuplicateSamples) }),
+		"verify.unexpectedSamples":   among(samples, unitCount, func(v *results.Verify) float64 { return float64(v.UnexpectedSamples) }),
+		"verify.changedValues":       among(samples, unitCount, func(v *results.Verify) float64 { return float64(v.ChangedValues) }),
+		"verify.maxRelativeError":    among(samples, unitPlain, func(v *results.Verify) float64 { return v.MaxRelativeError }),
+		"verify.nanAltered":          among(samples, unitCount, func(v *results.Verify) float64 { return float64(v.NaNAltered) }),
+		"verify.stalenessIgnored":    among(markers, unitCount, func(v *results.Verify) float64 { return float64(v.StalenessIgnored) }),
 		"verify.checkedStaleMarkers": v(unitCount, func(v *results.Verify) float64 { return float64(v.CheckedStaleMarkers) }),
-		"verify.shiftedTimestamps":   v(unitCount, func(v *results.Verify) float64 { return float64(v.ShiftedTimestamps) }),
+		"verify.shiftedTimestamps":   among(samples, unitCount, func(v *results.Verify) float64 { return float64(v.ShiftedTimestamps) }),
 		"verify.differentProbes":     v(unitCount, func(v *results.Verify) float64 { return float64(v.DifferentProbes()) }),
 		"verify.ruleDiffs":           v(unitCount, func(v *results.Verify) float64 { return float64(len(v.RuleDiffs)) }),
 	}

@@ -119,6 +119,35 @@ func TestLatencyUnknownWhenNothingCompleted(t *testing.T) {
 	}
 }
 
+// TestCountsAmongNothingCheckedUnknown: a read-back that checked no sample (every read
+// failed) has no missing, changed, ... count: "verify.missingSamples == 0" fails for it as
+// unknown instead of passing; staleness is unknown when no marker was checked. The counts
+// of the attempt itself stay known.
+func TestCountsAmongNothingCheckedUnknown(t *testing.T) {
+	figures := Figures()
+	failed := &results.Storage{Verify: &results.Verify{ReadErrors: 12, UncheckedSamples: 600}}
+	for _, name := range []string{
+		"verify.missingSamples", "verify.duplicateSamples", "verify.unexpectedSamples", "verify.changedValues",
+		"verify.maxRelativeError", "verify.nanAltered", "verify.shiftedTimestamps", "verify.stalenessIgnored",
+	} {
+		if v := figures[name](failed); v != nil {
+			t.Errorf("%s = %v with nothing checked, want unknown", name, *v)
+		}
+	}
+	for name, want := range map[string]float64{"verify.checkedSamples": 0, "verify.readErrors": 12, "verify.uncheckedSamples": 600} {
+		if v := figures[name](failed); v == nil || *v != want {
+			t.Errorf("%s = %v, want %v", name, v, want)
+		}
+	}
+	noChurn := &results.Storage{Verify: &results.Verify{CheckedSamples: 500}}
+	if v := figures["verify.stalenessIgnored"](noChurn); v != nil {
+		t.Errorf("stalenessIgnored %v with no marker checked, want unknown", *v)
+	}
+	if v := figures["verify.missingSamples"](noChurn); v == nil || *v != 0 {
+		t.Errorf("missingSamples %v of 500 checked, want 0", v)
+	}
+}
+
 // TestFiguresRead: every figure added for thresholds reads its field of the results.
 func TestFiguresRead(t *testing.T) {
 	s := &results.Storage{
