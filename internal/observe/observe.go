@@ -1,8 +1,9 @@
 // Package observe samples what each storage uses — CPU, RSS, disk, disk IO, samples ingested
 // by its own count — and tsbench's own CPU and RSS, every interval of the run.
 //
-// Invariant: a figure no source gives is unknown (nil, with a reason), never zero; a source
-// that fails is logged once and the run goes on.
+// Invariant: a figure no source gives whole is unknown (nil, with a reason), never zero or
+// a part passed off as the whole (a disk size without the WAL, a cluster sum without a
+// component); a source that fails is logged once and the run goes on.
 package observe
 
 import (
