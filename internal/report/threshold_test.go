@@ -216,8 +216,8 @@ func TestFormatFigure(t *testing.T) {
 // storage, and one naming it fails with the reason, never as an unknown figure.
 func TestThresholdsSkipReadOnlyStorage(t *testing.T) {
 	r := &results.Run{Storages: []results.Storage{
-		{Name: "ro", Query: &results.Query{LatencySeconds: results.Latency{P99: 0.2}}},
-		{Name: "vm", Write: &results.Write{DroppedSamples: map[string]int64{}}, Query: &results.Query{LatencySeconds: results.Latency{P99: 0.1}}},
+		{Name: "ro", Query: &results.Query{LatencySeconds: results.Latency{P99: new(0.2)}}},
+		{Name: "vm", Write: &results.Write{DroppedSamples: map[string]int64{}}, Query: &results.Query{LatencySeconds: results.Latency{P99: new(0.1)}}},
 	}}
 	ts, err := ParseThresholds([]string{"write.droppedSamples == 0", "query.p99 < 1s", "ro: write.ackedSamples > 0"}, []string{"ro", "vm"})
 	if err != nil {
