@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs, idempotently, the Debian packages tsbench needs to run its default benchmark and its
 # tests: the storages under test, a real node_exporter (profile capture), and Chromium (the
-# report's browser test). Packages already present are left alone; nothing else is touched.
+# report's browser test), and InfluxDB 1.x (a storage without the Prometheus query API, written
+# and read back over remote write and remote read by its e2e test). Packages already present are
+# left alone; nothing else is touched.
 #
 #   scripts/install-deps.sh            # storages + exporter
 #   scripts/install-deps.sh --browser  # also chromium, for the report test
@@ -12,6 +14,7 @@ want=(
   victoria-metrics:victoria-metrics
   prometheus:prometheus
   prometheus-node-exporter:prometheus-node-exporter
+  influxd:influxdb
 )
 if [[ "${1:-}" == "--browser" ]]; then
   want+=(chromium:chromium)

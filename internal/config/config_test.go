@@ -30,6 +30,7 @@ func TestGoodConfigsLoad(t *testing.T) {
 func TestBadConfigs(t *testing.T) {
 	want := map[string][]string{
 		"scheme.bad.yaml":              {"remoteStorages.prom.writeURL: scheme must be http or https"},
+		"remoteread.bad.yaml":          {"remoteStorages.influxdb.remoteReadURL: scheme must be http or https", "remoteStorages.prom.remoteReadURL: host missing"},
 		"unknown-key.bad.yaml":         {"field targetCount not found"},
 		"unknown-storage-key.bad.yaml": {"field readUrl not found"},
 		"duration.bad.yaml":            {"line 1 (scrapeInterval): cannot unmarshal"},
@@ -481,8 +482,8 @@ func TestRedactedSecretsFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(orig), "s3cr3t"); n != 15 {
-		t.Fatalf("unredacted config has %d secrets, want 15: %s", n, orig)
+	if n := strings.Count(string(orig), "s3cr3t"); n != 16 {
+		t.Fatalf("unredacted config has %d secrets, want 16: %s", n, orig)
 	}
 	b, err := json.Marshal(c.Redacted())
 	if err != nil {

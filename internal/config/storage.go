@@ -17,6 +17,10 @@ type Storage struct {
 	WriteURL string `yaml:"writeURL" json:"writeURL,omitempty"`
 	// ReadURL is the Prometheus HTTP API root (…/api/v1/query is appended); empty: no reads.
 	ReadURL string `yaml:"readURL" json:"readURL,omitempty"`
+	// RemoteReadURL is the storage's Prometheus remote read endpoint (InfluxDB 1.x:
+	// …/api/v1/prom/read?db=NAME; Prometheus: …/api/v1/read). The read-back uses it where
+	// the storage has no query API at readURL; empty: no remote read.
+	RemoteReadURL string `yaml:"remoteReadURL" json:"remoteReadURL,omitempty"`
 	// WriteURLReplicas overrides the top-level writeURLReplicas for this storage (where the
 	// chart has it); 0 takes the top-level value.
 	WriteURLReplicas int `yaml:"writeURLReplicas" json:"writeURLReplicas,omitempty"`
@@ -114,6 +118,11 @@ func (s Storage) validate(key string) []error {
 			bad("readURL", "%v", err)
 		}
 	}
+	if s.RemoteReadURL != "" {
+		if err := checkURL(s.RemoteReadURL); err != nil {
+			bad("remoteReadURL", "%v", err)
+		}
+	}
 	for i, u := range s.MetricsURLs {
 		if err := checkURL(u); err != nil {
 			bad(fmt.Sprintf("metricsURLs[%d]", i), "%v", err)
@@ -208,6 +217,7 @@ func (s Storage) Redacted() Storage {
 	r.ReadHeaders = redactHeaders(s.ReadHeaders)
 	r.WriteURL = redactURLs(s.WriteURL)
 	r.ReadURL = redactURLs(s.ReadURL)
+	r.RemoteReadURL = RedactURL(s.RemoteReadURL)
 	r.MetricsURLs = nil
 	for _, u := range s.MetricsURLs {
 		r.MetricsURLs = append(r.MetricsURLs, redactURLs(u))

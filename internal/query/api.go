@@ -1,6 +1,7 @@
 package query
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -40,6 +41,23 @@ func (e *Error) Error() string {
 	return e.Kind + ": " + e.Msg
 }
 
+// IsPromQLError reports whether err is the query engine rejecting a query: an answer in the
+// API's error envelope whose errorType is bad_data or execution (Prometheus, Thanos, Mimir),
+// or 400 or 422 (VictoriaMetrics writes the HTTP status it answers with as the errorType). An
+// HTTP status without that envelope (a 404 page), a network failure or a timeout is not: a
+// probe that expects a query to be rejected must not take a storage's absence for an answer.
+func IsPromQLError(err error) bool {
+	e, ok := errors.AsType[*Error](err)
+	if !ok {
+		return false
+	}
+	switch e.Kind {
+	case "status_error:bad_data", "status_error:execution", "status_error:400", "status_error:422":
+		return true
+	}
+	return false
+}
+
 // ErrorKind returns the kind of a classified error, and ErrNetwork for any other error.
 func ErrorKind(err error) string {
 	if e, ok := errors.AsType[*Error](err); ok {
@@ -48,7 +66,17 @@ func ErrorKind(err error) string {
 	return ErrNetwork
 }
 
-// API is a client of one storage's Prometheus HTTP query API.
+// API is a client of one storage's Prometheus HTTP query API, the one tsbench has: the read
+// load and the read-back both use it.
+//
+// It is ours, not client_golang's api/prometheus/v1, because that client reports an HTTP
+// status only inside its error text ("client error: 404"), decodes the error body only of 400
+// and 422 answers (so Prometheus' 503 "timeout" and 500 "internal" lose their errorType),
+// returns no response to measure, reads answers without a bound and sends times as float64
+// seconds. The read load's error kinds (http_503, status_error:bad_data, ...) and the
+// read-back's exactness need all of them. It decodes what the read-back must trust exactly:
+// timestamps as integer milliseconds from the JSON number's digits (never through a float64
+// of seconds), values with strconv.ParseFloat of their text ("NaN" and "±Inf" included).
 type API struct {
 	client *storage.Client
 	base   string // the API root with a trailing slash: base + "api/v1/query"
@@ -63,7 +91,7 @@ func NewAPI(client *storage.Client, readURL string) *API {
 	return &API{client: client, base: readURL}
 }
 
-// Point is one sample of a result: T in milliseconds, V the value.
+// Point is one sample of a result: T in milliseconds, V the value, both exactly as sent.
 type Point struct {
 	T int64
 	V float64
@@ -152,8 +180,11 @@ func lookupForm(matchers []string, start, end time.Time) url.Values {
 }
 
 // formatTime writes t as Unix seconds with millisecond precision, exactly (no float rounding).
-func formatTime(t time.Time) string {
-	ms := t.UnixMilli()
+func formatTime(t time.Time) string { return FormatMillis(t.UnixMilli()) }
+
+// FormatMillis writes ms as Unix seconds with exactly three decimals: the API's time format,
+// exact where a float64 of seconds would round.
+func FormatMillis(ms int64) string {
 	sign := ""
 	if ms < 0 {
 		sign, ms = "-", -ms
@@ -161,18 +192,34 @@ func formatTime(t time.Time) string {
 	return fmt.Sprintf("%s%d.%03d", sign, ms/1000, ms%1000)
 }
 
+// Check asks the API the one question every Prometheus-compatible storage answers cheaply,
+// the instant query `1` at now; nil when the answer is the API's, a classified *Error else.
+func (a *API) Check(ctx context.Context, now time.Time) error {
+	_, err := a.Instant(ctx, "1", now)
+	return err
+}
+
 func (a *API) query(ctx context.Context, path string, form url.Values) (*Result, error) {
+	status, b, err := a.send(ctx, http.MethodPost, path, form)
+	if err != nil {
+		return nil, err
+	}
+	return decodeQuery(status, b)
+}
+
+// decodeQuery decodes the answer of an instant or range query.
+func decodeQuery(status int, b []byte) (*Result, error) {
 	var data struct {
 		ResultType string          `json:"resultType"`
 		Result     json.RawMessage `json:"result"`
 	}
-	w, err := a.do(ctx, http.MethodPost, path, form, &data)
+	w, err := decodeEnvelope(status, b, &data)
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Type: data.ResultType, Warnings: w}
 	bad := func(err error) (*Result, error) {
-		return nil, &Error{Kind: ErrBadBody, Msg: fmt.Sprintf("%s result: %v", data.ResultType, err)}
+		return nil, &Error{Kind: ErrBadBody, Status: status, Msg: fmt.Sprintf("%s result: %v", clip(data.ResultType), err)}
 	}
 	switch data.ResultType {
 	case "vector", "matrix":
@@ -217,31 +264,75 @@ func (p *pair) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
-	ts := string(raw[0])
-	sec, frac, _ := strings.Cut(ts, ".")
-	s, err := strconv.ParseInt(sec, 10, 64)
+	ms, err := ParseMillis(string(bytes.TrimSpace(raw[0])))
 	if err != nil {
-		return fmt.Errorf("timestamp %s: %w", ts, err)
-	}
-	frac = (frac + "000")[:3]
-	ms, err := strconv.ParseInt(frac, 10, 64)
-	if err != nil {
-		return fmt.Errorf("timestamp %s: %w", ts, err)
-	}
-	if strings.HasPrefix(sec, "-") {
-		ms = -ms
+		return err
 	}
 	var v string
 	if err := json.Unmarshal(raw[1], &v); err != nil {
-		return fmt.Errorf("value %s: %w", raw[1], err)
+		return fmt.Errorf("value %s: %w", clip(string(raw[1])), err)
 	}
-	// Prometheus writes "NaN", "+Inf" and "-Inf", which ParseFloat takes.
+	// Prometheus writes "NaN", "+Inf" and "-Inf", which ParseFloat takes; ParseFloat maps the
+	// shortest or any longer decimal rendering back to the one float64 it denotes.
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil {
-		return fmt.Errorf("value %q: %w", v, err)
+		return fmt.Errorf("value %q: %w", clip(v), err)
 	}
-	p.T, p.V = s*1000+ms, f
+	p.T, p.V = ms, f
 	return nil
+}
+
+// maxSeconds bounds a timestamp so that its milliseconds fit an int64 (Prometheus' own bound
+// is 292 million years; this is 285).
+const maxSeconds = 9e15
+
+// ParseMillis turns a timestamp of the API, Unix seconds as a JSON number ("1700000000.123",
+// "1700000000", "1700000000.1"), into exact integer milliseconds from its digits. Digits below
+// the millisecond round to the nearest; an exponent ("1.7e9") goes through a float64.
+func ParseMillis(s string) (int64, error) {
+	bad := func(err error) (int64, error) { return 0, fmt.Errorf("timestamp %q: %w", clip(s), err) }
+	neg := strings.HasPrefix(s, "-")
+	abs := strings.TrimPrefix(s, "-")
+	if strings.ContainsAny(abs, "eE") {
+		f, err := strconv.ParseFloat(abs, 64)
+		if err != nil {
+			return bad(err)
+		}
+		if !(f <= maxSeconds) { // NaN too
+			return bad(errors.New("out of range"))
+		}
+		ms := int64(f*1000 + 0.5)
+		if neg {
+			ms = -ms
+		}
+		return ms, nil
+	}
+	whole, frac, _ := strings.Cut(abs, ".")
+	if strings.HasPrefix(whole, "+") || strings.HasPrefix(frac, "+") || strings.HasPrefix(frac, "-") {
+		return bad(errors.New("sign inside the number"))
+	}
+	sec, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil {
+		return bad(err)
+	}
+	if sec > maxSeconds {
+		return bad(errors.New("out of range"))
+	}
+	for len(frac) < 4 {
+		frac += "0"
+	}
+	if strings.Trim(frac, "0123456789") != "" {
+		return bad(errors.New("not a decimal number"))
+	}
+	sub, err := strconv.ParseInt(frac[:4], 10, 64)
+	if err != nil {
+		return bad(err)
+	}
+	ms := sec*1000 + (sub+5)/10
+	if neg {
+		ms = -ms
+	}
+	return ms, nil
 }
 
 // maxBody bounds what is read of one answer: a series lookup over a big index is large, but
@@ -250,6 +341,15 @@ const maxBody = 512 << 20
 
 // do sends one request and decodes the data of a successful answer into data.
 func (a *API) do(ctx context.Context, method, path string, form url.Values, data any) ([]string, error) {
+	status, b, err := a.send(ctx, method, path, form)
+	if err != nil {
+		return nil, err
+	}
+	return decodeEnvelope(status, b, data)
+}
+
+// send sends one request and reads the answer, at most maxBody of it.
+func (a *API) send(ctx context.Context, method, path string, form url.Values) (int, []byte, error) {
 	u := a.base + path
 	var body io.Reader
 	if method == http.MethodGet {
@@ -259,23 +359,28 @@ func (a *API) do(ctx context.Context, method, path string, form url.Values, data
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, body)
 	if err != nil {
-		return nil, &Error{Kind: ErrNetwork, Msg: err.Error()}
+		return 0, nil, &Error{Kind: ErrNetwork, Msg: err.Error()}
 	}
 	if method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
 	resp, err := a.client.Do(req)
 	if err != nil {
-		return nil, transportError(ctx, err)
+		return 0, nil, transportError(ctx, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
-		return nil, transportError(ctx, err)
+		return 0, nil, transportError(ctx, err)
 	}
 	if len(b) > maxBody {
-		return nil, &Error{Kind: ErrBadBody, Status: resp.StatusCode, Msg: fmt.Sprintf("answer larger than %d bytes", maxBody)}
+		return 0, nil, &Error{Kind: ErrBadBody, Status: resp.StatusCode, Msg: fmt.Sprintf("answer larger than %d bytes", maxBody)}
 	}
+	return resp.StatusCode, b, nil
+}
+
+// decodeEnvelope classifies an answer of the API and decodes its data into data.
+func decodeEnvelope(status int, b []byte, data any) ([]string, error) {
 	var env struct {
 		Status    string          `json:"status"`
 		Data      json.RawMessage `json:"data"`
@@ -284,23 +389,23 @@ func (a *API) do(ctx context.Context, method, path string, form url.Values, data
 		Warnings  []string        `json:"warnings"`
 	}
 	decodeErr := json.Unmarshal(b, &env)
-	ok2xx := resp.StatusCode >= 200 && resp.StatusCode < 300
+	ok2xx := status >= 200 && status < 300
 	switch {
 	case decodeErr == nil && env.Status == "error":
 		et := env.ErrorType
 		if et == "" {
 			et = "unknown"
 		}
-		return nil, &Error{Kind: "status_error:" + et, Status: resp.StatusCode, Msg: clip(env.Error)}
+		return nil, &Error{Kind: "status_error:" + et, Status: status, Msg: clip(env.Error)}
 	case !ok2xx:
-		return nil, &Error{Kind: "http_" + strconv.Itoa(resp.StatusCode), Status: resp.StatusCode, Msg: clip(string(b))}
+		return nil, &Error{Kind: "http_" + strconv.Itoa(status), Status: status, Msg: clip(string(b))}
 	case decodeErr != nil:
-		return nil, &Error{Kind: ErrBadBody, Status: resp.StatusCode, Msg: clip(decodeErr.Error())}
+		return nil, &Error{Kind: ErrBadBody, Status: status, Msg: clip(decodeErr.Error())}
 	case env.Status != "success":
-		return nil, &Error{Kind: ErrBadBody, Status: resp.StatusCode, Msg: fmt.Sprintf("status %q", clip(env.Status))}
+		return nil, &Error{Kind: ErrBadBody, Status: status, Msg: fmt.Sprintf("status %q", clip(env.Status))}
 	}
 	if err := json.Unmarshal(env.Data, data); err != nil {
-		return nil, &Error{Kind: ErrBadBody, Status: resp.StatusCode, Msg: "data: " + clip(err.Error())}
+		return nil, &Error{Kind: ErrBadBody, Status: status, Msg: "data: " + clip(err.Error())}
 	}
 	return env.Warnings, nil
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/prometheus/model/value"
 
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/storage"
@@ -209,5 +210,112 @@ func TestAPITLS(t *testing.T) {
 	_, err = NewAPI(newClient(t, config.Storage{}), srv.URL).Instant(t.Context(), "up", time.Unix(1, 0))
 	if ErrorKind(err) != ErrNetwork || !strings.Contains(err.Error(), "certificate signed by unknown authority") {
 		t.Errorf("without the CA: %v, want a network error for the unknown authority", err)
+	}
+}
+
+func TestParseMillis(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+	}{
+		{"1700000000.123", 1_700_000_000_123},
+		{"1700000000", 1_700_000_000_000},
+		{"1700000000.1", 1_700_000_000_100},
+		{"1700000000.1236", 1_700_000_000_124}, // below the millisecond: the nearest
+		{"1700000000.1234999", 1_700_000_000_123},
+		{"1.7e9", 1_700_000_000_000},
+		{"-1.5", -1500},
+		{"-0.001", -1},
+	} {
+		got, err := ParseMillis(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseMillis(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+		if err == nil && !strings.ContainsAny(tc.in, "eE") && len(tc.in) <= len("1700000000.123") {
+			if back, _ := ParseMillis(FormatMillis(got)); back != got {
+				t.Errorf("ParseMillis(FormatMillis(%d)) = %d", got, back)
+			}
+		}
+	}
+	for _, bad := range []string{"", "x", "1.2.3", "1.-5", "1.+5", "1.5x", "99999999999999999999", "1e400"} {
+		if ms, err := ParseMillis(bad); err == nil {
+			t.Errorf("ParseMillis(%q) = %d, want an error", bad, ms)
+		}
+	}
+}
+
+// The read-back trusts every value and timestamp bit for bit: a value's text parses to the one
+// float64 it denotes (17 digits, NaN, ±Inf), a timestamp to its integer milliseconds.
+func TestDecodeQueryExact(t *testing.T) {
+	body := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"b":"2","a":"1"},"values":[[1700000000.123,"0.30000000000000004"],[1700000000.124,"NaN"],[1700000000.125,"+Inf"],[1700000000.126,"-0"]]}]}}`
+	res, err := decodeQuery(200, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Point{{1700000000123, math.Nextafter(0.3, 1)}, {1700000000124, math.NaN()}, {1700000000125, math.Inf(1)}, {1700000000126, math.Copysign(0, -1)}}
+	if diff := cmp.Diff(want, res.Series[0].Points, cmp.Comparer(func(a, b float64) bool {
+		return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b))
+	})); diff != "" || res.Type != "matrix" || res.Series[0].Metric["a"] != "1" {
+		t.Errorf("decoded %+v (-want +got):\n%s", res, diff)
+	}
+}
+
+// Only the engine's rejection of a query is a PromQL error: not a 404 page, not a timeout,
+// not the network, not an API error that says the storage is unavailable.
+func TestIsPromQLError(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   bool
+	}{
+		{400, `{"status":"error","errorType":"bad_data","error":"1:5: parse error"}`, true},
+		{422, `{"status":"error","errorType":"execution","error":"vector cannot contain metrics with the same labelset"}`, true},
+		{422, `{"status":"error","errorType":"422","error":"cannot parse"}`, true}, // VictoriaMetrics
+		{400, `{"status":"error","errorType":"400","error":"missing query arg"}`, true},
+		{503, `{"status":"error","errorType":"timeout","error":"query timed out"}`, false},
+		{503, `{"status":"error","errorType":"503","error":"cannot handle more than 8 concurrent requests"}`, false},
+		{404, "404 page not found", false},
+		{400, "bad request", false},
+		{200, "<html>", false},
+	} {
+		_, err := decodeQuery(tc.status, []byte(tc.body))
+		if got := IsPromQLError(err); got != tc.want {
+			t.Errorf("%d %s: IsPromQLError(%v) = %v, want %v", tc.status, tc.body, err, got, tc.want)
+		}
+	}
+	for _, err := range []error{nil, &Error{Kind: ErrTimeout}, &Error{Kind: ErrNetwork}, errors.New("x")} {
+		if IsPromQLError(err) {
+			t.Errorf("IsPromQLError(%v) = true", err)
+		}
+	}
+}
+
+func TestDecodeExport(t *testing.T) {
+	body := `{"metric":{"__name__":"up","job":"a"},"values":[1,NaN,null,+Inf,0.1],"timestamps":[1000,2000,3000,4000,5000]}
+{"metric":{"__name__":"up","job":"b"},"values":[],"timestamps":[]}
+`
+	res, err := decodeExport(200, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Series) != 2 || res.Series[0].Metric["job"] != "a" {
+		t.Fatalf("series %+v", res.Series)
+	}
+	want := []uint64{math.Float64bits(1), 0, value.StaleNaN, math.Float64bits(math.Inf(1)), math.Float64bits(0.1)}
+	for i, p := range res.Series[0].Points {
+		if p.T != int64(i+1)*1000 || (i != 1 && math.Float64bits(p.V) != want[i]) || (i == 1 && !math.IsNaN(p.V)) {
+			t.Errorf("point %d = %v, want %d at %d", i, p, want[i], (i+1)*1000)
+		}
+	}
+	if value.IsStaleNaN(res.Series[0].Points[1].V) || !value.IsStaleNaN(res.Series[0].Points[2].V) {
+		t.Errorf("NaN and the marker: %v", res.Series[0].Points)
+	}
+	for _, bad := range []string{`{"values":[1],"timestamps":[]}`, `{"values":[true],"timestamps":[1]}`, `{`} {
+		if _, err := decodeExport(200, []byte(bad)); ErrorKind(err) != ErrBadBody {
+			t.Errorf("decodeExport(%s) = %v, want bad_body", bad, err)
+		}
+	}
+	if _, err := decodeExport(404, []byte("not found")); ErrorKind(err) != "http_404" {
+		t.Errorf("404: %v", err)
 	}
 }

@@ -92,7 +92,7 @@ func fixture() *results.Run {
 	prom := results.Storage{
 		Name: "prometheus", Write: mkWrite(30_000, 0.4, map[string]int64{}), Query: mkQuery(0.004, 0.120, 0.3, map[string]int64{}),
 		Resources: mkRes(0.21, 310<<20, 96<<20), Verify: &results.Verify{
-			CheckedSamples: 10_800, CheckedStaleMarkers: 40, Probes: probes(false),
+			CheckedSamples: 10_800, CheckedStaleMarkers: 40, ReadBackVia: "queryAPI", Probes: probes(false),
 			RuleDiffs:        []results.RuleDiff{{Rule: "NodeClockNotSynchronising", Detail: "vs victoriametrics: 2 series only in victoriametrics"}},
 			RulesNotCompared: notCompared,
 		},
@@ -104,7 +104,7 @@ func fixture() *results.Run {
 		Query:     mkQuery(0.002, 0.045, 1.2, map[string]int64{"http_422": 12, "timeout": 6}),
 		Resources: mkRes(0.08, 95<<20, 4<<20), Verify: &results.Verify{
 			CheckedSamples: 10_800, UncheckedSamples: 120, ReadErrors: 1, Errors: []string{"read {job=\"node_exporter\"}[5m]: timeout"},
-			ChangedValues: 6293, MaxRelativeError: 8e-14, NaNAltered: 12, CheckedStaleMarkers: 40,
+			ChangedValues: 6293, MaxRelativeError: 8e-14, NaNAltered: 12, CheckedStaleMarkers: 40, ReadBackVia: "queryAPI",
 			Probes: probes(true), RulesNotCompared: notCompared,
 		},
 	}

@@ -105,7 +105,29 @@ func figureTable() map[string]figure {
 		}}
 	}
 	samples := func(v *results.Verify) int64 { return v.CheckedSamples }
-	markers := func(v *results.Verify) int64 { return v.CheckedStaleMarkers }
+	// Markers are checked one way per storage: honoured by an instant query through the query
+	// API, or stored among the raw samples of remote read.
+	honoured := func(v *results.Verify) int64 {
+		if v.ReadBackVia == "remoteRead" {
+			return 0
+		}
+		return v.CheckedStaleMarkers
+	}
+	stored := func(v *results.Verify) int64 {
+		if v.ReadBackVia != "remoteRead" {
+			return 0
+		}
+		return v.CheckedStaleMarkers
+	}
+	// Probes and rules need the query API: unknown for a storage read back through remote read.
+	viaAPI := func(u unit, f func(*results.Verify) float64) figure {
+		return figure{unit: u, get: func(s *results.Storage) *float64 {
+			if s.Verify == nil || s.Verify.ReadBackVia == "remoteRead" {
+				return nil
+			}
+			return new(f(s.Verify))
+		}}
+	}
 	return map[string]figure{
 		"write.generatedSamples":         w(unitCount, func(w *results.Write) float64 { return float64(w.GeneratedSamples) }),
 		"write.ackedSamples":             w(unitCount, func(w *results.Write) float64 { return float64(w.AckedSamples) }),
@@ -153,11 +175,12 @@ func figureTable() map[string]figure {
 		"verify.changedValues":       among(samples, unitCount, func(v *results.Verify) float64 { return float64(v.ChangedValues) }),
 		"verify.maxRelativeError":    among(samples, unitPlain, func(v *results.Verify) float64 { return v.MaxRelativeError }),
 		"verify.nanAltered":          among(samples, unitCount, func(v *results.Verify) float64 { return float64(v.NaNAltered) }),
-		"verify.stalenessIgnored":    among(markers, unitCount, func(v *results.Verify) float64 { return float64(v.StalenessIgnored) }),
+		"verify.stalenessIgnored":    among(honoured, unitCount, func(v *results.Verify) float64 { return float64(v.StalenessIgnored) }),
+		"verify.missingStaleMarkers": among(stored, unitCount, func(v *results.Verify) float64 { return float64(v.MissingStaleMarkers) }),
 		"verify.checkedStaleMarkers": v(unitCount, func(v *results.Verify) float64 { return float64(v.CheckedStaleMarkers) }),
 		"verify.shiftedTimestamps":   among(samples, unitCount, func(v *results.Verify) float64 { return float64(v.ShiftedTimestamps) }),
-		"verify.differentProbes":     v(unitCount, func(v *results.Verify) float64 { return float64(v.DifferentProbes()) }),
-		"verify.ruleDiffs":           v(unitCount, func(v *results.Verify) float64 { return float64(len(v.RuleDiffs)) }),
+		"verify.differentProbes":     viaAPI(unitCount, func(v *results.Verify) float64 { return float64(v.DifferentProbes()) }),
+		"verify.ruleDiffs":           viaAPI(unitCount, func(v *results.Verify) float64 { return float64(len(v.RuleDiffs)) }),
 	}
 }
 

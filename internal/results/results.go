@@ -52,8 +52,22 @@ type Storage struct {
 	Query     *Query     `json:"query,omitempty"`
 	Resources *Resources `json:"resources,omitempty"`
 	Verify    *Verify    `json:"verify,omitempty"`
+	// QueryAPI is the check, at the start of the run, that readURL serves the Prometheus HTTP
+	// query API; absent when the storage has no readURL.
+	QueryAPI *QueryAPI `json:"queryAPI,omitempty"`
 	// Problems are what went wrong with the storage during the run (it exited, ...).
 	Problems []string `json:"problems,omitempty"`
+}
+
+// QueryAPI is the answer of a storage's readURL to one cheap Prometheus API call, the instant
+// query `1`, asked before the load starts. A storage without it (Available false) gets no read
+// load, probes or rule comparison; its read-back goes through remoteReadURL when set.
+type QueryAPI struct {
+	URL       string `json:"url"` // readURL, secrets redacted
+	Available bool   `json:"available"`
+	// Answer is what readURL answered when the API is not available, e.g.
+	// "http_404 (http 404): 404 page not found".
+	Answer string `json:"answer,omitempty"`
 }
 
 // Write is the write path's account for one storage: exact integer counts, where

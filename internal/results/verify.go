@@ -37,6 +37,10 @@ type Verify struct {
 	// StalenessIgnored counts series still returned by an instant query just after their
 	// staleness marker.
 	StalenessIgnored int64 `json:"stalenessIgnored"`
+	// MissingStaleMarkers are staleness markers written but not stored, where the read-back
+	// sees raw samples (ReadBackVia "remoteRead"); through the query API, markers are checked
+	// as StalenessIgnored instead.
+	MissingStaleMarkers int64 `json:"missingStaleMarkers"`
 	// ShiftedTimestamps came back at another millisecond than written (by less than half a
 	// scrape interval); MaxShiftMillis is the largest shift.
 	ShiftedTimestamps int64      `json:"shiftedTimestamps"`
@@ -50,6 +54,10 @@ type Verify struct {
 	MaxShiftMillis int64 `json:"maxShiftMillis"`
 	// CheckedStaleMarkers is how many staleness markers were checked for StalenessIgnored.
 	CheckedStaleMarkers int64 `json:"checkedStaleMarkers"`
+	// ReadBackVia is how the samples were read back: "queryAPI" (range selectors through the
+	// Prometheus query API at readURL) or "remoteRead" (raw samples through Prometheus remote
+	// read at remoteReadURL, for a storage without the query API: no probes or rules then).
+	ReadBackVia string `json:"readBackVia"`
 	// CheckedSeries and Reads: how many series were compared, in how many queries.
 	CheckedSeries int64 `json:"checkedSeries"`
 	Reads         int64 `json:"reads"`
@@ -115,7 +123,8 @@ type RuleDiff struct {
 func (v *Verify) Exact() bool {
 	return v != nil && v.CheckedSamples > 0 && len(v.Errors) == 0 && v.ReadErrors == 0 && v.UncheckedSamples == 0 &&
 		v.MissingSamples == 0 && v.DuplicateSamples == 0 && v.UnexpectedSamples == 0 &&
-		v.ChangedValues == 0 && v.NaNAltered == 0 && v.StalenessIgnored == 0 && v.ShiftedTimestamps == 0
+		v.ChangedValues == 0 && v.NaNAltered == 0 && v.StalenessIgnored == 0 && v.MissingStaleMarkers == 0 &&
+		v.ShiftedTimestamps == 0
 }
 
 // DifferentProbes counts the probes whose answer differs from Prometheus'.
@@ -158,6 +167,9 @@ func (v *Verify) Verdict() string {
 	add(v.NaNAltered, "NaN dropped or altered")
 	if v.StalenessIgnored > 0 {
 		parts = append(parts, fmt.Sprintf("%d of %d staleness markers ignored", v.StalenessIgnored, v.CheckedStaleMarkers))
+	}
+	if v.MissingStaleMarkers > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d staleness markers not stored", v.MissingStaleMarkers, v.CheckedStaleMarkers))
 	}
 	if v.ShiftedTimestamps > 0 {
 		parts = append(parts, fmt.Sprintf("%d timestamps shifted (up to %dms)", v.ShiftedTimestamps, v.MaxShiftMillis))

@@ -53,6 +53,7 @@ func (t *tally) fill(v *results.Verify) {
 	v.ChangedWithoutRelativeError += t.changedNoRelErr
 	v.NaNAltered += t.nanAltered
 	v.StalenessIgnored += t.staleIgnored
+	v.MissingStaleMarkers += t.markersMissing
 	v.ShiftedTimestamps += t.shifted
 	v.MaxShiftMillis = max(v.MaxShiftMillis, t.maxShift)
 	v.CheckedStaleMarkers += t.staleChecked

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tsbench/tsbench/internal/query"
 	"github.com/tsbench/tsbench/internal/workload"
 )
 
@@ -179,7 +180,7 @@ func one(t int64, v float64) []any {
 }
 
 func pair(t int64, v float64) [2]any {
-	return [2]any{json.Number(formatMillis(t)), strconv.FormatFloat(v, 'f', -1, 64)}
+	return [2]any{json.Number(query.FormatMillis(t)), strconv.FormatFloat(v, 'f', -1, 64)}
 }
 
 func (p *fakeProm) instantAt(key string, ts int64) (fakeSample, bool) {
@@ -206,9 +207,9 @@ func (p *fakeProm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": map[string]any{"resultType": typ, "result": result}})
 	}
 	if r.URL.Path == "/api/v1/query_range" {
-		start, _ := parseMillis(r.Form.Get("start"))
-		end, _ := parseMillis(r.Form.Get("end"))
-		step, _ := parseMillis(r.Form.Get("step"))
+		start, _ := query.ParseMillis(r.Form.Get("start"))
+		end, _ := query.ParseMillis(r.Form.Get("end"))
+		step, _ := query.ParseMillis(r.Form.Get("step"))
 		out := []jsonSeries{}
 		for _, key := range p.match(parseSel(q)) {
 			js := jsonSeries{Metric: metric(p.labels[key], false)}
@@ -229,7 +230,7 @@ func (p *fakeProm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reply("matrix", out)
 		return
 	}
-	at, _ := parseMillis(r.Form.Get("time"))
+	at, _ := query.ParseMillis(r.Form.Get("time"))
 	scalarOrVector := func(v float64) {
 		if p.vmLike {
 			reply("vector", []jsonSeries{{Metric: map[string]string{}, Value: one(at, v)}})

@@ -6,11 +6,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/prometheus/prometheus/model/value"
+
 	"github.com/tsbench/tsbench/internal/workload"
 )
 
 // staleNaNBits is the staleness marker Prometheus writes (and the generator with it).
-const staleNaNBits = 0x7ff0000000000002
+const staleNaNBits = value.StaleNaN
 
 func isStale(v float64) bool { return math.Float64bits(v) == staleNaNBits }
 

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tsbench/tsbench/internal/query"
 	"github.com/tsbench/tsbench/internal/results"
 )
 
@@ -238,10 +239,11 @@ func runProbes(ctx context.Context, r *reader, ps []probe) []results.Probe {
 			got, err = r.instant(ctx, p.query, p.at)
 		}
 		rp := results.Probe{Name: p.name, Query: p.query, Expected: renderWant(p), Got: renderGot(got, err)}
-		_, rejected := isAPIError(err)
 		switch {
 		case p.wantErr:
-			rp.Same = rejected
+			// Only the engine's rejection is the answer: a 404 page or a refused connection
+			// is no answer at all.
+			rp.Same = query.IsPromQLError(err)
 		case err == nil:
 			rp.Same = sameResult(p.want, got, p.tol)
 		}
@@ -258,11 +260,8 @@ func renderWant(p probe) string {
 }
 
 func renderGot(r *result, err error) string {
-	if ae, ok := isAPIError(err); ok {
-		return fmt.Sprintf("error %s (status %d)", ae.ErrorType, ae.Status)
-	}
 	if err != nil {
-		return "failed: " + err.Error()
+		return describeErr(err)
 	}
 	return renderResult(r)
 }
@@ -293,7 +292,7 @@ func renderResult(r *result) string {
 				fmt.Fprintf(&b, " … %d points", len(s.Points))
 				break
 			}
-			b.WriteString(" " + fmtFloat(p.V) + "@" + formatMillis(p.T))
+			b.WriteString(" " + fmtFloat(p.V) + "@" + query.FormatMillis(p.T))
 		}
 	}
 	return b.String()

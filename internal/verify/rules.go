@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -119,8 +120,11 @@ func runRules(ctx context.Context, r *reader, rules []query.NamedExpr, spans []r
 	return out
 }
 
-// compareRules compares every storage's answer to every rule with every other storage's and
-// lists, per storage, each rule that differs from another storage (both sides list it).
+// compareRules compares, rule by rule, the answers of the storages that answered it and lists,
+// per storage, each rule that differs from another storage's answer (both sides list it). A
+// rule is compared only when at least two storages answered it: a single answer differs from
+// nothing. Then a storage that did not answer it (the engine rejected it, or the request
+// failed) lists that, since the others did answer.
 func compareRules(rules []query.NamedExpr, answers map[string][]ruleAnswer) map[string][]results.RuleDiff {
 	names := make([]string, 0, len(answers))
 	for n := range answers {
@@ -132,6 +136,12 @@ func compareRules(rules []query.NamedExpr, answers map[string][]ruleAnswer) map[
 		tol := computedTolerance
 		if isRawSelection(rule.Expr) {
 			tol = rawTolerance
+		}
+		answered := func(name string) bool {
+			return i < len(answers[name]) && answers[name][i].res != nil && answers[name][i].err == nil
+		}
+		if n := len(slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !answered(n) })); n < 2 {
+			continue
 		}
 		for _, a := range names {
 			if i >= len(answers[a]) {
@@ -146,7 +156,7 @@ func compareRules(rules []query.NamedExpr, answers map[string][]ruleAnswer) map[
 				continue
 			}
 			for _, b := range names {
-				if a == b || i >= len(answers[b]) || answers[b][i].err != nil || answers[b][i].res == nil {
+				if a == b || !answered(b) {
 					continue
 				}
 				if d := diffResults(own.res, answers[b][i].res, tol); d != "" {
@@ -190,7 +200,7 @@ func diffResults(a, b *result, tol float64) string {
 					e = math.Inf(1)
 				}
 				if e > worst || worstAt == "" {
-					worst, worstAt = e, fmt.Sprintf("%s at %s: %s vs %s", render(as.Labels), formatMillis(p.T), fmtFloat(p.V), fmtFloat(bv))
+					worst, worstAt = e, fmt.Sprintf("%s at %s: %s vs %s", render(as.Labels), query.FormatMillis(p.T), fmtFloat(p.V), fmtFloat(bv))
 				}
 			}
 		}

@@ -23,7 +23,13 @@ import (
 
 // Target is one storage to verify.
 type Target struct {
-	Name, ReadURL string
+	Name string
+	// ReadURL is the storage's Prometheus query API root; "" when it has none (no readURL, or
+	// readURL failed the check at the start of the run). Then the samples are read back
+	// through RemoteReadURL, and no probes or rules are run.
+	ReadURL string
+	// RemoteReadURL is the storage's Prometheus remote read endpoint, used when ReadURL is "".
+	RemoteReadURL string
 	Client        *storage.Client
 	Kind          string // storage.KindVictoriaMetrics, storage.KindPrometheus or "" (unknown)
 }
@@ -112,16 +118,25 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*resu
 	for _, t := range v.targets {
 		wg.Go(func() {
 			log := v.log.With("storage", t.Name)
-			r := newReader(t.Client, t.ReadURL)
+			r := &reader{remote: &remoteReader{client: t.Client, url: t.RemoteReadURL}}
+			if t.ReadURL != "" {
+				r = &reader{api: query.NewAPI(t.Client, t.ReadURL)}
+			}
 			res, replica := v.readBack(ctx, r, t, units)
 			res.CheckedFrom, res.CheckedTo = time.UnixMilli(w.from).UTC(), time.UnixMilli(w.to).UTC()
-			res.Probes = runProbes(ctx, r, probes(units, w, v.interval, replica))
-			answers := runRules(ctx, r, v.rules, spans)
+			var answers []ruleAnswer
+			if r.api != nil {
+				res.Probes = runProbes(ctx, r, probes(units, w, v.interval, replica))
+				answers = runRules(ctx, r, v.rules, spans)
+				res.RuleDiffs, res.RulesNotCompared = []results.RuleDiff{}, notCompared
+			}
 			res.DurationSeconds = time.Since(start).Seconds()
-			log.Info("verified", "verdict", res.Verdict(), "different_probes", res.DifferentProbes())
+			log.Info("verified", "verdict", res.Verdict(), "via", res.ReadBackVia, "different_probes", res.DifferentProbes())
 			mu.Lock()
 			out[t.Name] = res
-			ruleResults[t.Name] = answers
+			if r.api != nil {
+				ruleResults[t.Name] = answers
+			}
 			mu.Unlock()
 		})
 	}
@@ -129,22 +144,19 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*resu
 	for name, diffs := range compareRules(v.rules, ruleResults) {
 		out[name].RuleDiffs = diffs
 	}
-	for _, res := range out {
-		if res.RuleDiffs == nil {
-			res.RuleDiffs = []results.RuleDiff{}
-		}
-		res.RulesNotCompared = notCompared
-	}
 	return out
 }
 
 // readBack reads every unit from one storage and compares. It returns the url_replica value
 // the probes select when the storage keeps writeURLReplicas copies apart ("" when it does not).
 func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units []unit) (*results.Verify, string) {
-	res := &results.Verify{}
+	res := &results.Verify{ReadBackVia: "queryAPI"}
+	if r.api == nil {
+		res.ReadBackVia = "remoteRead"
+	}
 	t := &tally{}
 	var exp *tally // the raw export cross-check, where the storage offers it
-	if target.Kind == storage.KindVictoriaMetrics {
+	if target.Kind == storage.KindVictoriaMetrics && r.api != nil {
 		exp = &tally{}
 	}
 	c := v.newCopies(target.Name, target.Kind)
@@ -159,8 +171,20 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 			res.UncheckedSamples += u.samples * int64(c.n)
 			continue
 		}
-		q := render(u.selector) + fmt.Sprintf("[%dms]", u.hi-u.lo)
 		res.Reads++
+		if r.api == nil {
+			// Raw samples, as the export: markers are stored or missing, not honoured.
+			got, err := r.remote.read(ctx, u.selector, u.lo+1, u.hi)
+			if err != nil {
+				readFailed(res, fmt.Errorf("remote read %s [%d, %d]: %w", render(u.selector), u.lo+1, u.hi, err))
+				res.UncheckedSamples += u.samples * int64(c.n)
+				continue
+			}
+			c.learn(got)
+			compareUnit(u, got, c.n, v.interval/2-1, true, t)
+			continue
+		}
+		q := render(u.selector) + fmt.Sprintf("[%dms]", u.hi-u.lo)
 		got, err := r.instant(ctx, q, u.hi)
 		if err == nil && got.Type != "matrix" {
 			err = fmt.Errorf("result type %s, want matrix", got.Type)

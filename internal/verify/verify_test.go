@@ -322,45 +322,6 @@ func TestCompareSeries(t *testing.T) {
 	}
 }
 
-func TestDecode(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"1700000000.123", "1700000000123"},
-		{"1700000000", "1700000000000"},
-		{"1700000000.1", "1700000000100"},
-		{"1700000000.1236", "1700000000124"},
-		{"1.7e9", "1700000000000"},
-	} {
-		ms, err := parseMillis(tc.in)
-		if err != nil || formatMillis(ms) != formatMillis(mustAtoi(t, tc.want)) {
-			t.Errorf("parseMillis(%q) = %d, %v; want %s", tc.in, ms, err, tc.want)
-		}
-	}
-	body := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"b":"2","a":"1"},"values":[[1700000000.123,"0.30000000000000004"],[1700000000.124,"NaN"],[1700000000.125,"+Inf"]]}]}}`
-	res, err := decodeResponse(200, []byte(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []point{{1700000000123, math.Nextafter(0.3, 1)}, {1700000000124, math.NaN()}, {1700000000125, math.Inf(1)}}
-	if diff := cmp.Diff(want, res.Series[0].Points, cmp.Comparer(func(a, b float64) bool {
-		return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b))
-	})); diff != "" || res.Series[0].Labels[0].Name != "a" {
-		t.Errorf("decoded %+v (-want +got):\n%s", res, diff)
-	}
-	_, err = decodeResponse(400, []byte(`{"status":"error","errorType":"bad_data","error":"parse error"}`))
-	if ae, ok := isAPIError(err); !ok || ae.ErrorType != "bad_data" {
-		t.Errorf("error %v, want bad_data apiError", err)
-	}
-}
-
-func mustAtoi(t *testing.T, s string) int64 {
-	t.Helper()
-	var n int64
-	for _, c := range s {
-		n = n*10 + int64(c-'0')
-	}
-	return n
-}
-
 func TestExactAndVerdict(t *testing.T) {
 	v := &results.Verify{CheckedSamples: 10, CheckedStaleMarkers: 2}
 	if !v.Exact() || v.Verdict() != "returns exactly what it was given (10 samples, 2 staleness markers)" {
