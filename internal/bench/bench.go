@@ -138,7 +138,11 @@ func Run(ctx context.Context, p *Prepared, opts Options) (*results.Run, error) {
 			kinds[l.Name] = l.Kind
 		}
 	}
-	r, err := newRun(&cfg, p, opts, kinds)
+	apis, err := checkQueryAPIs(ctx, &cfg, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	r, err := newRun(&cfg, p, opts, kinds, apis)
 	if err != nil {
 		return nil, err
 	}

@@ -38,9 +38,12 @@ type run struct {
 	writer  *remotewrite.Writer
 	runners map[string]*query.Runner
 	readers map[string]*storage.Client
-	obs     *observe.Observer
-	srv     *http.Server
-	closed  atomic.Bool
+	// queryAPI is each readURL's answer to the check before the start (checkQueryAPIs): a
+	// storage gets a query runner and the query read-back only when it answered.
+	queryAPI map[string]*results.QueryAPI
+	obs      *observe.Observer
+	srv      *http.Server
+	closed   atomic.Bool
 
 	mu         sync.Mutex // guards below
 	timeline   map[string][]results.WritePoint
@@ -50,10 +53,10 @@ type run struct {
 	last       time.Time // of the newest timeline point
 }
 
-func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]string) (*run, error) {
+func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]string, apis map[string]*results.QueryAPI) (*run, error) {
 	r := &run{
 		cfg: cfg, p: p, opts: opts, log: opts.Logger, kinds: kinds, start: time.Now(),
-		runners: map[string]*query.Runner{}, readers: map[string]*storage.Client{},
+		runners: map[string]*query.Runner{}, readers: map[string]*storage.Client{}, queryAPI: apis,
 		timeline: map[string][]results.WritePoint{}, problems: map[string][]string{},
 		during: map[string][]*results.Verify{},
 	}
@@ -85,7 +88,7 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 			return nil, &ConfigError{fmt.Errorf("remoteStorages.%s: %w", name, err)}
 		}
 		r.readers[name] = client
-		if st.ReadURL != "" {
+		if qa := apis[name]; qa != nil && qa.Available {
 			qc, err := storage.NewClient(name, st, storage.Read, cfg.QueryConcurrency)
 			if err != nil { // the same settings as the client above: never in practice
 				r.close()
@@ -210,16 +213,22 @@ func (r *run) writes() bool {
 	return false
 }
 
-// verifier checks every storage with a readURL, a storage only queried too (a replica or a
-// read frontend of a storage written here); nil when there is nothing to check.
+// verifier checks every storage with a query API at its readURL, a storage only queried too
+// (a replica or a read frontend of a storage written here), and through remote read every one
+// with a remoteReadURL but no query API; nil when there is nothing to check.
 func (r *run) verifier() *verify.Verifier {
 	if r.cfg.VerifySamples <= 0 || !r.writes() {
 		return nil
 	}
 	var targets []verify.Target
 	for _, name := range r.cfg.StorageNames() {
-		if st := r.cfg.RemoteStorages[name]; st.ReadURL != "" {
-			targets = append(targets, verify.Target{Name: name, ReadURL: st.ReadURL, Client: r.readers[name], Kind: r.kinds[name]})
+		st := r.cfg.RemoteStorages[name]
+		t := verify.Target{Name: name, RemoteReadURL: st.RemoteReadURL, Client: r.readers[name], Kind: r.kinds[name]}
+		if qa := r.queryAPI[name]; qa != nil && qa.Available {
+			t.ReadURL = st.ReadURL
+		}
+		if t.ReadURL != "" || t.RemoteReadURL != "" {
+			targets = append(targets, t)
 		}
 	}
 	if len(targets) == 0 {
@@ -310,7 +319,7 @@ func (r *run) results(verified map[string]*results.Verify) *results.Run {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, name := range r.cfg.StorageNames() {
-		s := results.Storage{Name: name, Verify: verified[name], Problems: r.problems[name]}
+		s := results.Storage{Name: name, Verify: verified[name], QueryAPI: r.queryAPI[name], Problems: r.problems[name]}
 		if s.Verify != nil {
 			s.Verify.During = r.during[name]
 		}

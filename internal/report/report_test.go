@@ -159,6 +159,22 @@ func writeOnly() *results.Run {
 	return r
 }
 
+// withoutQueryAPI is the full run with victoriametrics in InfluxDB 1.x's place: its readURL
+// answered 404 to the query API check, so it had no read load, and its samples were read back
+// through remote read.
+func withoutQueryAPI() *results.Run {
+	r := fixture()
+	s := r.Storage("victoriametrics")
+	s.Query = nil
+	s.QueryAPI = &results.QueryAPI{URL: "http://127.0.0.1:8086/?u=admin&p=<secret>", Answer: "http_404 (http 404): 404 page not found"}
+	s.Verify = &results.Verify{
+		ReadBackVia: "remoteRead", CheckedSamples: 10_800, NaNAltered: 12, CheckedStaleMarkers: 40, MissingStaleMarkers: 40,
+	}
+	r.Storage("prometheus").QueryAPI = &results.QueryAPI{URL: "http://127.0.0.1:9090/", Available: true}
+	r.Thresholds = nil
+	return r
+}
+
 // loadFixture reads testdata/NAME.results.json, writing it from build first under UPDATE=1.
 func loadFixture(t *testing.T, name string, build func() *results.Run) *results.Run {
 	t.Helper()
@@ -197,7 +213,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestSummaryGolden(t *testing.T) {
-	for name, build := range map[string]func() *results.Run{"full": fixture, "write-only": writeOnly} {
+	for name, build := range map[string]func() *results.Run{"full": fixture, "write-only": writeOnly, "no-query-api": withoutQueryAPI} {
 		t.Run(name, func(t *testing.T) {
 			r := loadFixture(t, name, build)
 			var b bytes.Buffer

@@ -111,7 +111,15 @@ func table(r *results.Run) []section {
 		}
 	}
 	query := section{title: "queries", rows: []row{
-		count("executed", noBest, qcount(func(q *results.Query) int64 { return q.Executed })),
+		mk("executed", noBest, func(s *results.Storage) (string, *float64) {
+			if s.Query == nil {
+				if noQueryAPI(s) {
+					return "no query API", nil
+				}
+				return "?", nil
+			}
+			return fmt.Sprintf("%d", s.Query.Executed), new(float64(s.Query.Executed))
+		}),
 		count("errors", lower, qcount(func(q *results.Query) int64 { return sumCounts(q.Errors) })),
 	}}
 	for _, kind := range unionKeys(r, func(s *results.Storage) map[string]int64 {
@@ -164,17 +172,27 @@ func table(r *results.Run) []section {
 		num("changed values", "%.0f", lower, fig("verify.changedValues")),
 		num("max relative error", "%.3g", lower, fig("verify.maxRelativeError")),
 		num("NaN altered", "%.0f", lower, fig("verify.nanAltered")),
-		num("staleness ignored", "%.0f", lower, fig("verify.stalenessIgnored")),
+		num("staleness ignored", "%.0f", lower, viaQueryAPI(fig("verify.stalenessIgnored"))),
 		num("shifted timestamps", "%.0f", lower, fig("verify.shiftedTimestamps")),
 		mk("probes differing", lower, func(s *results.Storage) (string, *float64) {
-			if s.Verify == nil {
+			if s.Verify == nil || viaRemoteRead(s) {
 				return "?", nil
 			}
 			d := s.Verify.DifferentProbes()
 			return fmt.Sprintf("%d of %d", d, len(s.Verify.Probes)), new(float64(d))
 		}),
-		num("rules differing", "%.0f", lower, fig("verify.ruleDiffs")),
+		num("rules differing", "%.0f", lower, viaQueryAPI(fig("verify.ruleDiffs"))),
 	}}
+	if slices.ContainsFunc(r.Storages, func(s results.Storage) bool { return viaRemoteRead(&s) }) {
+		// Raw samples show markers stored or not; the query API shows them honoured or not.
+		markers := num("markers not stored", "%.0f", lower, func(s *results.Storage) *float64 {
+			if !viaRemoteRead(s) {
+				return nil
+			}
+			return fig("verify.missingStaleMarkers")(s)
+		})
+		verify.rows = slices.Insert(verify.rows, slices.IndexFunc(verify.rows, func(rw row) bool { return rw.label == "staleness ignored" })+1, markers)
+	}
 	var out []section
 	for _, sec := range []section{write, query, resources, verify} {
 		if sec.hasData() {
@@ -182,6 +200,23 @@ func table(r *results.Run) []section {
 		}
 	}
 	return out
+}
+
+// viaRemoteRead reports whether the storage was read back through remote read, where no
+// probe, rule or staleness query was run.
+func viaRemoteRead(s *results.Storage) bool {
+	return s.Verify != nil && s.Verify.ReadBackVia == "remoteRead"
+}
+
+// viaQueryAPI hides a figure that only the query API can give from a storage read back
+// through remote read.
+func viaQueryAPI(get func(*results.Storage) *float64) func(*results.Storage) *float64 {
+	return func(s *results.Storage) *float64 {
+		if viaRemoteRead(s) {
+			return nil
+		}
+		return get(s)
+	}
 }
 
 func (s section) hasData() bool {
@@ -250,6 +285,7 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 		}
 	}
 	writeSlowest(&b, r)
+	writeNoQueryAPI(&b, r)
 	writeVerdicts(&b, r)
 	writeProbes(&b, r)
 	writeRuleDiffs(&b, r)
@@ -453,12 +489,32 @@ func clip(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
-// writeVerdicts prints each storage's read-back verdict in one line.
+// noQueryAPI reports whether the storage's readURL failed the query API check at the start.
+func noQueryAPI(s *results.Storage) bool { return s.QueryAPI != nil && !s.QueryAPI.Available }
+
+// writeNoQueryAPI names each storage whose readURL has no query API, with what it answered.
+func writeNoQueryAPI(b *strings.Builder, r *results.Run) {
+	sep := "\n"
+	for _, s := range r.Storages {
+		if noQueryAPI(&s) {
+			fmt.Fprintf(b, "%s%s: no query API at %s (answered %s): no read load, probes or rule comparison\n",
+				sep, s.Name, s.QueryAPI.URL, clip(s.QueryAPI.Answer, 100))
+			sep = ""
+		}
+	}
+}
+
+// writeVerdicts prints each storage's read-back verdict in one line, saying when it was read
+// through remote read.
 func writeVerdicts(b *strings.Builder, r *results.Run) {
 	sep := "\n"
 	for _, s := range r.Storages {
 		if s.Verify != nil {
-			fmt.Fprintf(b, "%sread-back %s: %s\n", sep, s.Name, s.Verify.Verdict())
+			via := ""
+			if s.Verify.ReadBackVia == "remoteRead" {
+				via = " (through remote read)"
+			}
+			fmt.Fprintf(b, "%sread-back %s%s: %s\n", sep, s.Name, via, s.Verify.Verdict())
 			sep = ""
 		}
 	}
@@ -543,7 +599,7 @@ func writeRuleDiffs(b *strings.Builder, r *results.Run) {
 	}
 	b.WriteString("\nrules whose range-query results differ across storages\n")
 	for _, s := range r.Storages {
-		if s.Verify == nil {
+		if s.Verify == nil || viaRemoteRead(&s) {
 			continue
 		}
 		diffs := s.Verify.RuleDiffs

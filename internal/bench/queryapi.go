@@ -1,0 +1,109 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/query"
+	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/storage"
+)
+
+// checkAttempts and checkPause: a storage that is briefly unreachable or overloaded (a
+// network error, a timeout, a 5xx without the API's answer) is asked again before it is
+// taken for one without the query API; any other answer is final at once.
+const (
+	checkAttempts = 3
+	checkPause    = time.Second
+	maxCheckWait  = 10 * time.Second // per attempt, or queryTimeout when shorter
+)
+
+// checkQueryAPIs asks every storage with a readURL the query API's cheapest question, the
+// instant query `1`, before the workload's clock starts (issue 10). A storage that does not
+// answer it the API's way gets one log line (its readURL redacted, what it answered, what to
+// set) and no read load, probes or rule comparison; its read-back goes through remoteReadURL
+// when one is set. The run goes on for the others. It returns each readURL's answer by storage.
+func checkQueryAPIs(ctx context.Context, cfg *config.Config, log *slog.Logger) (map[string]*results.QueryAPI, error) {
+	wait := min(cfg.QueryTimeout, maxCheckWait)
+	out := map[string]*results.QueryAPI{}
+	var wg sync.WaitGroup
+	var mu sync.Mutex // guards out
+	for _, name := range cfg.StorageNames() {
+		st := cfg.RemoteStorages[name]
+		if st.ReadURL == "" {
+			continue
+		}
+		client, err := storage.NewClient(name, st, storage.Read, 1)
+		if err != nil {
+			wg.Wait()
+			return nil, &ConfigError{fmt.Errorf("remoteStorages.%s: %w", name, err)}
+		}
+		wg.Go(func() {
+			defer client.Close()
+			err := askQueryAPI(ctx, query.NewAPI(client, st.ReadURL), wait)
+			qa := &results.QueryAPI{URL: config.RedactURL(st.ReadURL), Available: err == nil}
+			if err != nil {
+				qa.Answer = err.Error()
+				log.Warn("no Prometheus query API at readURL: no read load, probes or rule comparison for this storage",
+					"storage", name, "url", qa.URL, "answer", qa.Answer, "fix", fixQueryAPI(st))
+			}
+			mu.Lock()
+			out[name] = qa
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out, nil
+}
+
+// fixQueryAPI says what to set for a storage whose readURL has no query API.
+func fixQueryAPI(st config.Storage) string {
+	const readURL = "set readURL to the root of the storage's Prometheus HTTP API (the URL before /api/v1/query), or remove it"
+	if st.RemoteReadURL != "" {
+		return readURL + "; the read-back goes through remoteReadURL"
+	}
+	return readURL + "; to read samples back over Prometheus remote read, set remoteReadURL (InfluxDB 1.x: …/api/v1/prom/read?db=NAME)"
+}
+
+// askQueryAPI asks api the check question, again after a pause when the answer may be
+// passing; it returns the last answer's error, nil when the API answered.
+func askQueryAPI(ctx context.Context, api *query.API, wait time.Duration) error {
+	var err error
+	for attempt := range checkAttempts {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(checkPause):
+			}
+		}
+		actx, cancel := context.WithTimeout(ctx, wait)
+		err = api.Check(actx, time.Now())
+		cancel()
+		if !passing(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// passing reports whether a failed check may succeed when asked again.
+func passing(err error) bool {
+	e, ok := errors.AsType[*query.Error](err)
+	if !ok {
+		return false
+	}
+	switch {
+	case e.Kind == query.ErrNetwork, e.Kind == query.ErrTimeout:
+		return true
+	case e.Kind == "http_"+strconv.Itoa(e.Status) && e.Status >= 500:
+		return true
+	}
+	return false
+}
