@@ -1,5 +1,6 @@
 // Package storage is the storages under test: the HTTP client that carries a storage's auth,
-// headers and TLS, and the local VictoriaMetrics and Prometheus that tsbench starts and stops.
+// headers and TLS, and the local storages (VictoriaMetrics, Prometheus, InfluxDB 1.x) that
+// tsbench starts and stops.
 //
 // Invariant: a secret (token, password) is read from config or file once, goes only into
 // request headers, and never into an error, a log line or a report.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,7 +24,13 @@ import (
 const (
 	KindVictoriaMetrics = "victoriametrics"
 	KindPrometheus      = "prometheus"
+	// KindInfluxDB is InfluxDB 1.x: Prometheus remote write and remote read, no query API.
+	// tsbench starts it for the tests of that case, never as a default storage.
+	KindInfluxDB = "influxdb"
 )
+
+// InfluxDatabase is the database a local InfluxDB is given, named in its URLs' ?db=.
+const InfluxDatabase = "tsbench"
 
 // Local is a storage process tsbench started on a free loopback port with a temporary data dir.
 type Local struct {
@@ -43,6 +51,10 @@ type Local struct {
 type spec struct {
 	kind, binary, pkg, readyPath string
 	args                         func(addr, dataDir, workDir string) ([]string, error)
+	// urls sets the storage's URLs from its root; nil: the Prometheus API's own.
+	urls func(root string, st *config.Storage)
+	// setup prepares a ready storage for writes (InfluxDB's database); nil: nothing to do.
+	setup func(ctx context.Context, root string) error
 }
 
 func specs() map[string]spec {
@@ -80,7 +92,77 @@ func specs() map[string]spec {
 				}, nil
 			},
 		},
+		KindInfluxDB: {
+			kind: KindInfluxDB, binary: "influxd", pkg: "influxdb", readyPath: "/ping",
+			args: influxArgs, urls: influxURLs, setup: createInfluxDatabase,
+		},
 	}
+}
+
+// influxArgs writes an InfluxDB 1.x config: HTTP on addr without auth, its RPC (backup)
+// service on another free port (its default, 8088, would collide between instances), every
+// dir under dataDir, and nothing else running: no reporting, monitor store, subscriber or
+// continuous queries.
+func influxArgs(addr, dataDir, workDir string) ([]string, error) {
+	rpc, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	conf := fmt.Sprintf(`reporting-disabled = true
+bind-address = "127.0.0.1:%d"
+[meta]
+  dir = %q
+[data]
+  dir = %q
+  wal-dir = %q
+  query-log-enabled = false
+[monitor]
+  store-enabled = false
+[http]
+  enabled = true
+  bind-address = %q
+  auth-enabled = false
+  log-enabled = false
+[subscriber]
+  enabled = false
+[continuous_queries]
+  enabled = false
+`, rpc, filepath.Join(dataDir, "meta"), filepath.Join(dataDir, "data"), filepath.Join(dataDir, "wal"), addr)
+	path := filepath.Join(workDir, "influxdb.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		return nil, err
+	}
+	return []string{"run", "-config", path}, nil
+}
+
+// influxURLs are InfluxDB 1.x's Prometheus endpoints for InfluxDatabase. readURL is its root,
+// as a user would first try: it has no query API there, which tsbench finds out and says.
+// It has no /metrics page either (its figures are in /debug/vars): resources come from /proc.
+func influxURLs(root string, st *config.Storage) {
+	st.WriteURL = root + "api/v1/prom/write?db=" + InfluxDatabase
+	st.ReadURL = root
+	st.RemoteReadURL = root + "api/v1/prom/read?db=" + InfluxDatabase
+	st.MetricsURLs = nil
+}
+
+// createInfluxDatabase creates InfluxDatabase through InfluxDB's /query endpoint.
+func createInfluxDatabase(ctx context.Context, root string) error {
+	form := url.Values{"q": {"CREATE DATABASE " + InfluxDatabase}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, root+"query", strings.NewReader(form.Encode()))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return fmt.Errorf("create database %s: %w", InfluxDatabase, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK || strings.Contains(string(body), `"error"`) {
+		return fmt.Errorf("create database %s: %s: %s", InfluxDatabase, resp.Status, strings.TrimSpace(string(body)))
+	}
+	return nil
 }
 
 // ErrMissingBinary says which Debian package to install.
@@ -96,7 +178,7 @@ func (e *ErrMissingBinary) Error() string {
 func Start(ctx context.Context, kind, name string, keep bool, logger *slog.Logger) (*Local, error) {
 	sp, ok := specs()[kind]
 	if !ok {
-		return nil, fmt.Errorf("storage kind %q: tsbench starts only %s and %s", kind, KindVictoriaMetrics, KindPrometheus)
+		return nil, fmt.Errorf("storage kind %q: tsbench starts only %s, %s and %s", kind, KindVictoriaMetrics, KindPrometheus, KindInfluxDB)
 	}
 	bin, err := exec.LookPath(sp.binary)
 	if err != nil {
@@ -159,8 +241,15 @@ func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, 
 		PID:         l.cmd.Process.Pid,
 		DataDir:     l.DataDir,
 	}
+	if sp.urls != nil {
+		sp.urls(l.URL, &l.Storage)
+	}
 	logger.Info("storage starting", "storage", name, "kind", kind, "url", l.URL, "pid", l.Storage.PID, "log", l.LogPath)
-	if err := l.waitReady(ctx, l.URL+sp.readyPath[1:]); err != nil {
+	err = l.waitReady(ctx, l.URL+sp.readyPath[1:])
+	if err == nil && sp.setup != nil {
+		err = sp.setup(ctx, l.URL)
+	}
+	if err != nil {
 		tail := logTail(l.LogPath, 5)
 		if strings.Contains(tail, "address already in use") {
 			err = fmt.Errorf("%w: %w", errPortTaken, err)
@@ -205,7 +294,7 @@ func (l *Local) waitReady(ctx context.Context, url string) error {
 		}
 		if resp, err := client.Do(req); err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			if resp.StatusCode/100 == 2 { // InfluxDB's /ping answers 204
 				return nil
 			}
 		}

@@ -169,7 +169,13 @@ func requireBinary(t *testing.T, bin string) {
 }
 
 func TestStartStop(t *testing.T) {
-	for _, kind := range []string{KindVictoriaMetrics, KindPrometheus} {
+	// What each kind must answer once started: its /metrics page, or for InfluxDB (which has
+	// none) the database its URLs name.
+	for kind, check := range map[string]struct{ path, want string }{
+		KindVictoriaMetrics: {"metrics", "process_cpu_seconds_total"},
+		KindPrometheus:      {"metrics", "process_cpu_seconds_total"},
+		KindInfluxDB:        {"query?q=SHOW+DATABASES", `["` + InfluxDatabase + `"]`},
+	} {
 		t.Run(kind, func(t *testing.T) {
 			requireBinary(t, specs()[kind].binary)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -178,14 +184,14 @@ func TestStartStop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := http.Get(l.Storage.MetricsURLs[0])
+			resp, err := http.Get(l.URL + check.path)
 			if err != nil {
 				t.Fatal(err)
 			}
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK || len(body) == 0 {
-				t.Errorf("GET /metrics: %d, %d bytes", resp.StatusCode, len(body))
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), check.want) {
+				t.Errorf("GET %s: %d, %.200s; want %s in it", check.path, resp.StatusCode, body, check.want)
 			}
 			if err := l.Stop(); err != nil {
 				t.Fatal(err)
