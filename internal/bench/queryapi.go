@@ -15,9 +15,8 @@ import (
 	"github.com/tsbench/tsbench/internal/storage"
 )
 
-// checkAttempts and checkPause: a storage that is briefly unreachable or overloaded (a
-// network error, a timeout, a 5xx without the API's answer) is asked again before it is
-// taken for one without the query API; any other answer is final at once.
+// checkAttempts and checkPause: a storage that is unreachable or overloaded (a network error,
+// a timeout, a 5xx without the API's answer) is asked again; any other answer is final at once.
 const (
 	checkAttempts = 3
 	checkPause    = time.Second
@@ -25,10 +24,12 @@ const (
 )
 
 // checkQueryAPIs asks every storage with a readURL the query API's cheapest question, the
-// instant query `1`, before the workload's clock starts (issue 10). A storage that does not
-// answer it the API's way gets one log line (its readURL redacted, what it answered, what to
-// set) and no read load, probes or rule comparison; its read-back goes through remoteReadURL
-// when one is set. The run goes on for the others. It returns each readURL's answer by storage.
+// instant query `1`, before the workload's clock starts (issue 10). A storage that answers it,
+// but not the API's way (a 404 page, HTML, another API's JSON), gets one log line (its readURL
+// redacted, what it answered, what to set) and no read load, probes or rule comparison; its
+// read-back goes through remoteReadURL when one is set. A storage that could not be reached or
+// answered only 5xx has said nothing of its API: it keeps its read load, which counts what it
+// meets, with a warning. The run goes on for the others. It returns the checks by storage.
 func checkQueryAPIs(ctx context.Context, cfg *config.Config, log *slog.Logger) (map[string]*results.QueryAPI, error) {
 	wait := min(cfg.QueryTimeout, maxCheckWait)
 	out := map[string]*results.QueryAPI{}
@@ -47,11 +48,19 @@ func checkQueryAPIs(ctx context.Context, cfg *config.Config, log *slog.Logger) (
 		wg.Go(func() {
 			defer client.Close()
 			err := askQueryAPI(ctx, query.NewAPI(client, st.ReadURL), wait)
-			qa := &results.QueryAPI{URL: config.RedactURL(st.ReadURL), Available: err == nil}
-			if err != nil {
+			qa := &results.QueryAPI{URL: config.RedactURL(st.ReadURL), Available: err == nil || passing(err)}
+			switch {
+			case err == nil:
+			case qa.Available:
+				// Not reached, or not ready: no answer says it lacks the API. The read load
+				// runs, and counts what it meets.
+				qa.Answer = err.Error()
+				log.Warn("readURL did not answer the query API check; the read load runs and counts its errors",
+					"storage", name, "url", qa.URL, "answer", qa.Answer)
+			default:
 				qa.Answer = err.Error()
 				log.Warn("no Prometheus query API at readURL: no read load, probes or rule comparison for this storage",
-					"storage", name, "url", qa.URL, "answer", qa.Answer, "fix", fixQueryAPI(st))
+					"storage", name, "url", qa.URL, "answer", qa.Answer, "fix", fixQueryAPI(st, err))
 			}
 			mu.Lock()
 			out[name] = qa
@@ -62,13 +71,16 @@ func checkQueryAPIs(ctx context.Context, cfg *config.Config, log *slog.Logger) (
 	return out, nil
 }
 
-// fixQueryAPI says what to set for a storage whose readURL has no query API.
-func fixQueryAPI(st config.Storage) string {
-	const readURL = "set readURL to the root of the storage's Prometheus HTTP API (the URL before /api/v1/query), or remove it"
-	if st.RemoteReadURL != "" {
-		return readURL + "; the read-back goes through remoteReadURL"
+// fixQueryAPI says what to set for a storage whose readURL answered err, not the query API.
+func fixQueryAPI(st config.Storage, err error) string {
+	fix := "set readURL to the root of the storage's Prometheus HTTP API (the URL before /api/v1/query), or remove it"
+	if e, ok := errors.AsType[*query.Error](err); ok && (e.Status == 401 || e.Status == 403) {
+		fix = "check the read credentials (readBearerToken, basicAuth, readHeaders), or " + fix
 	}
-	return readURL + "; to read samples back over Prometheus remote read, set remoteReadURL (InfluxDB 1.x: …/api/v1/prom/read?db=NAME)"
+	if st.RemoteReadURL != "" {
+		return fix + "; the read-back goes through remoteReadURL"
+	}
+	return fix + "; to read samples back over Prometheus remote read, set remoteReadURL (InfluxDB 1.x: …/api/v1/prom/read?db=NAME)"
 }
 
 // askQueryAPI asks api the check question, again after a pause when the answer may be

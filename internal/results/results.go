@@ -60,13 +60,16 @@ type Storage struct {
 }
 
 // QueryAPI is the answer of a storage's readURL to one cheap Prometheus API call, the instant
-// query `1`, asked before the load starts. A storage without it (Available false) gets no read
-// load, probes or rule comparison; its read-back goes through remoteReadURL when set.
+// query `1`, asked before the load starts. A storage without the API (Available false) gets
+// no read load, probes or rule comparison; its read-back goes through remoteReadURL when set.
 type QueryAPI struct {
-	URL       string `json:"url"` // readURL, secrets redacted
-	Available bool   `json:"available"`
-	// Answer is what readURL answered when the API is not available, e.g.
-	// "http_404 (http 404): 404 page not found".
+	URL string `json:"url"` // readURL, secrets redacted
+	// Available is false only when readURL answered, and not as the Prometheus API does (a 404
+	// page, HTML, another API's JSON). One that could not be reached or answered only 5xx
+	// keeps its read load, whose errors count.
+	Available bool `json:"available"`
+	// Answer is what the check got when it was not the API's success, e.g.
+	// "http_404 (http 404): 404 page not found" or "network: … connection refused".
 	Answer string `json:"answer,omitempty"`
 }
 
