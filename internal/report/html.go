@@ -456,8 +456,11 @@ func htmlSections(r *results.Run) []htmlSection {
 func verdicts(r *results.Run) []htmlVerdict {
 	var out []htmlVerdict
 	for _, s := range r.Storages {
+		if noQueryAPI(&s) {
+			out = append(out, htmlVerdict{Storage: s.Name, Text: noQueryAPIText(&s)})
+		}
 		if s.Verify != nil {
-			out = append(out, htmlVerdict{Storage: s.Name, Text: s.Verify.Verdict(), OK: s.Verify.Exact()})
+			out = append(out, htmlVerdict{Storage: readBackName(&s), Text: s.Verify.Verdict(), OK: s.Verify.Exact()})
 		}
 	}
 	return out

@@ -492,29 +492,38 @@ func clip(s string, n int) string {
 // noQueryAPI reports whether the storage's readURL failed the query API check at the start.
 func noQueryAPI(s *results.Storage) bool { return s.QueryAPI != nil && !s.QueryAPI.Available }
 
+// noQueryAPIText says what a storage without the query API answered and what it missed.
+func noQueryAPIText(s *results.Storage) string {
+	return fmt.Sprintf("no query API at %s (answered %s): no read load, probes or rule comparison",
+		s.QueryAPI.URL, clip(s.QueryAPI.Answer, 100))
+}
+
 // writeNoQueryAPI names each storage whose readURL has no query API, with what it answered.
 func writeNoQueryAPI(b *strings.Builder, r *results.Run) {
 	sep := "\n"
 	for _, s := range r.Storages {
 		if noQueryAPI(&s) {
-			fmt.Fprintf(b, "%s%s: no query API at %s (answered %s): no read load, probes or rule comparison\n",
-				sep, s.Name, s.QueryAPI.URL, clip(s.QueryAPI.Answer, 100))
+			fmt.Fprintf(b, "%s%s: %s\n", sep, s.Name, noQueryAPIText(&s))
 			sep = ""
 		}
 	}
 }
 
-// writeVerdicts prints each storage's read-back verdict in one line, saying when it was read
-// through remote read.
+// readBackName is the storage's name as its read-back verdict shows it, saying when it was
+// read through remote read.
+func readBackName(s *results.Storage) string {
+	if viaRemoteRead(s) {
+		return s.Name + " (through remote read)"
+	}
+	return s.Name
+}
+
+// writeVerdicts prints each storage's read-back verdict in one line.
 func writeVerdicts(b *strings.Builder, r *results.Run) {
 	sep := "\n"
 	for _, s := range r.Storages {
 		if s.Verify != nil {
-			via := ""
-			if s.Verify.ReadBackVia == "remoteRead" {
-				via = " (through remote read)"
-			}
-			fmt.Fprintf(b, "%sread-back %s%s: %s\n", sep, s.Name, via, s.Verify.Verdict())
+			fmt.Fprintf(b, "%sread-back %s: %s\n", sep, readBackName(&s), s.Verify.Verdict())
 			sep = ""
 		}
 	}
