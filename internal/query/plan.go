@@ -1,6 +1,7 @@
 // Package query is the read path: it loads alerting rules and dashboard panels, runs them and
 // index lookups against one storage's Prometheus query API on an open-model schedule, and keeps
-// their latency in HDR histograms.
+// their latency in HDR histograms. Its API client (api.go) is tsbench's one client of that
+// API: verify reads back through it too.
 //
 // Invariant: every evaluation has a scheduled time fixed at the start of the run; latency is
 // measured from it (so a slow storage cannot hide its slowness by slowing the load), and an

@@ -1,5 +1,7 @@
 // Package verify reads back what each storage stored and compares it with what the workload
-// wrote, bit for bit, and runs PromQL probes and the rules on every storage side by side.
+// wrote, bit for bit, and runs PromQL probes and the rules on every storage side by side. It
+// reads through the query API (query.API), or through Prometheus remote read for a storage
+// without one.
 //
 // Invariant: what is expected is recomputed by the generator itself (Scrape), never read from
 // a storage; a comparison is never loosened to hide a storage's behaviour: known behaviours
