@@ -172,7 +172,7 @@ func table(r *results.Run) []section {
 		num("changed values", "%.0f", lower, fig("verify.changedValues")),
 		num("max relative error", "%.3g", lower, fig("verify.maxRelativeError")),
 		num("NaN altered", "%.0f", lower, fig("verify.nanAltered")),
-		num("staleness ignored", "%.0f", lower, viaQueryAPI(fig("verify.stalenessIgnored"))),
+		num("staleness ignored", "%.0f", lower, fig("verify.stalenessIgnored")),
 		num("shifted timestamps", "%.0f", lower, fig("verify.shiftedTimestamps")),
 		mk("probes differing", lower, func(s *results.Storage) (string, *float64) {
 			if s.Verify == nil || viaRemoteRead(s) {
@@ -181,16 +181,11 @@ func table(r *results.Run) []section {
 			d := s.Verify.DifferentProbes()
 			return fmt.Sprintf("%d of %d", d, len(s.Verify.Probes)), new(float64(d))
 		}),
-		num("rules differing", "%.0f", lower, viaQueryAPI(fig("verify.ruleDiffs"))),
+		num("rules differing", "%.0f", lower, fig("verify.ruleDiffs")),
 	}}
 	if slices.ContainsFunc(r.Storages, func(s results.Storage) bool { return viaRemoteRead(&s) }) {
 		// Raw samples show markers stored or not; the query API shows them honoured or not.
-		markers := num("markers not stored", "%.0f", lower, func(s *results.Storage) *float64 {
-			if !viaRemoteRead(s) {
-				return nil
-			}
-			return fig("verify.missingStaleMarkers")(s)
-		})
+		markers := num("markers not stored", "%.0f", lower, fig("verify.missingStaleMarkers"))
 		verify.rows = slices.Insert(verify.rows, slices.IndexFunc(verify.rows, func(rw row) bool { return rw.label == "staleness ignored" })+1, markers)
 	}
 	var out []section
@@ -203,20 +198,9 @@ func table(r *results.Run) []section {
 }
 
 // viaRemoteRead reports whether the storage was read back through remote read, where no
-// probe, rule or staleness query was run.
+// probe, rule or staleness query was run (their figures are unknown there).
 func viaRemoteRead(s *results.Storage) bool {
 	return s.Verify != nil && s.Verify.ReadBackVia == "remoteRead"
-}
-
-// viaQueryAPI hides a figure that only the query API can give from a storage read back
-// through remote read.
-func viaQueryAPI(get func(*results.Storage) *float64) func(*results.Storage) *float64 {
-	return func(s *results.Storage) *float64 {
-		if viaRemoteRead(s) {
-			return nil
-		}
-		return get(s)
-	}
 }
 
 func (s section) hasData() bool {
