@@ -318,15 +318,15 @@ func ParseMillis(s string) (int64, error) {
 	if sec > maxSeconds {
 		return bad(errors.New("out of range"))
 	}
-	for len(frac) < 4 {
-		frac += "0"
-	}
 	if strings.Trim(frac, "0123456789") != "" {
 		return bad(errors.New("not a decimal number"))
 	}
-	sub, err := strconv.ParseInt(frac[:4], 10, 64)
-	if err != nil {
-		return bad(err)
+	var sub int64 // tenths of a millisecond: the first four digits of the fraction
+	for i := range 4 {
+		sub *= 10
+		if i < len(frac) {
+			sub += int64(frac[i] - '0')
+		}
 	}
 	ms := sec*1000 + (sub+5)/10
 	if neg {
