@@ -51,6 +51,9 @@ func checkQueryAPIs(ctx context.Context, cfg *config.Config, log *slog.Logger) (
 			qa := &results.QueryAPI{URL: config.RedactURL(st.ReadURL), Available: err == nil || passing(err)}
 			switch {
 			case err == nil:
+				if st.RemoteReadURL != "" {
+					log.Info("remoteReadURL not used: readURL serves the query API, which the read-back uses", "storage", name)
+				}
 			case qa.Available:
 				// Not reached, or not ready: no answer says it lacks the API. The read load
 				// runs, and counts what it meets.

@@ -52,7 +52,7 @@ func TestCheckQueryAPIs(t *testing.T) {
 
 	cfg := config.Default()
 	cfg.RemoteStorages = map[string]config.Storage{
-		"prom":      {WriteURL: prom.URL + "/api/v1/write", ReadURL: prom.URL},
+		"prom":      {WriteURL: prom.URL + "/api/v1/write", ReadURL: prom.URL, RemoteReadURL: prom.URL + "/api/v1/read"},
 		"influx":    {WriteURL: influx.URL + "/api/v1/prom/write?db=x", ReadURL: influx.URL + "/?u=admin&p=s3cret", RemoteReadURL: influx.URL + "/api/v1/prom/read?db=x"},
 		"grafana":   {WriteURL: html.URL + "/w", ReadURL: html.URL},
 		"busy":      {WriteURL: busy.URL + "/w", ReadURL: busy.URL},
@@ -81,8 +81,8 @@ func TestCheckQueryAPIs(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("%d log lines, want one per storage without the API and one for the one down:\n%s", len(lines), logs.String())
+	if len(lines) != 5 || !strings.Contains(logs.String(), `msg="remoteReadURL not used: readURL serves the query API, which the read-back uses" storage=prom`) {
+		t.Fatalf("%d log lines, want one per storage without the API, one for the one down and one for prom's unused remoteReadURL:\n%s", len(lines), logs.String())
 	}
 	noAPI := 0
 	for _, l := range lines {
