@@ -45,7 +45,15 @@ func (e *encoder) Append(labels []workload.Label, t int64, v float64) {
 		n := labelSize(l)
 		labelsLen += 1 + uvarintLen(uint64(n)) + n
 	}
-	sampleLen := 1 + 8 + 1 + uvarintLen(uint64(t))
+	// As proto3 and prompb (the code Prometheus marshals with) do, a field at its default is
+	// left out: a value of 0 (-0 too, which then reads as 0, as from Prometheus) or time 0.
+	sampleLen := 0
+	if v != 0 {
+		sampleLen += 1 + 8
+	}
+	if t != 0 {
+		sampleLen += 1 + uvarintLen(uint64(t))
+	}
 	seriesLen := labelsLen + 1 + uvarintLen(uint64(sampleLen)) + sampleLen
 
 	b := e.buf
@@ -63,10 +71,14 @@ func (e *encoder) Append(labels []workload.Label, t int64, v float64) {
 	}
 	b = append(b, 0x12)
 	b = binary.AppendUvarint(b, uint64(sampleLen))
-	b = append(b, 0x09) // field 1, 64-bit
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
-	b = append(b, 0x10) // field 2, varint
-	b = binary.AppendUvarint(b, uint64(t))
+	if v != 0 {
+		b = append(b, 0x09) // field 1, 64-bit
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+	}
+	if t != 0 {
+		b = append(b, 0x10) // field 2, varint
+		b = binary.AppendUvarint(b, uint64(t))
+	}
 	e.buf = b
 	if e.samples == 0 || t < e.oldest {
 		e.oldest = t
