@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/alecthomas/units"
+
 	"github.com/tsbench/tsbench/internal/results"
 )
 
@@ -313,7 +315,10 @@ func splitRun(s string, in func(rune) bool) (prefix, rest string) {
 }
 
 // parseValue reads a number, a duration (in seconds: "2s", "500ms") or a size in bytes
-// ("512MiB", "1GB").
+// ("512MiB", "1GB", "1.5GiB"). Sizes are read by alecthomas/units, the parser behind
+// Prometheus' own sizes (body_size_limit, --storage.tsdb.retention.size), in its strict form:
+// KiB, MiB, ... are powers of 1024 and kB, KB, MB, ... powers of 1000, as tsbench prints them.
+// Prometheus' Base2Bytes would read "1GB" as 1GiB, 7% more than it says.
 func parseValue(s string) (float64, error) {
 	if v, err := strconv.ParseFloat(s, 64); err == nil {
 		return v, nil
@@ -321,16 +326,8 @@ func parseValue(s string) (float64, error) {
 	if d, err := time.ParseDuration(s); err == nil {
 		return d.Seconds(), nil
 	}
-	units := []struct {
-		suffix string
-		mult   float64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
-	for _, u := range units {
-		if num, ok := strings.CutSuffix(s, u.suffix); ok {
-			if v, err := strconv.ParseFloat(num, 64); err == nil {
-				return v * u.mult, nil
-			}
-		}
+	if n, err := units.ParseStrictBytes(s); err == nil {
+		return float64(n), nil
 	}
 	return 0, fmt.Errorf("value %q is not a number, a duration (2s, 500ms) or a size (512MiB, 1GB)", s)
 }

@@ -13,9 +13,10 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/prometheus/common/model"
 )
 
 // Label is one label pair.
@@ -95,17 +96,19 @@ func (p *Profile) Validate() error {
 	if len(p.Series) == 0 {
 		return errors.New("no series")
 	}
-	metricName := regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
-	labelName := regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+	// Legacy names ([a-zA-Z_:][a-zA-Z0-9_:]* and [a-zA-Z_][a-zA-Z0-9_]*), not UTF-8 ones: the
+	// remote-write encoder sends only those, and Prometheus 2.x (Debian's 2.42) refuses any
+	// other name with a 400, where VictoriaMetrics would take it.
+	names := model.LegacyValidation
 	var errs []error
 	seen := map[string]bool{}
 	for i, s := range p.Series {
 		id := fmt.Sprintf("series[%d] %s", i, s.Name)
-		if !metricName.MatchString(s.Name) {
+		if !names.IsValidMetricName(s.Name) {
 			errs = append(errs, fmt.Errorf("%s: invalid metric name", id))
 		}
 		for j, l := range s.Labels {
-			if !labelName.MatchString(l.Name) || strings.HasPrefix(l.Name, "__") {
+			if !names.IsValidLabelName(l.Name) || strings.HasPrefix(l.Name, "__") {
 				errs = append(errs, fmt.Errorf("%s: invalid label name %q", id, l.Name))
 			}
 			if l.Value == "" {
