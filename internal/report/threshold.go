@@ -320,7 +320,7 @@ func splitRun(s string, in func(rune) bool) (prefix, rest string) {
 // KiB, MiB, ... are powers of 1024 and kB, KB, MB, ... powers of 1000, as tsbench prints them.
 // Prometheus' Base2Bytes would read "1GB" as 1GiB, 7% more than it says.
 func parseValue(s string) (float64, error) {
-	if v, err := strconv.ParseFloat(s, 64); err == nil {
+	if v, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(v) { // NaN compares false to all
 		return v, nil
 	}
 	if d, err := time.ParseDuration(s); err == nil {
