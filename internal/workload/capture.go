@@ -102,11 +102,19 @@ func Capture(ctx context.Context, client *http.Client, opts CaptureOptions) (*Pr
 	}
 	p := &Profile{Source: fmt.Sprintf("captured from %s: %d scrapes %s apart", config.RedactURL(opts.URL), opts.Scrapes, opts.Interval)}
 	sort.Strings(order)
+	skipped := 0
 	for _, k := range order {
 		o := obs[k]
 		s := o.series
 		s.Shape = fit(s, o.times, o.values)
+		if !s.Shape.finite() {
+			skipped++ // ±Inf, or a rate beyond float64: no JSON number holds it
+			continue
+		}
 		p.Series = append(p.Series, s)
+	}
+	if skipped > 0 {
+		p.Source += fmt.Sprintf("; %d series left out: values or rates not finite", skipped)
 	}
 	keepHistogramsCumulative(p)
 	for _, e := range opts.Expand {
@@ -214,6 +222,15 @@ func fit(s Series, times, values []float64) Shape {
 	if allNaN {
 		return Shape{Kind: NaN}
 	}
+	// A NaN now and then (a gauge with nothing to measure) says nothing about the shape: fit
+	// the numbers around it.
+	var ft, fv []float64
+	for i, v := range values {
+		if !math.IsNaN(v) {
+			ft, fv = append(ft, times[i]), append(fv, v)
+		}
+	}
+	times, values, n = ft, fv, len(fv)
 	res := resolution(values)
 	lo, hi := values[0], values[0]
 	for _, v := range values {
@@ -239,6 +256,16 @@ func fit(s Series, times, values []float64) Shape {
 	// A short capture cannot see a gauge's period: a 10-minute swing over the observed range,
 	// with a tenth of the range as noise, keeps the observed range and its step.
 	return Shape{Kind: Gauge, Min: lo, Max: hi, PeriodSeconds: 600, Noise: 0.1, Resolution: res}
+}
+
+// finite reports whether every number of the shape is finite, as JSON needs.
+func (sh Shape) finite() bool {
+	for _, v := range []float64{sh.Value, sh.Rate, sh.Min, sh.Max, sh.PeriodSeconds, sh.Noise, sh.Resolution} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // resolution is the coarsest power of ten from 1 down to 1e-9 every observed value is a whole

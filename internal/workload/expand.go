@@ -97,8 +97,12 @@ func expand(p *Profile, e Expansion) {
 	slices.SortFunc(values, compareNatural)
 	template := values[0]
 	var added []Series
-	for n := len(values); n < e.Count; n++ {
+	for n := len(values); len(values) < e.Count; n++ {
 		nv := newValue(template, values, n)
+		if slices.Contains(values, nv) {
+			continue // "eth2" is there already: the next number
+		}
+		values = append(values, nv)
 		for _, s := range p.Series {
 			if v, ok := labelValue(s.Labels, e.Label); ok && v == template && strings.HasPrefix(s.Name, e.Prefix) {
 				c := s
