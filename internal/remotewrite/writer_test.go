@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/fstest"
 	"testing/synctest"
@@ -61,10 +62,15 @@ type receiver struct {
 }
 
 func newReceiver(t *testing.T, answer func(n int, w http.ResponseWriter, r *http.Request) bool) (*receiver, *httptest.Server) {
-	rc := &receiver{t: t, answer: answer, series: map[string][]int64{}}
+	rc := memReceiver(t, answer)
 	srv := httptest.NewServer(rc)
 	t.Cleanup(srv.Close)
 	return rc, srv
+}
+
+// memReceiver is a receiver for memNet, without a socket.
+func memReceiver(t *testing.T, answer func(n int, w http.ResponseWriter, r *http.Request) bool) *receiver {
+	return &receiver{t: t, answer: answer, series: map[string][]int64{}}
 }
 
 func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -141,10 +147,14 @@ func newWriter(t *testing.T, storages map[string]config.Storage, logger *slog.Lo
 }
 
 // run writes the test workload to the storages for load, then drains, checks that every
-// storage's account balances, and returns the writer.
-func run(t *testing.T, storages map[string]config.Storage, load time.Duration, tweak func(*Writer)) *Writer {
+// storage's account balances, and returns the writer. With mn, requests go to its handlers in
+// memory (for synctest bubbles); without, over the network.
+func run(t *testing.T, storages map[string]config.Storage, mn memNet, load time.Duration, tweak func(*Writer)) *Writer {
 	t.Helper()
 	w := newWriter(t, storages, nil, nil)
+	if mn != nil {
+		inMemory(w, mn)
+	}
 	if tweak != nil {
 		tweak(w)
 	}
@@ -170,10 +180,14 @@ func runFor(t *testing.T, w *Writer, load time.Duration) {
 func writeTo(u string) config.Storage { return config.Storage{WriteURL: u + "/api/v1/write"} }
 
 func TestAllAckedInOrderWithHeaders(t *testing.T) {
-	rc, srv := newReceiver(t, nil)
-	st := writeTo(srv.URL)
+	synctest.Test(t, testAllAckedInOrderWithHeaders)
+}
+
+func testAllAckedInOrderWithHeaders(t *testing.T) {
+	rc := memReceiver(t, nil)
+	st := writeTo("http://s.test")
 	st.WriteBearerToken = "tok"
-	w := run(t, map[string]config.Storage{"s": st}, time.Second, nil)
+	w := run(t, map[string]config.Storage{"s": st}, memNet{"s.test": rc}, time.Second, nil)
 	r := w.Results("s")
 	if r.AckedSamples == 0 || r.AckedSamples != r.GeneratedSamples || r.PendingSamples != 0 || len(r.DroppedSamples) != 0 {
 		t.Fatalf("account %+v: want every sample acked", r)
@@ -222,90 +236,107 @@ func TestClientErrorsAndRedirectsDroppedWithStatus(t *testing.T) {
 		{http.StatusPermanentRedirect, "http_308", "remote write redirected and not followed"},
 	} {
 		t.Run(tc.reason, func(t *testing.T) {
-			followed, moved := newReceiver(t, nil)
-			rc, srv := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) bool {
-				w.Header().Set("Location", moved.URL+"/moved")
-				http.Error(w, "no", tc.status)
-				return false
+			synctest.Test(t, func(t *testing.T) {
+				followed := memReceiver(t, nil)
+				rc := memReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) bool {
+					w.Header().Set("Location", "http://moved.test/moved")
+					http.Error(w, "no", tc.status)
+					return false
+				})
+				var logs strings.Builder
+				w := newWriter(t, map[string]config.Storage{"s": writeTo("http://s.test")}, slog.New(slog.NewTextHandler(&logs, nil)), nil)
+				inMemory(w, memNet{"s.test": rc, "moved.test": followed})
+				runFor(t, w, 500*time.Millisecond)
+				r := w.Results("s")
+				if r.Retries != 0 || r.DroppedSamples[tc.reason] != r.GeneratedSamples || r.GeneratedSamples == 0 || len(r.DroppedSamples) != 1 {
+					t.Errorf("account %+v: want every sample dropped as %s, no retry", r, tc.reason)
+				}
+				if r.RequestsByStatus[strconv.Itoa(tc.status)] != int64(rc.requests) {
+					t.Errorf("requests %v vs %d", r.RequestsByStatus, rc.requests)
+				}
+				if followed.requests != 0 {
+					t.Errorf("the redirect was followed: %d requests to its Location", followed.requests)
+				}
+				if n := strings.Count(logs.String(), tc.log); n != 1 || !strings.Contains(logs.String(), "storage=s") {
+					t.Errorf("logged %q %d times, want once with the storage:\n%s", tc.log, n, logs.String())
+				}
 			})
-			var logs strings.Builder
-			w := newWriter(t, map[string]config.Storage{"s": writeTo(srv.URL)}, slog.New(slog.NewTextHandler(&logs, nil)), nil)
-			runFor(t, w, 500*time.Millisecond)
-			r := w.Results("s")
-			if r.Retries != 0 || r.DroppedSamples[tc.reason] != r.GeneratedSamples || r.GeneratedSamples == 0 || len(r.DroppedSamples) != 1 {
-				t.Errorf("account %+v: want every sample dropped as %s, no retry", r, tc.reason)
-			}
-			if r.RequestsByStatus[strconv.Itoa(tc.status)] != int64(rc.requests) {
-				t.Errorf("requests %v vs %d", r.RequestsByStatus, rc.requests)
-			}
-			if followed.requests != 0 {
-				t.Errorf("the redirect was followed: %d requests to its Location", followed.requests)
-			}
-			if n := strings.Count(logs.String(), tc.log); n != 1 || !strings.Contains(logs.String(), "storage=s") {
-				t.Errorf("logged %q %d times, want once with the storage:\n%s", tc.log, n, logs.String())
-			}
 		})
 	}
 }
 
 func TestTooManyRequestsHonoursRetryAfter(t *testing.T) {
-	rc, srv := newReceiver(t, func(n int, w http.ResponseWriter, _ *http.Request) bool {
-		if n == 0 {
-			w.Header().Set("Retry-After", "1")
-			w.WriteHeader(http.StatusTooManyRequests)
-			return false
+	synctest.Test(t, func(t *testing.T) {
+		rc := memReceiver(t, func(n int, w http.ResponseWriter, _ *http.Request) bool {
+			if n == 0 {
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusTooManyRequests)
+				return false
+			}
+			return true
+		})
+		w := newWriter(t, map[string]config.Storage{"s": writeTo("http://s.test")}, nil, func(c *config.Config) { c.WriteConcurrency = 1 })
+		inMemory(w, memNet{"s.test": rc})
+		runFor(t, w, 300*time.Millisecond)
+		r := w.Results("s")
+		if r.AckedSamples != r.GeneratedSamples || r.Retries != 1 || r.RequestsByStatus["429"] != 1 {
+			t.Errorf("account %+v: want one 429, retried once, all acked", r)
 		}
-		return true
+		// On its one connection, the refused batch went again after exactly Retry-After.
+		if d := rc.times[1].Sub(rc.times[0]); d != time.Second {
+			t.Errorf("retry after %v, want the 1 s of Retry-After", d)
+		}
 	})
-	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 300*time.Millisecond, nil)
-	r := w.Results("s")
-	if r.AckedSamples != r.GeneratedSamples || r.Retries < 1 || r.RequestsByStatus["429"] != 1 {
-		t.Errorf("account %+v: want one 429, retried, all acked", r)
-	}
-	// The retried batch went again no sooner than Retry-After: some request came >= 1s after the first.
-	if last := rc.times[len(rc.times)-1]; last.Sub(rc.times[0]) < time.Second {
-		t.Errorf("retry after %v, want >= 1s", last.Sub(rc.times[0]))
-	}
 }
 
 func TestServerErrorsRetriedWithGrowingDelay(t *testing.T) {
-	var mu sync.Mutex
-	var attempts []time.Time
-	_, srv := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(attempts) < 5 {
-			attempts = append(attempts, time.Now())
-			w.WriteHeader(http.StatusInternalServerError)
-			return false
+	synctest.Test(t, func(t *testing.T) {
+		var attempts []time.Time // of the first batch, on the only connection
+		rc := memReceiver(t, func(n int, w http.ResponseWriter, _ *http.Request) bool {
+			if n <= 5 {
+				attempts = append(attempts, time.Now())
+			}
+			if n < 5 {
+				w.WriteHeader(http.StatusInternalServerError)
+				return false
+			}
+			return true
+		})
+		w := newWriter(t, map[string]config.Storage{"s": writeTo("http://s.test")}, nil, func(c *config.Config) { c.WriteConcurrency = 1 })
+		inMemory(w, memNet{"s.test": rc})
+		runFor(t, w, 200*time.Millisecond)
+		r := w.Results("s")
+		if r.AckedSamples != r.GeneratedSamples || r.Retries != 5 || r.RequestsByStatus["500"] != 5 || len(attempts) != 6 {
+			t.Fatalf("account %+v, %d attempts: want 5 retries then all acked", r, len(attempts))
 		}
-		return true
+		// Prometheus' backoff: from 30 ms, doubled after each failure, each wait jittered to [d/2, d].
+		for i, d := 1, 30*time.Millisecond; i < len(attempts); i, d = i+1, 2*d {
+			if got := attempts[i].Sub(attempts[i-1]); got < d/2 || got > d {
+				t.Errorf("delay %d = %v, want within [%v, %v]", i, got, d/2, d)
+			}
+			if i >= 2 {
+				if d1, d2 := attempts[i-1].Sub(attempts[i-2]), attempts[i].Sub(attempts[i-1]); d2 < d1 {
+					t.Errorf("delay %d = %v shorter than delay %d = %v: backoff must grow", i, d2, i-1, d1)
+				}
+			}
+		}
 	})
-	w := newWriter(t, map[string]config.Storage{"s": writeTo(srv.URL)}, nil, func(c *config.Config) { c.WriteConcurrency = 1 })
-	runFor(t, w, 200*time.Millisecond)
-	r := w.Results("s")
-	if r.AckedSamples != r.GeneratedSamples || r.Retries < 5 {
-		t.Errorf("account %+v: want 5 retries then all acked", r)
-	}
-	for i := 2; i < len(attempts); i++ {
-		if d1, d2 := attempts[i-1].Sub(attempts[i-2]), attempts[i].Sub(attempts[i-1]); d2 < d1*9/10 {
-			t.Errorf("delay %d = %v shorter than delay %d = %v: backoff must grow", i, d2, i-1, d1)
-		}
-	}
 }
 
 func TestPersistentErrorsDroppedAfterMaxRetryDuration(t *testing.T) {
-	_, srv := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) bool {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		return false
+	synctest.Test(t, func(t *testing.T) {
+		rc := memReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) bool {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return false
+		})
+		w := run(t, map[string]config.Storage{"s": writeTo("http://s.test")}, memNet{"s.test": rc}, 300*time.Millisecond, func(w *Writer) {
+			w.sender.maxRetryDuration = 200 * time.Millisecond
+		})
+		r := w.Results("s")
+		if r.DroppedSamples[reasonRetryTimeout] != r.GeneratedSamples || r.GeneratedSamples == 0 || r.Retries == 0 {
+			t.Errorf("account %+v: want every sample dropped as retry_timeout after retries", r)
+		}
 	})
-	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 300*time.Millisecond, func(w *Writer) {
-		w.sender.maxRetryDuration = 200 * time.Millisecond
-	})
-	r := w.Results("s")
-	if r.DroppedSamples[reasonRetryTimeout] != r.GeneratedSamples || r.Retries == 0 {
-		t.Errorf("account %+v: want every sample dropped as retry_timeout after retries", r)
-	}
 }
 
 func TestResetConnectionsRetried(t *testing.T) {
@@ -320,36 +351,27 @@ func TestResetConnectionsRetried(t *testing.T) {
 		}
 		return true
 	})
-	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 300*time.Millisecond, nil)
+	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, nil, 300*time.Millisecond, nil)
 	r := w.Results("s")
 	if r.AckedSamples != r.GeneratedSamples || r.RequestsByStatus["network_error"] != 3 || r.Retries < 3 {
 		t.Errorf("account %+v: want 3 network errors retried, then all acked", r)
 	}
 }
 
-// stalledReceiver never answers a request until the client gives up or the test ends.
-func stalledReceiver(t *testing.T) *httptest.Server {
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	_, srv := newReceiver(t, func(_ int, _ http.ResponseWriter, r *http.Request) bool {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-		return false
-	})
-	return srv
-}
-
 func TestSlowStorageLeavesPendingAtDrainDeadline(t *testing.T) {
-	srv := stalledReceiver(t)
-	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 300*time.Millisecond, func(w *Writer) {
-		w.DrainTimeout = 200 * time.Millisecond
+	synctest.Test(t, func(t *testing.T) {
+		stalled := memReceiver(t, func(_ int, _ http.ResponseWriter, r *http.Request) bool {
+			<-r.Context().Done() // never answers; the drain deadline gives up on it
+			return false
+		})
+		w := run(t, map[string]config.Storage{"s": writeTo("http://s.test")}, memNet{"s.test": stalled}, 300*time.Millisecond, func(w *Writer) {
+			w.DrainTimeout = 200 * time.Millisecond
+		})
+		r := w.Results("s")
+		if r.PendingSamples == 0 || r.PendingSamples != r.GeneratedSamples || r.LagSeconds <= 0 || r.RequestsByStatus["network_error"] != 0 {
+			t.Errorf("account %+v: want everything still pending, with lag, and no request counted as failed", r)
+		}
 	})
-	r := w.Results("s")
-	if r.PendingSamples == 0 || r.PendingSamples != r.GeneratedSamples || r.LagSeconds <= 0 {
-		t.Errorf("account %+v: want everything still pending, with lag", r)
-	}
 }
 
 // TestQueueFullDropsOldest holds every request until the load ends, so the queue overflows:
@@ -357,17 +379,22 @@ func TestSlowStorageLeavesPendingAtDrainDeadline(t *testing.T) {
 // batch is in flight all along and arrives too; every other sample that arrives is newer
 // than every sample dropped.
 func TestQueueFullDropsOldest(t *testing.T) {
+	synctest.Test(t, testQueueFullDropsOldest)
+}
+
+func testQueueFullDropsOldest(t *testing.T) {
 	var wr atomic.Pointer[Writer]
-	rc, srv := newReceiver(t, func(_ int, _ http.ResponseWriter, _ *http.Request) bool {
+	rc := memReceiver(t, func(_ int, _ http.ResponseWriter, _ *http.Request) bool {
 		for wr.Load().stop.Load() == 0 { // until the generator stopped
 			time.Sleep(5 * time.Millisecond)
 		}
 		return true
 	})
-	w := newWriter(t, map[string]config.Storage{"s": writeTo(srv.URL)}, nil, func(c *config.Config) {
+	w := newWriter(t, map[string]config.Storage{"s": writeTo("http://s.test")}, nil, func(c *config.Config) {
 		c.WriteConcurrency = 1
 		c.MaxPendingSamples = 200
 	})
+	inMemory(w, memNet{"s.test": rc})
 	wr.Store(w)
 	tap := &tapWorkload{Workload: w.work, sent: map[string]int64{}}
 	w.work = tap
@@ -439,46 +466,61 @@ func (ta tapAppender) Append(labels []workload.Label, t int64, v float64) {
 // than it hands on: the queues never see it, and once generation stops the account, which
 // counts generated samples at the source, is off by exactly those samples on each copy.
 func TestLostSampleUnbalancesAccount(t *testing.T) {
-	_, srv := newReceiver(t, nil)
-	w := newWriter(t, map[string]config.Storage{"s": writeTo(srv.URL)}, nil, func(c *config.Config) { c.WriteURLReplicas = 2 })
-	tap := &tapWorkload{Workload: w.work, lose: 1, sent: map[string]int64{}}
-	w.work = tap
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	if err := w.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	r := w.Results("s")
-	scrapes := int64(len(tap.sent) / 10) // 10 series per scrape, no churn
-	if ok, diff := r.Balanced(); ok || diff != 2*scrapes {
-		t.Errorf("balanced %v, off by %d: want off by %d (one lost sample per scrape × 2 copies); %+v", ok, diff, 2*scrapes, r)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		w := newWriter(t, map[string]config.Storage{"s": writeTo("http://s.test")}, nil, func(c *config.Config) { c.WriteURLReplicas = 2 })
+		inMemory(w, memNet{"s.test": memReceiver(t, nil)})
+		tap := &tapWorkload{Workload: w.work, lose: 1, sent: map[string]int64{}}
+		w.work = tap
+		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+		defer cancel()
+		if err := w.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r := w.Results("s")
+		scrapes := int64(len(tap.sent) / 10) // 10 series per scrape, no churn
+		if ok, diff := r.Balanced(); ok || diff != 2*scrapes || scrapes == 0 {
+			t.Errorf("balanced %v, off by %d after %d scrapes: want off by %d (one lost sample per scrape × 2 copies); %+v", ok, diff, scrapes, 2*scrapes, r)
+		}
+	})
 }
 
-// memTransport serves requests with h in the calling goroutine: no socket, so in a synctest
-// bubble the fake clock moves while h waits. A request whose context ends fails as the
-// real transport's does.
-type memTransport struct{ h http.Handler }
+// memNet serves each request with the handler of its host, in the calling goroutine: no
+// socket, so in a synctest bubble the fake clock moves while a handler waits, and a test of
+// seconds of load takes none. A host without a handler refuses the connection; a request
+// whose context ends fails as the real transport's does.
+type memNet map[string]http.Handler
 
-func (mt memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (mn memNet) RoundTrip(req *http.Request) (*http.Response, error) {
+	h, ok := mn[req.URL.Host]
+	if !ok {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	}
 	rec := httptest.NewRecorder()
-	mt.h.ServeHTTP(rec, req)
+	h.ServeHTTP(rec, req)
 	if err := req.Context().Err(); err != nil {
 		return nil, err
 	}
 	return rec.Result(), nil
 }
 
+// inMemory sends every storage's requests of w through mn.
+func inMemory(w *Writer, mn memNet) {
+	for _, s := range w.sinks {
+		for _, ep := range s.endpoints {
+			ep.client.HTTP.Transport = mn
+		}
+	}
+}
+
 // memWriter is a writer of 1 target × 10 series every second, one batch per scrape, on one
 // connection in memory to a receiver that answers as answer does; for synctest bubbles.
 func memWriter(t *testing.T, answer func(n int, w http.ResponseWriter, r *http.Request) bool) *Writer {
 	t.Helper()
-	rc := &receiver{t: t, answer: answer, series: map[string][]int64{}}
-	w := newWriter(t, map[string]config.Storage{"s": writeTo("http://storage.invalid")}, nil, func(c *config.Config) {
+	w := newWriter(t, map[string]config.Storage{"s": writeTo("http://s.test")}, nil, func(c *config.Config) {
 		c.TargetsCount, c.ScrapeInterval, c.WriteConcurrency, c.MaxSamplesPerRequest = 1, time.Second, 1, 10
 		c.MaxRetryDuration = time.Minute
 	})
-	w.byName["s"].endpoints[0].client.HTTP.Transport = memTransport{rc}
+	inMemory(w, memNet{"s.test": memReceiver(t, answer)})
 	return w
 }
 
@@ -598,31 +640,31 @@ func TestAchievedRateCountsDrainTime(t *testing.T) {
 }
 
 func TestDeadStorageDoesNotSlowLiveOne(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := "http://" + ln.Addr().String()
-	_ = ln.Close()
-	rc, live := newReceiver(t, nil)
-	w := run(t, map[string]config.Storage{"dead": writeTo(dead), "live": writeTo(live.URL)}, time.Second, func(w *Writer) {
-		w.sender.maxRetryDuration = 300 * time.Millisecond
+	synctest.Test(t, func(t *testing.T) {
+		rc := memReceiver(t, nil)
+		storages := map[string]config.Storage{"dead": writeTo("http://dead.test"), "live": writeTo("http://live.test")}
+		w := run(t, storages, memNet{"live.test": rc}, time.Second, func(w *Writer) { // dead.test refuses connections
+			w.sender.maxRetryDuration = 300 * time.Millisecond
+		})
+		l, d := w.Results("live"), w.Results("dead")
+		if l.AckedSamples == 0 || l.AckedSamples != l.GeneratedSamples || l.AckedSamples != rc.samples || l.MaxLagSeconds > 0.5 {
+			t.Errorf("live %+v: want all acked within 0.5s", l)
+		}
+		if d.GeneratedSamples != l.GeneratedSamples || d.AckedSamples != 0 || d.DroppedSamples[reasonRetryTimeout] == 0 || d.RequestsByStatus["network_error"] == 0 {
+			t.Errorf("dead %+v: want the same load, retried then dropped", d)
+		}
 	})
-	l, d := w.Results("live"), w.Results("dead")
-	if l.AckedSamples != l.GeneratedSamples || l.AckedSamples != rc.samples || l.MaxLagSeconds > 0.5 {
-		t.Errorf("live %+v: want all acked within 0.5s", l)
-	}
-	if d.GeneratedSamples != l.GeneratedSamples || d.AckedSamples != 0 || d.DroppedSamples[reasonRetryTimeout] == 0 {
-		t.Errorf("dead %+v: want the same load, retried then dropped", d)
-	}
 }
 
 func TestURLReplicasAndCommaList(t *testing.T) {
-	rc1, s1 := newReceiver(t, nil)
-	rc2, s2 := newReceiver(t, nil)
-	st := config.Storage{WriteURL: s1.URL + "/api/v1/write, " + s2.URL + "/api/v1/write?db=x"}
-	w := run(t, map[string]config.Storage{"s": st}, 500*time.Millisecond, nil)
-	_ = w
+	synctest.Test(t, testURLReplicasAndCommaList)
+}
+
+func testURLReplicasAndCommaList(t *testing.T) {
+	rc1, rc2 := memReceiver(t, nil), memReceiver(t, nil)
+	mn := memNet{"a.test": rc1, "b.test": rc2}
+	st := config.Storage{WriteURL: "http://a.test/api/v1/write, http://b.test/api/v1/write?db=x"}
+	_ = run(t, map[string]config.Storage{"s": st}, mn, 500*time.Millisecond, nil)
 	// Rebuild with two URL replicas: 2 URLs × 2 copies = 4 endpoints.
 	rc1.series, rc2.series = map[string][]int64{}, map[string][]int64{}
 	rc1.samples, rc2.samples, rc1.rawQuery, rc2.rawQuery = 0, 0, nil, nil
@@ -635,11 +677,12 @@ func TestURLReplicasAndCommaList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	inMemory(w2, mn)
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
 	_ = w2.Run(ctx)
 	r := w2.Results("s")
-	if r.Copies != 4 || r.AckedSamples != r.GeneratedSamples || r.AckedSamples != rc1.samples+rc2.samples || rc1.samples != rc2.samples {
+	if r.Copies != 4 || r.AckedSamples == 0 || r.AckedSamples != r.GeneratedSamples || r.AckedSamples != rc1.samples+rc2.samples || rc1.samples != rc2.samples {
 		t.Errorf("account %+v, receivers %d + %d: want 4 copies, split evenly", r, rc1.samples, rc2.samples)
 	}
 	queries := strings.Join(append(rc1.rawQuery, rc2.rawQuery...), " ")
@@ -689,10 +732,49 @@ func TestRedactErrHidesSecrets(t *testing.T) {
 // TestGeneratedBeforeIsExact: with one shard, the samples generated are exactly those of the
 // scrapes scheduled before GeneratedBefore, however the load's end fell within a tick.
 func TestGeneratedBeforeIsExact(t *testing.T) {
-	_, srv := newReceiver(t, nil)
-	for _, load := range []time.Duration{730 * time.Millisecond, 1010 * time.Millisecond} {
-		w := newWriter(t, map[string]config.Storage{"s": writeTo(srv.URL)}, nil, func(c *config.Config) { c.WriteConcurrency = 1 })
-		runFor(t, w, load)
+	synctest.Test(t, func(t *testing.T) {
+		rc := memReceiver(t, nil)
+		for _, load := range []time.Duration{730 * time.Millisecond, 1010 * time.Millisecond} {
+			w := newWriter(t, map[string]config.Storage{"s": writeTo("http://s.test")}, nil, func(c *config.Config) { c.WriteConcurrency = 1 })
+			inMemory(w, memNet{"s.test": rc})
+			runFor(t, w, load)
+			before := w.GeneratedBefore().UnixMilli()
+			var scrapes int64
+			for target := range w.work.Targets() {
+				for k := int64(0); w.work.ScrapeTime(target, k) < before; k++ {
+					scrapes++
+				}
+			}
+			series := int64(w.work.SeriesPerTarget())
+			if got, want := w.Results("s").GeneratedSamples, scrapes*series; got != want || got == 0 {
+				t.Errorf("load %v: generated %d samples, want %d scrapes before %d × %d series", load, got, scrapes, before, series)
+			}
+		}
+	})
+}
+
+// TestAckedMatchesResults: Acked is the account's acked count, without touching the lag
+// figures Results keeps.
+func TestAckedMatchesResults(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := run(t, map[string]config.Storage{"s": writeTo("http://s.test")}, memNet{"s.test": memReceiver(t, nil)}, 300*time.Millisecond, nil)
+		if got, want := w.Acked("s"), w.Results("s").AckedSamples; got != want || got == 0 {
+			t.Errorf("Acked = %d, Results' acked = %d: want the same, not 0", got, want)
+		}
+		if w.Acked("nope") != 0 {
+			t.Error("Acked of an unknown storage is not 0")
+		}
+	})
+}
+
+// TestGeneratedBeforeOverShards: with several shards, each stops at its own next scrape;
+// GeneratedBefore is the earliest of them, so every scrape before it was made, and no target
+// is more than one scrape past it.
+func TestGeneratedBeforeOverShards(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWriter(t, map[string]config.Storage{"s": writeTo("http://s.test")}, nil, func(c *config.Config) { c.WriteConcurrency = 4 })
+		inMemory(w, memNet{"s.test": memReceiver(t, nil)})
+		runFor(t, w, 730*time.Millisecond)
 		before := w.GeneratedBefore().UnixMilli()
 		var scrapes int64
 		for target := range w.work.Targets() {
@@ -700,43 +782,10 @@ func TestGeneratedBeforeIsExact(t *testing.T) {
 				scrapes++
 			}
 		}
-		series := int64(w.work.SeriesPerTarget())
-		if got, want := w.Results("s").GeneratedSamples, scrapes*series; got != want || got == 0 {
-			t.Errorf("load %v: generated %d samples, want %d scrapes before %d × %d series", load, got, scrapes, before, series)
+		series, targets := int64(w.work.SeriesPerTarget()), int64(w.work.Targets())
+		got := w.Results("s").GeneratedSamples
+		if got < scrapes*series || got > (scrapes+targets)*series {
+			t.Errorf("generated %d samples; want every scrape before %d (%d × %d series) and at most one more per target", got, before, scrapes, series)
 		}
-	}
-}
-
-// TestAckedMatchesResults: Acked is the account's acked count, without touching the lag
-// figures Results keeps.
-func TestAckedMatchesResults(t *testing.T) {
-	_, srv := newReceiver(t, nil)
-	w := run(t, map[string]config.Storage{"s": writeTo(srv.URL)}, 300*time.Millisecond, nil)
-	if got, want := w.Acked("s"), w.Results("s").AckedSamples; got != want || got == 0 {
-		t.Errorf("Acked = %d, Results' acked = %d: want the same, not 0", got, want)
-	}
-	if w.Acked("nope") != 0 {
-		t.Error("Acked of an unknown storage is not 0")
-	}
-}
-
-// TestGeneratedBeforeOverShards: with several shards, each stops at its own next scrape;
-// GeneratedBefore is the earliest of them, so every scrape before it was made, and no target
-// is more than one scrape past it.
-func TestGeneratedBeforeOverShards(t *testing.T) {
-	_, srv := newReceiver(t, nil)
-	w := newWriter(t, map[string]config.Storage{"s": writeTo(srv.URL)}, nil, func(c *config.Config) { c.WriteConcurrency = 4 })
-	runFor(t, w, 730*time.Millisecond)
-	before := w.GeneratedBefore().UnixMilli()
-	var scrapes int64
-	for target := range w.work.Targets() {
-		for k := int64(0); w.work.ScrapeTime(target, k) < before; k++ {
-			scrapes++
-		}
-	}
-	series, targets := int64(w.work.SeriesPerTarget()), int64(w.work.Targets())
-	got := w.Results("s").GeneratedSamples
-	if got < scrapes*series || got > (scrapes+targets)*series {
-		t.Errorf("generated %d samples; want every scrape before %d (%d × %d series) and at most one more per target", got, before, scrapes, series)
-	}
+	})
 }
