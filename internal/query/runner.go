@@ -132,9 +132,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			return nil
 		case <-timer.C:
 		}
-		for time.Now().Before(next.at) { // the last stretch, which a timer may overshoot
-			runtime.Gosched()
-		}
+		spinUntil(next.at)
 		sched[0].at = next.at.Add(r.plan.Queries[next.query].Interval)
 		heap.Fix(&sched, 0)
 		i, at := next.query, next.at
@@ -146,6 +144,21 @@ func (r *Runner) Run(ctx context.Context) error {
 			defer r.busy[i].Store(false)
 			r.evaluate(ctx, i, at)
 		})
+	}
+}
+
+// spinUntil yields until at: the last stretch, which a timer may overshoot. Where the clock
+// stands still between two readings, as in a synctest bubble (where it moves only when every
+// goroutine waits), it sleeps the rest instead, which is exact there.
+func spinUntil(at time.Time) {
+	var last time.Time
+	for now := time.Now(); now.Before(at); now = time.Now() {
+		if now.Equal(last) {
+			time.Sleep(at.Sub(now))
+			return
+		}
+		last = now
+		runtime.Gosched()
 	}
 }
 
