@@ -214,7 +214,6 @@ func formatFloat(f float64) string {
 
 // fit chooses a series' shape from its observed values.
 func fit(s Series, times, values []float64) Shape {
-	n := len(values)
 	allNaN := true
 	for _, v := range values {
 		allNaN = allNaN && math.IsNaN(v)
@@ -230,7 +229,8 @@ func fit(s Series, times, values []float64) Shape {
 			ft, fv = append(ft, times[i]), append(fv, v)
 		}
 	}
-	times, values, n = ft, fv, len(fv)
+	times, values = ft, fv
+	n := len(values)
 	res := resolution(values)
 	lo, hi := values[0], values[0]
 	for _, v := range values {
