@@ -3,7 +3,7 @@ GO      ?= go
 OUT     ?= out
 TSBENCH := bin/tsbench
 
-.PHONY: run test e2e bench lint golden deps deps-browser build clean
+.PHONY: run test check e2e bench fuzz lint golden deps deps-browser build clean
 
 build: $(TSBENCH)
 
@@ -22,10 +22,9 @@ deps-browser:
 run: deps build
 	$(TSBENCH) run -out $(OUT)
 
-# Every test, the end-to-end ones against real storages included.
-test: deps-browser
-	$(GO) vet ./...
-	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files above need formatting'; exit 1; }
+# Every test, the end-to-end ones against real storages included (in parallel: each starts its
+# own storages), and every fuzz target's seed corpus; after the checks CI makes.
+test: deps-browser check
 	# Allocation checks skip under -race (its instrumentation allocates); run them without it,
 	# first, so the last lines printed are those of the whole suite.
 	$(GO) test -count=1 -run 'DoesNotAllocate' ./...
@@ -52,6 +51,24 @@ golden:
 lint:
 	$(GO) vet ./...
 	$(GO) tool -modfile=tools/golangci-lint/go.mod golangci-lint run ./...
+
+# What CI checks besides the tests: gofmt, vet and the linter, and a go.mod/go.sum that
+# `go mod tidy` would leave as they are.
+check: lint
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files above need formatting'; exit 1; }
+	@$(GO) mod tidy -diff || { echo 'go.mod/go.sum: run go mod tidy'; exit 1; }
+
+# Each fuzz target for FUZZTIME, one at a time (-fuzz takes one target), found by name so a
+# new one is never skipped. Not in CI: `make test` runs the seed corpora. A failing input is
+# saved under the package's testdata/fuzz/: commit it with the fix, and it becomes a seed.
+FUZZTIME ?= 30s
+fuzz:
+	@list="$$($(GO) test -list '^Fuzz' ./...)" || { echo "$$list"; exit 1; }; \
+	echo "$$list" | awk '/^Fuzz/ { n[++i] = $$1 } /^ok / { for (j = 1; j <= i; j++) print $$2, n[j]; i = 0 }' | \
+	while read -r pkg name; do \
+	  echo "== $$name ($$pkg, $(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) "$$pkg" </dev/null || exit 1; \
+	done
 
 clean:
 	rm -rf bin $(OUT)
