@@ -12,6 +12,7 @@ import (
 // 2 minutes): tsbench starts VictoriaMetrics and Prometheus itself and reports write, query
 // (every default rule, under the write load), resources and verification for both.
 func TestEmbeddedDefault(t *testing.T) {
+	t.Parallel()
 	requireBinaries(t, "victoria-metrics", "prometheus")
 	rr := runTsbench(t, 6*time.Minute, "", "-duration", "2m")
 	if rr.code != 0 {

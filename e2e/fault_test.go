@@ -23,6 +23,7 @@ import (
 // never slows the live one, its samples are retried, then dropped and counted, the accounting
 // balances for both, the report is still written, and a threshold on drops sets exit code 3.
 func TestDeadStorage(t *testing.T) {
+	t.Parallel()
 	requireBinaries(t, "victoria-metrics")
 	vm := startStorage(t, storage.KindVictoriaMetrics, "vm")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -82,6 +83,7 @@ remoteStorages:
 // TestInterruptStillReports runs without a duration and sends SIGINT: the load stops, the
 // pending samples drain, and results.json, report.html and the summary are still written.
 func TestInterruptStillReports(t *testing.T) {
+	t.Parallel()
 	requireBinaries(t, "victoria-metrics")
 	vm := startStorage(t, storage.KindVictoriaMetrics, "vm")
 	dir := t.TempDir()
@@ -92,12 +94,14 @@ func TestInterruptStillReports(t *testing.T) {
 	}
 	out := filepath.Join(dir, "out")
 	cmd := exec.Command(tsbenchBin, "run", "-config", cfgPath, "-out", out, "-httpListenAddr", "127.0.0.1:0")
-	var stdout, stderr bytes.Buffer
+	var stdout bytes.Buffer
+	var stderr lockedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(12 * time.Second) // past the first progress line
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	waitOutput(t, &stderr, "samples/s, lag", 2*time.Minute) // past the first progress line
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -132,10 +136,12 @@ func TestInterruptStillReports(t *testing.T) {
 // embedded default run: the run goes on for Prometheus, the dead storage's samples stay
 // accounted (pending or dropped), and the summary says what happened.
 func TestLocalStorageDiesMidRun(t *testing.T) {
+	t.Parallel()
 	requireBinaries(t, "victoria-metrics", "prometheus")
 	out := filepath.Join(t.TempDir(), "out")
 	cmd := exec.Command(tsbenchBin, "run", "-duration", "25s", "-out", out, "-httpListenAddr", "127.0.0.1:0")
-	var stdout, stderr bytes.Buffer
+	var stdout bytes.Buffer
+	var stderr lockedBuffer
 	cmd.Stdout = &stdout
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
@@ -151,7 +157,7 @@ func TestLocalStorageDiesMidRun(t *testing.T) {
 		sc := bufio.NewScanner(pipe)
 		for sc.Scan() {
 			line := sc.Text()
-			stderr.WriteString(line + "\n")
+			_, _ = stderr.Write([]byte(line + "\n"))
 			if strings.Contains(line, `msg="storage starting" storage=victoriametrics`) {
 				if m := regexp.MustCompile(`pid=(\d+)`).FindStringSubmatch(line); m != nil {
 					pid, _ := strconv.Atoi(m[1])
@@ -162,11 +168,14 @@ func TestLocalStorageDiesMidRun(t *testing.T) {
 	}()
 	select {
 	case pid := <-pids:
-		time.Sleep(10 * time.Second)
+		// Once the load runs (its first progress line, 10 s in), not at a fixed time after the
+		// start, which a busy machine can spend starting the storages.
+		t.Cleanup(func() { _ = cmd.Process.Kill() })
+		waitOutput(t, &stderr, "samples/s, lag", 2*time.Minute)
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(time.Minute):
+	case <-time.After(2 * time.Minute):
 		_ = cmd.Process.Kill()
 		t.Fatal("no victoriametrics pid in the log")
 	}

@@ -1,5 +1,10 @@
 // Package e2e builds tsbench and runs it against real VictoriaMetrics and Prometheus from
 // their Debian packages, on free loopback ports with temporary data dirs.
+//
+// Every test calls t.Parallel(): each starts its own storages and tsbench, and the helpers
+// here share nothing but the binary built once in TestMain, so tests run side by side (as
+// many as -parallel, GOMAXPROCS by default). A test waits on events (a log line, a storage's
+// answer), never on a fixed sleep that a busy machine could outrun.
 package e2e
 
 import (
@@ -16,6 +21,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +33,7 @@ import (
 	"github.com/tsbench/tsbench/internal/storage"
 )
 
-// tsbenchBin is the binary built once for every test.
+// tsbenchBin is the binary built once for every test; set in TestMain, only read after.
 var tsbenchBin string
 
 func TestMain(m *testing.M) {
@@ -219,4 +226,35 @@ func eventually(t *testing.T, d time.Duration, f func() string) {
 // within reports whether a and b differ by at most frac of the larger.
 func within(a, b, frac float64) bool {
 	return math.Abs(a-b) <= frac*math.Max(math.Abs(a), math.Abs(b))
+}
+
+// lockedBuffer collects a process's output while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex // guards b
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// waitOutput waits until out holds want, or fails the test after d (a busy machine starts a
+// race-built tsbench slowly: wait for what it says, not for a fixed time).
+func waitOutput(t *testing.T, out *lockedBuffer, want string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !strings.Contains(out.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q within %v; output:\n%s", want, d, out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
