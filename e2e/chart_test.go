@@ -14,7 +14,9 @@ import (
 
 // chartRules is a vmalert rule file in the shape of the prometheus-benchmark chart's
 // (chart/files/alerts.yaml: group-level concurrency, node_exporter alerts), written for this
-// test, with a second group at its own interval and a vmalert key tsbench does not apply.
+// test, with a second group at its own interval, with params and headers sent with its
+// queries (VictoriaMetrics' nocache and extra_label, which Prometheus ignores) and a vmalert
+// key tsbench does not apply.
 const chartRules = `groups:
   - name: nodeexporter
     concurrency: 2
@@ -40,8 +42,12 @@ const chartRules = `groups:
         for: 0m
   - name: nodeexporter-slow
     interval: 10s
+    limit: 100
     params:
       nocache: ["1"]
+      extra_label: ["instance=tsbench-none"]
+    headers:
+      - "X-Tsbench-Group: slow"
     rules:
       - alert: HostDiskWillFillIn24Hours
         expr: predict_linear(node_filesystem_avail_bytes{fstype!~"tmpfs"}[1m], 86400) < 0
@@ -103,12 +109,15 @@ remoteStorages:
 		t.Fatalf("exit %d, results %v; stderr:\n%s", rr.code, rr.results != nil, rr.stderr)
 	}
 	for _, want := range []string{
-		`group key params (group \"nodeexporter-slow\") not applied`,
+		`group key limit (group \"nodeexporter-slow\") not applied`,
 		`remoteStorages.vm-select.writeURL: empty: the storage is only queried`,
 	} {
 		if !strings.Contains(rr.stderr, want) {
 			t.Errorf("stderr lacks %q", want)
 		}
+	}
+	if strings.Contains(rr.stderr, "group key params") || strings.Contains(rr.stderr, "group key headers") {
+		t.Errorf("stderr warns that params or headers are not applied:\n%s", rr.stderr)
 	}
 	if !strings.Contains(rr.stdout, "vm-select: no writes") {
 		t.Errorf("summary does not say vm-select gets no writes")
@@ -139,6 +148,15 @@ remoteStorages:
 			}
 			if len(pq.Errors) != 0 || pq.OK != pq.Executed {
 				t.Errorf("%s %s: ok %d of %d, errors %v: %s", name, pq.Name, pq.OK, pq.Executed, pq.Errors, pq.FirstError)
+			}
+			// The group's extra_label reached VictoriaMetrics, which filters on it (no
+			// instance is tsbench-none), and not Prometheus, which ignores it.
+			if pq.Name == "instance:node_load1:max" && pq.ResultSeries != nil {
+				if n := *pq.ResultSeries; (name == "prom") != (n > 0) {
+					t.Errorf("%s %s: %d series, want none on VictoriaMetrics (extra_label) and some on Prometheus", name, pq.Name, n)
+				}
+			} else if pq.Name == "instance:node_load1:max" {
+				t.Errorf("%s %s: no successful evaluation", name, pq.Name)
 			}
 		}
 		if name == "vm-select" {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -79,7 +80,9 @@ func ErrorKind(err error) string {
 // of seconds), values with strconv.ParseFloat of their text ("NaN" and "±Inf" included).
 type API struct {
 	client *storage.Client
-	base   string // the API root with a trailing slash: base + "api/v1/query"
+	base   string      // the API root with a trailing slash: base + "api/v1/query"
+	params url.Values  // sent in the URL of every request; nil: none
+	header http.Header // set on every request, beneath the client's own headers; nil: none
 }
 
 // NewAPI returns a client of the API rooted at readURL (e.g. http://host:8428/ or
@@ -89,6 +92,17 @@ func NewAPI(client *storage.Client, readURL string) *API {
 		readURL += "/"
 	}
 	return &API{client: client, base: readURL}
+}
+
+// With returns a client of the same API that sends params in the URL of each request (as
+// vmalert sends a group's params, and where a proxy in front of a storage looks) and sets
+// header on it. The caller keeps them from naming what a request sets itself (its form's
+// parameters; Content-Type; the storage client's auth and headers, which are set last and
+// win). Their values may be secrets: no error of the client quotes the URL or a header.
+func (a *API) With(params url.Values, header http.Header) *API {
+	c := *a
+	c.params, c.header = params, header
+	return &c
 }
 
 // Point is one sample of a result: T in milliseconds, V the value, both exactly as sent.
@@ -351,16 +365,27 @@ func (a *API) do(ctx context.Context, method, path string, form url.Values, data
 // send sends one request and reads the answer, at most maxBody of it.
 func (a *API) send(ctx context.Context, method, path string, form url.Values) (int, []byte, error) {
 	u := a.base + path
+	var query []string // the URL's query: a GET's form first, then the extra params
 	var body io.Reader
 	if method == http.MethodGet {
-		u += "?" + form.Encode()
+		query = append(query, form.Encode())
 	} else {
 		body = strings.NewReader(form.Encode())
 	}
+	if len(a.params) > 0 {
+		query = append(query, a.params.Encode())
+	}
+	if len(query) > 0 {
+		u += "?" + strings.Join(query, "&")
+	}
 	req, err := http.NewRequestWithContext(ctx, method, u, body)
 	if err != nil {
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err // the URL carries the extra params, which may be secrets
+		}
 		return 0, nil, &Error{Kind: ErrNetwork, Msg: err.Error()}
 	}
+	maps.Copy(req.Header, a.header)
 	if method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}

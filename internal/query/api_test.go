@@ -190,6 +190,56 @@ func TestErrorHidesSecrets(t *testing.T) {
 	}
 }
 
+// With sends its params in the URL of every request, after a GET's own form and apart from
+// a POST's body, and its headers beside the storage's auth and headers; the client it was
+// made from sends neither. A failed request's error quotes neither.
+func TestAPIWith(t *testing.T) {
+	type req struct {
+		Method, Path, RawQuery, Body, Auth, Team, Tenant string
+	}
+	var mu sync.Mutex
+	var got []req
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, req{r.Method, r.URL.Path, r.URL.RawQuery, string(body), r.Header.Get("Authorization"), r.Header.Get("X-Team"), r.Header.Get("X-Scope-OrgID")})
+		mu.Unlock()
+		if strings.HasSuffix(r.URL.Path, "/query") {
+			_, _ = io.WriteString(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"status":"success","data":["a"]}`)
+	}))
+	defer srv.Close()
+	base := NewAPI(newClient(t, config.Storage{ReadBearerToken: "tok", ReadHeaders: map[string]string{"X-Scope-OrgID": "team"}}), srv.URL)
+	group := base.With(url.Values{"nocache": {"1"}, "extra_label": {"env=dev", "dc=a"}}, http.Header{"X-Team": {"perf"}})
+	ctx := context.Background()
+	at := time.UnixMilli(1_700_000_000_123)
+	for _, api := range []*API{group, base} {
+		if _, err := api.Instant(ctx, "up", at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := group.LabelValues(ctx, "job", nil, at.Add(-time.Hour), at); err != nil {
+		t.Fatal(err)
+	}
+	want := []req{
+		{"POST", "/api/v1/query", "extra_label=env%3Ddev&extra_label=dc%3Da&nocache=1", "query=up&time=1700000000.123", "Bearer tok", "perf", "team"},
+		{"POST", "/api/v1/query", "", "query=up&time=1700000000.123", "Bearer tok", "", "team"},
+		{"GET", "/api/v1/label/job/values", "end=1700000000.123&start=1699996400.123&extra_label=env%3Ddev&extra_label=dc%3Da&nocache=1", "", "Bearer tok", "perf", "team"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+
+	srv.Close() // connection refused from here on
+	const secret = "s3cret-key"
+	_, err := base.With(url.Values{"api_key": {secret}}, http.Header{"X-Api-Key": {secret}}).Instant(ctx, "up", at)
+	if err == nil || ErrorKind(err) != ErrNetwork || strings.Contains(err.Error(), secret) {
+		t.Errorf("err = %v, want a network error without the secret", err)
+	}
+}
+
 // TLS on reads: with tls.caFile holding the server's certificate, an instant query goes through;
 // without it, the unknown authority is a network error.
 func TestAPITLS(t *testing.T) {

@@ -14,7 +14,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"net/http"
+	"net/url"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/prometheus/prometheus/promql/parser"
@@ -63,6 +67,14 @@ type Query struct {
 	// GroupConcurrency caps the queries in flight of the rule group, per storage (vmalert's
 	// group concurrency); 0: only queryConcurrency does.
 	GroupConcurrency int
+	// Params and Header are the rule group's URL parameters and HTTP headers (vmalert's params
+	// and headers), sent with each of its queries; nil when it has none. The group's queries
+	// share them: read only. Header values may be secrets: never log or report them.
+	Params url.Values
+	Header http.Header
+	// TimeOffset is how far before its scheduled time a rule's query time is (the group's
+	// query_offset or eval_delay); latency still runs from the scheduled time.
+	TimeOffset time.Duration
 	// ParseError is set when Expr is not valid PromQL for Prometheus' parser: the query is
 	// still sent (another storage's dialect may accept it) and its errors are counted.
 	ParseError string
@@ -112,6 +124,9 @@ func LoadPlan(fsys fs.FS, cfg *config.Config) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("queryRules %s: %w", src, err)
 	}
+	if err := storageHeaders(rules, cfg.RemoteStorages); err != nil {
+		return nil, fmt.Errorf("queryRules %s: %w", src, err)
+	}
 	p.Queries = append(p.Queries, rules...)
 	for _, w := range warnings {
 		p.warnings = append(p.warnings, fmt.Sprintf("queryRules %s: %s", src, w))
@@ -140,6 +155,27 @@ func LoadPlan(fsys fs.FS, cfg *config.Config) (*Plan, error) {
 	}
 	uniqueNames(p.Queries)
 	return p, nil
+}
+
+// storageHeaders refuses a group header that a storage's readHeaders set as well: the
+// storage's would win unsaid (its client sets its headers last), and they may be its auth.
+func storageHeaders(rules []Query, storages map[string]config.Storage) error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, q := range rules {
+		if len(q.Header) == 0 || seen[q.Group] {
+			continue
+		}
+		seen[q.Group] = true
+		for _, name := range slices.Sorted(maps.Keys(storages)) {
+			for _, h := range slices.Sorted(maps.Keys(storages[name].ReadHeaders)) {
+				if canon := http.CanonicalHeaderKey(h); len(q.Header.Values(canon)) > 0 {
+					errs = append(errs, fmt.Errorf("group %q: headers: %s is set for storage %s by remoteStorages.%s.readHeaders; a group cannot replace it", q.Group, canon, name, name))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // parseDashboard reads the dashboard file: `panels:` with the keys of rangeQueries.

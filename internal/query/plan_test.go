@@ -1,6 +1,8 @@
 package query
 
 import (
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -220,8 +222,9 @@ func TestOffsetStableAndInRange(t *testing.T) {
 }
 
 // TestVMAlertRuleFile loads a vmalert-format file with every group and rule key: the group's
-// interval is its rules' interval (queryInterval where it has none), its concurrency goes
-// with them, and every other group key set is named once in a warning with its groups.
+// interval is its rules' interval (queryInterval where it has none), and its concurrency,
+// params, headers and query_offset or eval_delay go with them; every other group key set is
+// named once in a warning with its groups.
 func TestVMAlertRuleFile(t *testing.T) {
 	cfg := config.Default()
 	cfg.QueryRules = "testdata/vmalert-all-keys.rules.yml"
@@ -235,30 +238,105 @@ func TestVMAlertRuleFile(t *testing.T) {
 		Name, Group      string
 		Interval         time.Duration
 		GroupConcurrency int
+		Params           url.Values
+		Header           http.Header
+		TimeOffset       time.Duration
 	}
 	var got []row
 	for _, q := range p.Queries {
-		got = append(got, row{q.Name, q.Group, q.Interval, q.GroupConcurrency})
+		got = append(got, row{q.Name, q.Group, q.Interval, q.GroupConcurrency, q.Params, q.Header, q.TimeOffset})
 	}
+	hostParams := url.Values{"nocache": {"1"}, "extra_label": {"env=bench"}}
+	hostHeader := http.Header{"X-Scope-Orgid": {"bench"}}
 	want := []row{
-		{"HostLoadHigh", "host", 30 * time.Second, 2},
-		{"instance:node_memory_available:ratio", "host", 30 * time.Second, 2},
-		{"HostDiskAlmostFull", "disk", cfg.QueryInterval, 0},
+		{"HostLoadHigh", "host", 30 * time.Second, 2, hostParams, hostHeader, 5 * time.Second},
+		{"instance:node_memory_available:ratio", "host", 30 * time.Second, 2, hostParams, hostHeader, 5 * time.Second},
+		{"HostDiskAlmostFull", "disk", cfg.QueryInterval, 0, nil, nil, time.Minute},
+		{"HostCPUBusy", "cpu", time.Minute, 0, nil, nil, 0},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("queries (-want +got):\n%s", diff)
 	}
-	const tail = " not applied: tsbench sends each rule's expr as a plain instant query; only a group's interval and concurrency shape the load"
+	const tail = " not applied: of a group's keys tsbench applies interval, concurrency, params, headers, query_offset and eval_delay"
 	var wantWarnings []string
-	for _, key := range []string{"debug", "eval_alignment", "eval_delay", "eval_offset", "extra_filter_labels", "headers", "labels", "limit", "notifier_headers", "params"} {
+	for _, key := range []string{"debug", "eval_alignment"} {
 		wantWarnings = append(wantWarnings, "queryRules testdata/vmalert-all-keys.rules.yml: group key "+key+` (group "host")`+tail)
 	}
-	wantWarnings = append(wantWarnings,
-		`queryRules testdata/vmalert-all-keys.rules.yml: group key query_offset (group "disk")`+tail,
-		`queryRules testdata/vmalert-all-keys.rules.yml: group key tenant (group "host")`+tail,
-		`queryRules testdata/vmalert-all-keys.rules.yml: group key type (group "host")`+tail)
+	wantWarnings = append(wantWarnings, `queryRules testdata/vmalert-all-keys.rules.yml: group key eval_offset (group "cpu")`+tail)
+	for _, key := range []string{"extra_filter_labels", "labels", "limit", "notifier_headers", "tenant", "type"} {
+		wantWarnings = append(wantWarnings, "queryRules testdata/vmalert-all-keys.rules.yml: group key "+key+` (group "host")`+tail)
+	}
 	if diff := cmp.Diff(wantWarnings, p.Warnings()); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
+
+// A group's params and headers never replace what tsbench or the storage sets on a query:
+// each attempt is an error naming the group and key, and no error quotes a header's value.
+func TestGroupRequestErrors(t *testing.T) {
+	const secret = "s3cr3t-tenant-token"
+	group := func(keys string) string {
+		return "groups:\n  - name: g\n" + keys + "    rules:\n      - alert: A\n        expr: up\n"
+	}
+	for _, tc := range []struct{ name, rules, want string }{
+		{"params: query", group("    params:\n      query: [\"up\"]\n"), `line 3: group "g": params: query is tsbench's own parameter, the rule's expr; a group cannot set it`},
+		{"params: time", group("    params: {time: [\"0\"], nocache: [\"1\"]}\n"), `line 3: group "g": params: time is tsbench's own parameter, the evaluation time`},
+		{
+			"headers: Authorization", group("    headers:\n      - \"X-Ok: 1\"\n      - \"authorization: Bearer " + secret + "\"\n"),
+			`line 5: group "g": headers: item 2: Authorization is set by the storage's auth (readBearerToken, basicAuth or readHeaders of the storage in remoteStorages); a group cannot set it`,
+		},
+		{"headers: Content-Type", group("    headers: [\"Content-Type: application/json\"]\n"), `group "g": headers: item 1: Content-Type is set by tsbench's HTTP client`},
+		{"headers: no colon", group("    headers: [\"" + secret + "\"]\n"), `group "g": headers: item 1: not "Name: value"`},
+		{"headers: bad name", group("    headers: [\"X Bad: " + secret + "\"]\n"), `group "g": headers: item 1: the name is not a token`},
+		{"headers: twice", group("    headers: [\"X-Scope-OrgID: a\", \"x-scope-orgid: " + secret + "\"]\n"), `group "g": headers: item 2: X-Scope-Orgid is set twice`},
+		{"headers: line break", group("    headers: [\"X-A: " + secret + "\\nX-B: 1\"]\n"), `group "g": headers: item 1: the value of X-A has a line break or NUL`},
+		{"query_offset and eval_delay", group("    query_offset: 1m\n    eval_delay: 30s\n"), `line 4: group "g": eval_delay: set with query_offset`},
+		{"eval_offset and eval_delay", group("    interval: 1m\n    eval_offset: 10s\n    eval_delay: 30s\n"), `line 5: group "g": eval_delay: set with eval_offset, which vmalert refuses`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := parseRules([]byte(tc.rules), time.Minute)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("the error quotes a header's value: %v", err)
+			}
+		})
+	}
+	// An empty item is skipped, as vmalert does; an empty value is a value.
+	qs, _, err := parseRules([]byte(group("    headers: [\"\", \"X-Empty:\"]\n")), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(http.Header{"X-Empty": {""}}, qs[0].Header); diff != "" {
+		t.Errorf("header (-want +got):\n%s", diff)
+	}
+}
+
+// A group header that a storage's readHeaders set too is an error naming group, storage and
+// key, whichever its case: the storage's value would replace the group's unsaid.
+func TestGroupHeaderAgainstStorageHeaders(t *testing.T) {
+	rules := filepath.Join(t.TempDir(), "rules.yml")
+	b := "groups:\n  - name: tenant-a\n    headers: [\"x-scope-orgid: a\", \"X-Team: perf\"]\n    rules: [{alert: A, expr: up}]\n" +
+		"  - name: plain\n    rules: [{alert: B, expr: up}]\n"
+	if err := os.WriteFile(rules, []byte(b), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.QueryRules = rules
+	cfg.RangeQueries = []config.RangeQuery{}
+	cfg.RemoteStorages = map[string]config.Storage{
+		"mimir": {ReadURL: "http://127.0.0.1:9009/prometheus", ReadHeaders: config.Headers{"X-Scope-OrgID": "secret-tenant"}},
+		"vm":    {ReadURL: "http://127.0.0.1:8428/"},
+	}
+	_, err := LoadPlan(fstest.MapFS{}, &cfg)
+	want := `queryRules ` + rules + `: group "tenant-a": headers: X-Scope-Orgid is set for storage mimir by remoteStorages.mimir.readHeaders; a group cannot replace it`
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+	delete(cfg.RemoteStorages, "mimir")
+	if _, err := LoadPlan(fstest.MapFS{}, &cfg); err != nil {
+		t.Errorf("without that storage: %v", err)
 	}
 }
 

@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"net/http"
+	"net/url"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,38 +29,52 @@ type ruleFile struct {
 	Groups []ruleGroup `yaml:"groups"`
 }
 
-// ruleGroup is one group. Interval and Concurrency shape the query load; the other keys are
-// accepted so that a file of either ruler loads as it is, and each one set is named in a
-// warning.
+// ruleGroup is one group. The keys above groupNotApplied change what tsbench sends: how often
+// (interval), how many at once (concurrency), with what (params, headers) and for which time
+// (query_offset, eval_delay). The other keys are accepted so that a file of either ruler loads
+// as it is, and each one set is named in a warning.
 type ruleGroup struct {
 	Name string `yaml:"name"`
 	// Interval is the group's query interval; 0 takes queryInterval.
 	Interval model.Duration `yaml:"interval"`
 	// Concurrency caps the group's queries in flight per storage (vmalert's key, default 1
 	// there); 0 leaves only queryConcurrency.
-	Concurrency int        `yaml:"concurrency"`
-	Rules       []fileRule `yaml:"rules"`
+	Concurrency int `yaml:"concurrency"`
+	// Params are URL query parameters sent with each of the group's queries (vmalert's key,
+	// e.g. nocache: ["1"] or extra_label: ["env=dev"]).
+	Params map[string][]string `yaml:"params"`
+	// Headers are HTTP headers sent with each of the group's queries, "Name: value" each
+	// (vmalert's key, e.g. a tenant header). Their values may be secrets.
+	Headers []string `yaml:"headers"`
+	// QueryOffset (Prometheus) and EvalDelay (vmalert) set the query's time that far before
+	// its scheduled time; a group sets at most one of them.
+	QueryOffset *model.Duration `yaml:"query_offset"`
+	EvalDelay   *model.Duration `yaml:"eval_delay"`
+	Rules       []fileRule      `yaml:"rules"`
 
 	groupNotApplied `yaml:",inline"`
 }
 
 // groupNotApplied holds the group keys that a ruler applies to alert state, notifications or
-// request details, and tsbench does not: it sends each rule's expr as a plain instant query.
-// The yaml tags are the one list of these keys.
+// its evaluation schedule, and tsbench does not: it sends each rule's expr as an instant query
+// on its own schedule. The yaml tags are the one list of these keys.
+//
+// eval_offset is one of them: it pins a vmalert group's evaluations to a phase of the wall
+// clock (the 5th minute of every hour), all of the group's rules at once, with the query
+// time set to that phase. tsbench spreads each rule over its interval from the run's start
+// (offset), so that a storage sees a steady load rather than bursts; pinning a group would
+// trade that for a burst per group and interval, and a benchmark of minutes would see
+// eval_offset's phase once or never.
 type groupNotApplied struct {
-	Limit             *int                `yaml:"limit"`        // Prometheus and vmalert
-	Labels            map[string]string   `yaml:"labels"`       // Prometheus and vmalert
-	QueryOffset       *model.Duration     `yaml:"query_offset"` // Prometheus
-	Type              *string             `yaml:"type"`         // vmalert from here on
-	EvalOffset        *model.Duration     `yaml:"eval_offset"`
-	EvalDelay         *model.Duration     `yaml:"eval_delay"`
-	EvalAlignment     *bool               `yaml:"eval_alignment"`
-	Params            map[string][]string `yaml:"params"`
-	Headers           []string            `yaml:"headers"`
-	NotifierHeaders   []string            `yaml:"notifier_headers"`
-	Debug             *bool               `yaml:"debug"`
-	ExtraFilterLabels map[string]string   `yaml:"extra_filter_labels"` // deprecated in vmalert for params
-	Tenant            *string             `yaml:"tenant"`              // vmalert enterprise
+	Limit             *int              `yaml:"limit"`  // Prometheus and vmalert
+	Labels            map[string]string `yaml:"labels"` // Prometheus and vmalert
+	Type              *string           `yaml:"type"`   // vmalert from here on
+	EvalOffset        *model.Duration   `yaml:"eval_offset"`
+	EvalAlignment     *bool             `yaml:"eval_alignment"`
+	NotifierHeaders   []string          `yaml:"notifier_headers"`
+	Debug             *bool             `yaml:"debug"`
+	ExtraFilterLabels map[string]string `yaml:"extra_filter_labels"` // deprecated in vmalert for params
+	Tenant            *string           `yaml:"tenant"`              // vmalert enterprise
 }
 
 // fileRule is one rule: Prometheus' keys and vmalert's two more. Only expr makes the load;
@@ -82,7 +100,9 @@ func setYAMLKeys(v any) []string {
 
 // parseRules reads a rule file in Prometheus' or vmalert's format into instant queries: each
 // rule is evaluated at its group's interval (queryInterval when the group has none), under its
-// group's concurrency. A structural problem is an error naming the group and rule; an
+// group's concurrency, with its group's params and headers, at its scheduled time less the
+// group's query_offset or eval_delay. A structural problem is an error naming the group and
+// rule (and a group's params or headers that would replace tsbench's own are one); an
 // expression that does not parse is only a warning naming them, as is every group key that
 // tsbench does not apply.
 func parseRules(b []byte, queryInterval time.Duration) ([]Query, []string, error) {
@@ -111,7 +131,8 @@ func parseRules(b []byte, queryInterval time.Duration) ([]Query, []string, error
 	var fatal []error
 	var warnings []string
 	badExpr := map[[2]string]string{} // group, rule name → parse error
-	for _, err := range validateRules(&f, &doc) {
+	reqs, errs := validateRules(&f, &doc)
+	for _, err := range errs {
 		var re *rulefmt.Error
 		var pe parser.ParseErrors
 		if errors.As(err, &re) && errors.As(err, &pe) {
@@ -125,7 +146,7 @@ func parseRules(b []byte, queryInterval time.Duration) ([]Query, []string, error
 		return nil, nil, errors.Join(fatal...)
 	}
 	var qs []Query
-	for _, g := range f.Groups {
+	for j, g := range f.Groups {
 		interval := time.Duration(g.Interval)
 		if interval == 0 {
 			interval = queryInterval
@@ -138,6 +159,7 @@ func parseRules(b []byte, queryInterval time.Duration) ([]Query, []string, error
 			qs = append(qs, Query{
 				Name: name, Kind: KindInstant, Expr: r.Expr, Interval: interval,
 				ParseError: badExpr[[2]string{g.Name, name}], Group: g.Name, GroupConcurrency: g.Concurrency,
+				Params: reqs[j].params, Header: reqs[j].header, TimeOffset: reqs[j].timeOffset,
 			})
 		}
 	}
@@ -149,13 +171,18 @@ func parseRules(b []byte, queryInterval time.Duration) ([]Query, []string, error
 
 // validateRules checks what Prometheus' rulefmt checks (group names set and unique, label
 // names, each rule's record/alert, expr and templates, as rulefmt.Rule.Validate) and vmalert's
-// concurrency. Errors about a rule are *rulefmt.Error, naming its group and rule.
-func validateRules(f *ruleFile, doc *yaml.Node) []error {
+// concurrency, params, headers and eval_delay, and returns what each group adds to its
+// queries. Errors about a rule are *rulefmt.Error, naming its group and rule.
+func validateRules(f *ruleFile, doc *yaml.Node) ([]request, []error) {
 	var errs []error
 	groupNodes := seqOf(doc, "groups")
 	seen := map[string]bool{}
+	reqs := make([]request, len(f.Groups))
 	for j, g := range f.Groups {
 		line := groupNodes[j].Line
+		var rerrs []error
+		reqs[j], rerrs = groupRequest(&g, groupNodes[j])
+		errs = append(errs, rerrs...)
 		switch {
 		case g.Name == "":
 			errs = append(errs, fmt.Errorf("line %d: group %d: name must be set", line, j+1))
@@ -190,7 +217,104 @@ func validateRules(f *ruleFile, doc *yaml.Node) []error {
 			}
 		}
 	}
-	return errs
+	return reqs, errs
+}
+
+// request is what a group adds to each of its queries.
+type request struct {
+	params     url.Values
+	header     http.Header
+	timeOffset time.Duration
+}
+
+// ownParams are the parameters tsbench sends with each instant query, with what they carry:
+// a group's params must not replace them (a second value would be read first by some
+// storages and second by others).
+var ownParams = map[string]string{
+	"query": "the rule's expr",
+	"time":  "the evaluation time (the scheduled time, less query_offset or eval_delay)",
+}
+
+// ownHeaders are the headers that the storage's auth or tsbench's HTTP client set on each
+// query, with who sets them.
+var ownHeaders = map[string]string{
+	"Authorization":  "the storage's auth (readBearerToken, basicAuth or readHeaders of the storage in remoteStorages)",
+	"Content-Type":   "tsbench's HTTP client, for the form it posts",
+	"Content-Length": "tsbench's HTTP client",
+	"Host":           "tsbench's HTTP client, from readURL",
+}
+
+// tokenChars are the characters of an HTTP header name (RFC 9110 token), as net/http checks.
+const tokenChars = "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// groupRequest reads a group's params, headers, query_offset and eval_delay. Its errors
+// name the group and key and never quote a header's value: values carry tenant tokens.
+func groupRequest(g *ruleGroup, node *yaml.Node) (request, []error) {
+	var req request
+	var errs []error
+	at := func(key string) string { // the line of the key
+		line := node.Line
+		for i := 0; node.Kind == yaml.MappingNode && i+1 < len(node.Content); i += 2 {
+			if node.Content[i].Value == key {
+				line = node.Content[i].Line
+			}
+		}
+		return fmt.Sprintf("line %d: group %q: %s", line, g.Name, key)
+	}
+	for _, name := range slices.Sorted(maps.Keys(g.Params)) {
+		switch what, own := ownParams[name]; {
+		case own:
+			errs = append(errs, fmt.Errorf("%s: %s is tsbench's own parameter, %s; a group cannot set it", at("params"), name, what))
+		case name == "":
+			errs = append(errs, fmt.Errorf("%s: a parameter has an empty name", at("params")))
+		}
+	}
+	if len(g.Params) > 0 {
+		req.params = url.Values(maps.Clone(g.Params))
+	}
+	items := seqOf(node, "headers")
+	for i, h := range g.Headers {
+		line := node.Line
+		if i < len(items) {
+			line = items[i].Line
+		}
+		bad := func(format string, args ...any) {
+			errs = append(errs, fmt.Errorf("line %d: group %q: headers: item %d: %s", line, g.Name, i+1, fmt.Sprintf(format, args...)))
+		}
+		if strings.TrimSpace(h) == "" {
+			continue // vmalert skips an empty item too
+		}
+		name, value, ok := strings.Cut(h, ":")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		switch canon := http.CanonicalHeaderKey(name); {
+		case !ok:
+			bad("not \"Name: value\"") // not quoted: without its colon it may be a bare token
+		case name == "" || strings.Trim(name, tokenChars) != "":
+			bad("the name is not a token (letters, digits and !#$%%&'*+-.^_`|~ only)")
+		case strings.ContainsAny(value, "\r\n\x00"):
+			bad("the value of %s has a line break or NUL", canon)
+		case ownHeaders[canon] != "":
+			bad("%s is set by %s; a group cannot set it", canon, ownHeaders[canon])
+		case len(req.header.Values(canon)) > 0:
+			bad("%s is set twice", canon)
+		default:
+			if req.header == nil {
+				req.header = http.Header{}
+			}
+			req.header.Set(canon, value)
+		}
+	}
+	switch {
+	case g.QueryOffset != nil && g.EvalDelay != nil:
+		errs = append(errs, fmt.Errorf("%s: set with query_offset, which means the same (Prometheus' name for it): keep one", at("eval_delay")))
+	case g.EvalOffset != nil && g.EvalDelay != nil:
+		errs = append(errs, fmt.Errorf("%s: set with eval_offset, which vmalert refuses (eval_offset sets the evaluation time itself): keep one", at("eval_delay")))
+	case g.QueryOffset != nil:
+		req.timeOffset = time.Duration(*g.QueryOffset)
+	case g.EvalDelay != nil:
+		req.timeOffset = time.Duration(*g.EvalDelay)
+	}
+	return req, errs
 }
 
 // notApplied names, once per key, the group keys set in the file that tsbench does not apply,
@@ -216,7 +340,7 @@ func notApplied(groups []ruleGroup) []string {
 		if len(gs) > 3 {
 			gs = append(gs[:3:3], fmt.Sprintf("%d more", len(where[k])-3))
 		}
-		w = append(w, fmt.Sprintf("group key %s (%s %s) not applied: tsbench sends each rule's expr as a plain instant query; only a group's interval and concurrency shape the load",
+		w = append(w, fmt.Sprintf("group key %s (%s %s) not applied: of a group's keys tsbench applies interval, concurrency, params, headers, query_offset and eval_delay",
 			k, label, strings.Join(gs, ", ")))
 	}
 	return w

@@ -1,21 +1,31 @@
 package query
 
 import (
+	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
 
 // FuzzParseRules: a rule file either fails with an error, or gives at least one query, each
-// with a name, an expression and the interval asked for. Seeds: the shipped rule file and
-// small files in Prometheus' and vmalert's shapes.
+// with a name, an expression and the interval asked for, and with its group's headers only
+// names and values that net/http sends as they are and that tsbench or the storage do not set
+// themselves, and params that are not tsbench's own. Seeds: the shipped rule file, the
+// vmalert file with every key and small files in Prometheus' and vmalert's shapes.
 func FuzzParseRules(f *testing.F) {
 	b, err := os.ReadFile("../../rules/node_exporter.rules.yml")
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Add(b)
+	if b, err = os.ReadFile("testdata/vmalert-all-keys.rules.yml"); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
 	for _, s := range []string{
+		"groups:\n- name: g\n  headers: [\"X-A: 1\", \"\", \"b:\"]\n  params: {nocache: [\"1\"]}\n  rules: [{alert: A, expr: up}]\n",
+		"groups:\n- name: g\n  query_offset: 1m\n  eval_delay: 1s\n  rules: [{record: r, expr: up}]\n",
 		"groups:\n- name: g\n  rules:\n  - record: r\n    expr: up\n",
 		"groups:\n- name: g\n  interval: 30s\n  concurrency: 2\n  rules:\n  - alert: A\n    expr: up == 0\n    for: 5m\n",
 		"groups:\n- name: g\n  rules:\n  - alert: A\n    expr: sum(\n",
@@ -33,8 +43,23 @@ func FuzzParseRules(f *testing.F) {
 			t.Fatal("no error and no rules")
 		}
 		for _, q := range qs {
-			if q.Name == "" || q.Expr == "" || q.Kind != KindInstant || q.Interval <= 0 {
+			if q.Name == "" || q.Expr == "" || q.Kind != KindInstant || q.Interval <= 0 || q.TimeOffset < 0 {
 				t.Fatalf("rule parsed to %+v", q)
+			}
+			for name, vs := range q.Header {
+				if name != http.CanonicalHeaderKey(name) || strings.Trim(name, tokenChars) != "" || ownHeaders[name] != "" {
+					t.Errorf("header name %q", name)
+				}
+				for _, v := range vs {
+					if strings.ContainsAny(v, "\r\n\x00") {
+						t.Errorf("header %s: value %q", name, v)
+					}
+				}
+			}
+			for name := range q.Params {
+				if _, own := ownParams[name]; own || name == "" {
+					t.Errorf("param %q", name)
+				}
 			}
 		}
 	})

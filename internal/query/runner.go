@@ -34,6 +34,8 @@ type Runner struct {
 	storage string
 	plan    *Plan
 	api     *API
+	// apis[i] is query i's client: api, or a copy that sends its group's params and headers.
+	apis    []*API
 	timeout time.Duration
 	log     *slog.Logger
 	m       *Metrics
@@ -71,6 +73,13 @@ func New(cfg *config.Config, plan *Plan, storage string, client *storage.Client,
 	}
 	for i := range r.stats {
 		r.stats[i] = newStat()
+	}
+	r.apis = make([]*API, len(plan.Queries))
+	for i, q := range plan.Queries {
+		r.apis[i] = r.api
+		if len(q.Params) > 0 || len(q.Header) > 0 {
+			r.apis[i] = r.api.With(q.Params, q.Header)
+		}
 	}
 	r.groupSlots = make([]chan struct{}, len(plan.Queries))
 	byGroup := map[string]chan struct{}{}
@@ -190,20 +199,20 @@ func (r *Runner) evaluate(ctx context.Context, i int, at time.Time) {
 	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.timeout)
 	defer cancel()
 	sent := time.Now()
-	out := r.send(qctx, &r.plan.Queries[i], at)
+	out := r.send(qctx, r.apis[i], &r.plan.Queries[i], at)
 	done := time.Now()
 	r.record(i, at, sent, done, out)
 }
 
-// send runs one evaluation of q scheduled at at.
-func (r *Runner) send(ctx context.Context, q *Query, at time.Time) outcome {
+// send runs one evaluation of q scheduled at at, through api.
+func (r *Runner) send(ctx context.Context, api *API, q *Query, at time.Time) outcome {
 	var matchers []string
 	if q.Expr != "" && q.Kind != KindInstant && q.Kind != KindRange {
 		matchers = []string{q.Expr}
 	}
 	switch q.Kind {
 	case KindInstant:
-		res, err := r.api.Instant(ctx, q.Expr, at)
+		res, err := api.Instant(ctx, q.Expr, at.Add(-q.TimeOffset))
 		if err != nil {
 			return outcome{err: err}
 		}
@@ -211,25 +220,25 @@ func (r *Runner) send(ctx context.Context, q *Query, at time.Time) outcome {
 	case KindRange:
 		// Dashboards align the range to the step so that consecutive refreshes share points.
 		end := at.Truncate(q.Step)
-		res, err := r.api.Range(ctx, q.Expr, end.Add(-q.Range), end, q.Step)
+		res, err := api.Range(ctx, q.Expr, end.Add(-q.Range), end, q.Step)
 		if err != nil {
 			return outcome{err: err}
 		}
 		return outcome{series: int64(len(res.Series)), warnings: len(res.Warnings)}
 	case KindSeries:
-		res, err := r.api.SeriesLookup(ctx, matchers, at.Add(-q.Window), at)
+		res, err := api.SeriesLookup(ctx, matchers, at.Add(-q.Window), at)
 		if err != nil {
 			return outcome{err: err}
 		}
 		return outcome{series: int64(len(res.Series)), warnings: len(res.Warnings)}
 	case KindLabels:
-		res, err := r.api.Labels(ctx, matchers, at.Add(-q.Window), at)
+		res, err := api.Labels(ctx, matchers, at.Add(-q.Window), at)
 		if err != nil {
 			return outcome{err: err}
 		}
 		return outcome{series: int64(len(res.Names)), warnings: len(res.Warnings)}
 	default: // KindLabelValues
-		res, err := r.api.LabelValues(ctx, q.Label, matchers, at.Add(-q.Window), at)
+		res, err := api.LabelValues(ctx, q.Label, matchers, at.Add(-q.Window), at)
 		if err != nil {
 			return outcome{err: err}
 		}

@@ -1,11 +1,14 @@
 package query
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -595,4 +598,81 @@ func TestNothingCompletedHasNoLatency(t *testing.T) {
 	if len(got) != 3 || got[0].P99 == nil || got[1].Completed != 0 || got[1].P50 != nil || got[1].P99 != nil || got[2].P99 == nil {
 		t.Errorf("timeline %+v: want the empty second interval without p50 and p99", got)
 	}
+}
+
+// A rule group's params and headers arrive with each of its queries and with no other
+// group's; the storage's auth and headers arrive with every query; the group's query_offset
+// sets its queries' time that far before their scheduled time, and the other group's time is
+// the scheduled time. A header's value, a tenant's token here, is in no log line and nowhere
+// in the results, though a query of its group fails and is logged.
+func TestRunnerGroupRequests(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const secret = "tenant-token-s3cret"
+		cfg := config.Default()
+		plan := &Plan{Queries: []Query{
+			{
+				Name: "tenant_a", Kind: KindInstant, Expr: "tenant_a", Interval: time.Second, Group: "tenant",
+				Params: url.Values{"nocache": {"1"}}, Header: http.Header{"X-Scope-Orgid": {secret}}, TimeOffset: 30 * time.Second,
+			},
+			{
+				Name: "tenant_b", Kind: KindInstant, Expr: "tenant_b", Interval: time.Second, Group: "tenant",
+				Params: url.Values{"nocache": {"1"}}, Header: http.Header{"X-Scope-Orgid": {secret}}, TimeOffset: 30 * time.Second,
+			},
+			{Name: "plain", Kind: KindInstant, Expr: "plain", Interval: time.Second, Group: "plain"},
+		}}
+		type req struct {
+			RawQuery, Tenant, Auth, Team string
+			Millis                       int64
+		}
+		var mu sync.Mutex
+		got := map[string][]req{}
+		c := newClient(t, config.Storage{ReadBearerToken: "tok", ReadHeaders: config.Headers{"X-Team": "perf"}})
+		c.HTTP = &http.Client{Transport: inBubble{http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_ = r.ParseForm()
+			ms, err := ParseMillis(r.PostForm.Get("time"))
+			if err != nil {
+				t.Error(err)
+			}
+			q := r.PostForm.Get("query")
+			mu.Lock()
+			got[q] = append(got[q], req{r.URL.RawQuery, r.Header.Get("X-Scope-OrgID"), r.Header.Get("Authorization"), r.Header.Get("X-Team"), ms})
+			mu.Unlock()
+			if q == "tenant_b" {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = io.WriteString(w, "overloaded")
+				return
+			}
+			_, _ = io.WriteString(w, vector2)
+		})}}
+		var logs bytes.Buffer
+		r := New(&cfg, plan, "s", c, "http://fake/", slog.New(slog.NewTextHandler(&logs, nil)), NewMetrics(prometheus.NewRegistry()))
+		r.earlyWake = 0
+		start := time.Now() // Run's start: no time passes in the bubble before it reads the clock
+		runFor(t, r, 5*time.Second)
+
+		for _, q := range plan.Queries {
+			var want []req
+			for k := range ticks(q.Name, q.Interval, 5*time.Second) {
+				at := start.Add(offset(q.Name, q.Interval) + time.Duration(k)*q.Interval)
+				w := req{Auth: "Bearer tok", Team: "perf", Millis: at.Add(-q.TimeOffset).UnixMilli()}
+				if q.Group == "tenant" {
+					w.RawQuery, w.Tenant = "nocache=1", secret
+				}
+				want = append(want, w)
+			}
+			if diff := cmp.Diff(want, got[q.Name]); diff != "" {
+				t.Errorf("%s: requests (-want +got):\n%s", q.Name, diff)
+			}
+		}
+		if !strings.Contains(logs.String(), "query error") {
+			t.Errorf("tenant_b's error is not logged:\n%s", logs.String())
+		}
+		b, err := json.Marshal(r.Results())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(logs.String(), secret) || strings.Contains(string(b), secret) {
+			t.Errorf("the group's header value is in the logs or the results:\n%s\n%s", logs.String(), b)
+		}
+	})
 }
