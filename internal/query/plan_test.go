@@ -353,6 +353,9 @@ func TestVMAlertRuleFileErrors(t *testing.T) {
 		{"unknown top key", "groups: []\nrule_files: []\n", `field rule_files not found at the top of a rule file (only groups)`},
 		{"repeated group", "groups:\n  - name: g\n    rules: [{alert: A, expr: up}]\n  - name: g\n    rules: [{alert: B, expr: up}]\n", `line 4: group "g": the name is repeated`},
 		{"no group name", "groups:\n  - rules: [{alert: A, expr: up}]\n", `line 2: group 1: name must be set`},
+		{"empty group item", "groups:\n  -\n  - name: g\n    rules: [{alert: A, expr: up}]\n", `line 2: group 1: empty or not a mapping`},
+		{"empty rule item", "groups:\n  - name: g\n    rules:\n      -\n      - {alert: A, expr: up}\n", `line 4: group "g", rule 1: empty or not a mapping`},
+		{"aliased group", "groups:\n  - &g {name: g, rules: [{alert: A, expr: up}]}\n  - *g\n", `line 2: group "g": the name is repeated`},
 		{"two documents", "groups: [{name: a, rules: [{alert: A, expr: up}]}]\n---\ngroups: [{name: b, rules: [{alert: B, expr: up}]}]\n", `more than one YAML document (---)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -128,6 +128,9 @@ func parseRules(b []byte, queryInterval time.Duration) ([]Query, []string, error
 			return nil, nil, errors.New("more than one YAML document (---): put every group under the first document's groups")
 		}
 	}
+	if err := shape(&doc); err != nil {
+		return nil, nil, err
+	}
 	var fatal []error
 	var warnings []string
 	badExpr := map[[2]string]string{} // group, rule name → parse error
@@ -167,6 +170,25 @@ func parseRules(b []byte, queryInterval time.Duration) ([]Query, []string, error
 		return nil, nil, errors.New("no rules")
 	}
 	return qs, append(warnings, notApplied(f.Groups)...), nil
+}
+
+// shape refuses a group or rule that is not a mapping (an empty "-" item): the decoder drops
+// such an item, so the decoded groups and rules would no longer line up with the nodes that
+// give their lines.
+func shape(doc *yaml.Node) error {
+	var errs []error
+	for j, g := range seqOf(doc, "groups") {
+		if g.Kind != yaml.MappingNode {
+			errs = append(errs, fmt.Errorf("line %d: group %d: empty or not a mapping (name, rules, ...)", g.Line, j+1))
+			continue
+		}
+		for i, r := range seqOf(g, "rules") {
+			if r.Kind != yaml.MappingNode {
+				errs = append(errs, fmt.Errorf("line %d: group %q, rule %d: empty or not a mapping (alert or record, expr, ...)", r.Line, scalarOf(g, "name"), i+1))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // validateRules checks what Prometheus' rulefmt checks (group names set and unique, label
@@ -437,27 +459,43 @@ func rulePlaces(doc *yaml.Node) []place {
 	return append(rules, groups...)
 }
 
-// valueOf returns the value of key in mapping n (n may be a document), or nil.
+// valueOf returns the value of key in mapping n (n may be a document), or nil. Aliases
+// (*name) are followed, as the decoder follows them.
 func valueOf(n *yaml.Node, key string) *yaml.Node {
+	n = resolved(n)
 	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
-		n = n.Content[0]
+		n = resolved(n.Content[0])
 	}
 	if n.Kind != yaml.MappingNode {
 		return nil
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == key {
-			return n.Content[i+1]
+			return resolved(n.Content[i+1])
 		}
 	}
 	return nil
 }
 
+// seqOf returns the items of the sequence at key in mapping n, aliases followed.
 func seqOf(n *yaml.Node, key string) []*yaml.Node {
-	if v := valueOf(n, key); v != nil && v.Kind == yaml.SequenceNode {
-		return v.Content
+	v := valueOf(n, key)
+	if v == nil || v.Kind != yaml.SequenceNode {
+		return nil
 	}
-	return nil
+	items := make([]*yaml.Node, len(v.Content))
+	for i, c := range v.Content {
+		items[i] = resolved(c)
+	}
+	return items
+}
+
+// resolved follows an alias to the node it names.
+func resolved(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
 }
 
 func scalarOf(n *yaml.Node, key string) string {
