@@ -64,9 +64,9 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) (in
 
 // runFlags are run's flags; everything else is in the config.
 type runFlags struct {
-	config, out, listen, logLevel string
-	duration                      time.Duration
-	durationSet, keep             bool
+	config, out, listen, logLevel, shard string
+	duration                             time.Duration
+	durationSet, keep                    bool
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
@@ -78,6 +78,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 	fs.StringVar(&f.listen, "httpListenAddr", "127.0.0.1:8436", "address of tsbench's own /metrics (\"\" for none)")
 	fs.BoolVar(&f.keep, "keep", false, "leave the storages tsbench started running, and print their URLs")
 	fs.StringVar(&f.logLevel, "logLevel", "info", "debug, info, warn or error")
+	fs.StringVar(&f.shard, "shard", "", "i/n: generate shard i of n of the workload, overriding the config's shard (e.g. 0/3)")
 	if err := parseFlags(fs, args); err != nil {
 		return f, err
 	}
@@ -106,6 +107,19 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 			return ExitUsage, usageErrorf("-duration: must be >= 0")
 		}
 		p.Config.Duration = f.duration
+	}
+	if f.shard != "" {
+		sh, err := config.ParseShard(f.shard)
+		if err != nil {
+			return ExitUsage, usageErrorf("-shard: %v", err)
+		}
+		p.Config.Shard = sh
+		if err := p.Config.Validate(); err != nil {
+			return ExitUsage, usageErrorf("-shard %s: %s", sh, joinLines(err))
+		}
+	}
+	if p.Config.Shard.Of() > 1 && len(p.Config.RemoteStorages) == 0 {
+		return ExitUsage, usageErrorf("shard %s: shards write to shared storages: name them in remoteStorages (each shard would start its own local ones)", p.Config.Shard)
 	}
 	for _, w := range p.Warnings() {
 		logger.Warn("config warning", "detail", w)
