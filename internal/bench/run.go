@@ -33,7 +33,7 @@ type run struct {
 	opts    Options
 	log     *slog.Logger
 	kinds   map[string]string // storage name → kind, where known
-	start   time.Time // of the load: startTime, or when the run was set up
+	start   time.Time         // of the load: startTime, or when the run was set up
 	gen     *workload.Generator
 	part    *workload.Part // the targets this shard generates: all of them without shards
 	writer  *remotewrite.Writer

@@ -43,9 +43,9 @@ func shardRun(i, n int, lead bool, gen, acked, pending int64) *Run {
 	cpu := 0.5
 	r := &Run{
 		SchemaVersion: SchemaVersion, StartTime: start, EndTime: start.Add(time.Minute),
-		Config:   map[string]any{"shard": "x", "thresholds": []any{}},
-		Shard:    &Shard{Index: i, Count: n, Lead: lead},
-		Workload: Workload{Targets: 2, SeriesPerTarget: 10, ActiveSeries: 20, StaleMarkers: 3, SeriesCreated: 3, Seed: 1, ScrapeIntervalSeconds: 10},
+		Config:    map[string]any{"shard": "x", "thresholds": []any{}},
+		Shard:     &Shard{Index: i, Count: n, Lead: lead},
+		Workload:  Workload{Targets: 2, SeriesPerTarget: 10, ActiveSeries: 20, StaleMarkers: 3, SeriesCreated: 3, Seed: 1, ScrapeIntervalSeconds: 10},
 		Generator: &Generator{CPUCoresMean: &cpu, CPUCoresMax: &cpu, RSSBytesMean: &cpu, RSSBytesMax: &cpu},
 		Storages: []Storage{{Name: "vm", Write: &Write{
 			GeneratedSamples: gen, AckedSamples: acked, PendingSamples: pending,
@@ -62,7 +62,6 @@ func shardRun(i, n int, lead bool, gen, acked, pending int64) *Run {
 	}
 	return r
 }
-
 
 func TestMergeShards(t *testing.T) {
 	runs := []*Run{shardRun(2, 3, false, 30, 25, 5), shardRun(0, 3, true, 10, 10, 0), shardRun(1, 3, false, 20, 20, 0)}
