@@ -2,11 +2,15 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/tsbench/tsbench/internal/report"
 	"github.com/tsbench/tsbench/internal/results"
@@ -86,17 +90,17 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 // report.html, evaluates the config's thresholds on the sum, and exits as run would.
 func cmdMerge(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlagSet("report merge", stderr)
-	out := fs.String("out", "", "directory for the merged results.json and report.html (required)")
+	out := fs.String("out", "", "directory for the merged results.json and report.html, or - for the results.json alone on stdout (required)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return ExitUsage, err
 	}
 	if *out == "" || len(pos) == 0 {
-		return ExitUsage, usageErrorf("usage: tsbench report merge -out DIR SHARD.json... (every shard's results.json of one run, e.g. shard-*/results.json)")
+		return ExitUsage, usageErrorf("usage: tsbench report merge -out DIR|- SHARD.json... (every shard's results.json of one run, e.g. shard-*/results.json, as files or http URLs)")
 	}
 	var runs []*results.Run
 	for _, path := range pos {
-		r, err := results.ReadFile(path)
+		r, err := readResults(path)
 		if err != nil {
 			return ExitError, err
 		}
@@ -119,7 +123,34 @@ func cmdMerge(args []string, stdout, stderr io.Writer) (int, error) {
 		return ExitError, fmt.Errorf("thresholds of the shards' config: %w", err)
 	}
 	res.Thresholds = report.EvaluateThresholds(ts, res)
+	if *out == "-" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return ExitOK, enc.Encode(res)
+	}
 	return finish(res, *out, stdout)
+}
+
+// readResults reads a results file, or fetches it when it is an http(s) URL (a pod's
+// `tsbench run -hold`).
+func readResults(path string) (*results.Run, error) {
+	if !strings.HasPrefix(path, "http://") && !strings.HasPrefix(path, "https://") {
+		return results.ReadFile(path)
+	}
+	client := &http.Client{Timeout: time.Minute}
+	resp, err := client.Get(path)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("get %s: %s (is the run still going? its results appear when it ends)", path, resp.Status)
+	}
+	return results.Parse(b, path)
 }
 
 // configThresholds reads the thresholds of a results file's config.

@@ -169,6 +169,11 @@ func ReadFile(path string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Parse(b, path)
+}
+
+// Parse reads the content of a results.json; name says where it came from, for errors.
+func Parse(b []byte, path string) (*Run, error) {
 	var r Run
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("parse %s: %w", path, err)
