@@ -69,6 +69,7 @@ type Config struct {
 	RemoteStorages map[string]Storage `yaml:"remoteStorages" json:"remoteStorages"`
 
 	ChartOnly `yaml:",inline" json:"-"` // keys of the prometheus-benchmark chart that do not apply here
+	HelmOnly  `yaml:",inline" json:"-"` // keys of tsbench's own Helm chart
 
 	parseWarnings []string // values Parse took differently from the chart
 }
@@ -213,6 +214,9 @@ func (c *Config) Warnings() []string {
 	var w []string
 	for _, key := range setKeys(c.ChartOnly) {
 		w = append(w, fmt.Sprintf("%s: %s", key, ignored))
+	}
+	for _, key := range setKeys(c.HelmOnly) {
+		w = append(w, fmt.Sprintf("%s: %s", key, helmWarning))
 	}
 	for name, st := range c.RemoteStorages {
 		for _, key := range setKeys(st.StorageChartOnly) {

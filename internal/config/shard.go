@@ -62,8 +62,13 @@ func (c *Config) Lead() bool { return c.Shard.Index == c.LeadShard }
 // StartTime is the startTime key: an RFC 3339 time, or zero for the moment the run starts.
 type StartTime struct{ time.Time }
 
-// UnmarshalText reads RFC 3339; the error names the key, which yaml does not add to it.
+// UnmarshalText reads RFC 3339, "" as zero; the error names the key, which yaml does not
+// add to it.
 func (t *StartTime) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		t.Time = time.Time{}
+		return nil
+	}
 	v, err := time.Parse(time.RFC3339, string(b))
 	if err != nil {
 		return fmt.Errorf("startTime: %q is not an RFC 3339 time (e.g. 2026-11-23T12:00:00Z)", b)
