@@ -544,3 +544,21 @@ func TestRedactURL(t *testing.T) {
 		}
 	}
 }
+
+// TestHelmValuesLoadWithWarnings: a values file of tsbench's chart is a config; the chart's
+// own keys are each named in a warning, the rest is the benchmark.
+func TestHelmValuesLoadWithWarnings(t *testing.T) {
+	c, err := Load("../../examples/helm-10m.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TargetsCount != 119_200 || c.MaxPendingSamples != 25_000_000 {
+		t.Errorf("targetsCount %d maxPendingSamples %d: the config keys were not read", c.TargetsCount, c.MaxPendingSamples)
+	}
+	w := strings.Join(c.Warnings(), "\n")
+	for _, key := range []string{"shards", "image", "startDelay", "samplesPerCore", "cpuHeadroom"} {
+		if !strings.Contains(w, key+": "+helmWarning) {
+			t.Errorf("no warning for %s in:\n%s", key, w)
+		}
+	}
+}
