@@ -30,6 +30,7 @@ type Run struct {
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 	// Shard says which part of a sharded workload this file holds; nil for a run of the whole
 	// workload in one process. A merged file (tsbench report merge) has none, and Merged set.
+	// A shard's file has no thresholds: they are evaluated on the merged file.
 	Shard *Shard `json:"shard,omitempty"`
 	// Merged is how many shard files `tsbench report merge` added up into this one.
 	Merged int `json:"merged,omitempty"`
