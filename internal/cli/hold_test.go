@@ -16,8 +16,10 @@ import (
 // results are fetched.
 func TestHoldServesResultsForMerge(t *testing.T) {
 	dir := t.TempDir()
-	r := &results.Run{SchemaVersion: results.SchemaVersion, StartTime: time.Unix(1_700_000_000, 0).UTC(),
-		Shard: &results.Shard{Index: 0, Count: 1, Lead: true}}
+	r := &results.Run{
+		SchemaVersion: results.SchemaVersion, StartTime: time.Unix(1_700_000_000, 0).UTC(),
+		Shard: &results.Shard{Index: 0, Count: 1, Lead: true},
+	}
 	if _, err := r.WriteFile(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -26,13 +28,15 @@ func TestHoldServesResultsForMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
-	ln.Close()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- hold(ctx, addr, dir, slog.New(slog.DiscardHandler)) }()
 	var got *results.Run
 	for range 50 { // until the server listens
-		if got, err = readResults("http://" + addr + "/results.json"); err == nil {
+		if got, err = readResults(t.Context(), "http://"+addr+"/results.json"); err == nil {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -43,7 +47,7 @@ func TestHoldServesResultsForMerge(t *testing.T) {
 	if got.Shard == nil || got.Shard.Count != 1 || !got.StartTime.Equal(r.StartTime) {
 		t.Errorf("fetched %+v, want the results written", got)
 	}
-	if _, err := readResults("http://" + addr + "/nothing.json"); err == nil {
+	if _, err := readResults(t.Context(), "http://"+addr+"/nothing.json"); err == nil {
 		t.Error("a missing results file was read")
 	}
 	cancel()

@@ -17,12 +17,12 @@ import (
 )
 
 // cmdReport re-renders a results file, or compares two.
-func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	if len(args) > 0 && args[0] == "compare" {
 		return cmdCompare(args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "merge" {
-		return cmdMerge(args[1:], stdout, stderr)
+		return cmdMerge(ctx, args[1:], stdout, stderr)
 	}
 	fs := newFlagSet("report", stderr)
 	out := fs.String("out", "", "directory for report.html (default: the results file's directory)")
@@ -88,7 +88,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 
 // cmdMerge adds up the results of every shard of one run into DIR/results.json and
 // report.html, evaluates the config's thresholds on the sum, and exits as run would.
-func cmdMerge(args []string, stdout, stderr io.Writer) (int, error) {
+func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlagSet("report merge", stderr)
 	out := fs.String("out", "", "directory for the merged results.json and report.html, or - for the results.json alone on stdout (required)")
 	pos, err := parseInterspersed(fs, args)
@@ -100,7 +100,7 @@ func cmdMerge(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	var runs []*results.Run
 	for _, path := range pos {
-		r, err := readResults(path)
+		r, err := readResults(ctx, path)
 		if err != nil {
 			return ExitError, err
 		}
@@ -133,12 +133,17 @@ func cmdMerge(args []string, stdout, stderr io.Writer) (int, error) {
 
 // readResults reads a results file, or fetches it when it is an http(s) URL (a pod's
 // `tsbench run -hold`).
-func readResults(path string) (*results.Run, error) {
+func readResults(ctx context.Context, path string) (*results.Run, error) {
 	if !strings.HasPrefix(path, "http://") && !strings.HasPrefix(path, "https://") {
 		return results.ReadFile(path)
 	}
-	client := &http.Client{Timeout: time.Minute}
-	resp, err := client.Get(path)
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err
 	}

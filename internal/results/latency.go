@@ -7,19 +7,19 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// LatencyOf gives the quantiles of h, a histogram of microseconds, in seconds, with max its
-// exact maximum: a quantile is the highest value equivalent to its bucket, never above max.
-// Histogram carries h in HdrHistogram's V2 compressed encoding (base64), so that results of
-// shards merge exactly (MergeLatency).
-func LatencyOf(h *hdrhistogram.Histogram, max time.Duration) Latency {
+// LatencyOf gives the quantiles of h, a histogram of microseconds, in seconds, with longest
+// its exact maximum: a quantile is the highest value equivalent to its bucket, never above
+// longest. Histogram carries h in HdrHistogram's V2 compressed encoding (base64), so that
+// results of shards merge exactly (MergeLatency).
+func LatencyOf(h *hdrhistogram.Histogram, longest time.Duration) Latency {
 	if h.TotalCount() == 0 {
 		return Latency{}
 	}
 	q := func(p float64) *float64 {
 		v := time.Duration(h.ValueAtQuantile(p)) * time.Microsecond
-		return new(min(v, max).Seconds())
+		return new(min(v, longest).Seconds())
 	}
-	l := Latency{P50: q(50), P90: q(90), P99: q(99), Max: new(max.Seconds())}
+	l := Latency{P50: q(50), P90: q(90), P99: q(99), Max: new(longest.Seconds())}
 	if b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil { // fails only on a write to memory
 		l.Histogram = string(b)
 	}
@@ -29,7 +29,7 @@ func LatencyOf(h *hdrhistogram.Histogram, max time.Duration) Latency {
 // MergeLatency is the latency of every evaluation of ls together, from their histograms.
 func MergeLatency(ls ...Latency) (Latency, error) {
 	var sum *hdrhistogram.Histogram
-	var max time.Duration
+	var longest time.Duration
 	for _, l := range ls {
 		if l.Histogram == "" {
 			if l.Max != nil {
@@ -47,18 +47,11 @@ func MergeLatency(ls ...Latency) (Latency, error) {
 			return Latency{}, fmt.Errorf("merge latency histograms: %d values out of range", dropped)
 		}
 		if l.Max != nil {
-			max = maxDuration(max, time.Duration(*l.Max*float64(time.Second)))
+			longest = max(longest, time.Duration(*l.Max*float64(time.Second)))
 		}
 	}
 	if sum == nil {
 		return Latency{}, nil
 	}
-	return LatencyOf(sum, max), nil
-}
-
-func maxDuration(a, b time.Duration) time.Duration {
-	if a > b {
-		return a
-	}
-	return b
+	return LatencyOf(sum, longest), nil
 }

@@ -297,8 +297,10 @@ func mergeQueries(qs []*Query) (*Query, error) {
 			k := key{s.Name, s.Kind}
 			p := per[k]
 			if p == nil {
-				p = &QueryStat{Name: s.Name, Kind: s.Kind, Expr: s.Expr, Errors: map[string]int64{}, FirstError: s.FirstError,
-					Group: s.Group, IntervalSeconds: s.IntervalSeconds}
+				p = &QueryStat{
+					Name: s.Name, Kind: s.Kind, Expr: s.Expr, Errors: map[string]int64{}, FirstError: s.FirstError,
+					Group: s.Group, IntervalSeconds: s.IntervalSeconds,
+				}
 				per[k] = p
 				order = append(order, k)
 			}
