@@ -797,9 +797,8 @@ func TestGeneratedBeforeOverShards(t *testing.T) {
 func TestEndGeneratesExactlyBeforeIt(t *testing.T) {
 	for _, conns := range []int{1, 3} {
 		synctest.Test(t, func(t *testing.T) {
-			rc := &receiver{t: t, series: map[string][]int64{}}
-			w := newWriter(t, map[string]config.Storage{"s": writeTo("http://storage.invalid")}, nil, func(c *config.Config) { c.WriteConcurrency = conns })
-			w.byName["s"].endpoints[0].client.HTTP.Transport = memTransport{rc}
+			w := newWriter(t, map[string]config.Storage{"s": writeTo("http://s.test")}, nil, func(c *config.Config) { c.WriteConcurrency = conns })
+			inMemory(w, memNet{"s.test": memReceiver(t, nil)})
 			w.End = time.Now().Add(735 * time.Millisecond)
 			ctx, cancel := context.WithDeadline(t.Context(), w.End)
 			defer cancel()
