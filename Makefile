@@ -3,7 +3,7 @@ GO      ?= go
 OUT     ?= out
 TSBENCH := bin/tsbench
 
-.PHONY: run test check e2e bench fuzz lint golden deps deps-browser build clean
+.PHONY: run test check e2e bench fuzz lint golden deps deps-browser build clean helm-check image
 
 build: $(TSBENCH)
 
@@ -23,8 +23,9 @@ run: deps build
 	$(TSBENCH) run -out $(OUT)
 
 # Every test, the end-to-end ones against real storages included (in parallel: each starts its
-# own storages), and every fuzz target's seed corpus; after the checks CI makes.
-test: deps-browser check
+# own storages), and every fuzz target's seed corpus; after the checks CI makes; and the Helm
+# chart's checks.
+test: deps-browser check helm-check
 	# Allocation checks skip under -race (its instrumentation allocates); run them without it,
 	# first, so the last lines printed are those of the whole suite.
 	$(GO) test -count=1 -run 'DoesNotAllocate' ./...
@@ -44,6 +45,31 @@ bench:
 	  $(GO) test -run "^$$" -bench . -benchtime 2x -timeout 20m ./internal/remotewrite/ && \
 	  $(GO) test -run "^$$" -bench . -benchtime 5x ./internal/query/; \
 	} | bash scripts/bench-table.sh $(OUT)/bench.txt'
+
+# The Helm chart: helm lint and helm template with the default values and each example values
+# file, every rendered object decoded strictly into its Kubernetes API type, the rendered
+# config checked by tsbench validate (deploy/helm/check, its own module: k8s.io stays out of
+# go.mod). Helm is pinned in tools/helm/go.mod.
+HELM := $(GO) tool -modfile=tools/helm/go.mod helm
+helm-check:
+	$(HELM) lint --strict deploy/helm/tsbench
+	for f in examples/helm-*.yaml; do $(HELM) lint --strict deploy/helm/tsbench -f $$f || exit 1; done
+	cd deploy/helm/check && $(GO) test -count=1 ./...
+
+# The container image as an OCI archive, built offline with buildah (installed by
+# install-deps.sh --image): FROM scratch, the static binary, a non-root user. Load it with
+# `podman load -i`, `ctr images import` or `kind load image-archive`.
+IMAGE ?= tsbench:latest
+BUILDAH := buildah --storage-driver vfs
+image:
+	bash scripts/install-deps.sh --image
+	rm -rf $(OUT)/image && mkdir -p $(OUT)/image
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(OUT)/image/tsbench ./cmd/tsbench
+	cp /etc/ssl/certs/ca-certificates.crt $(OUT)/image/
+	$(BUILDAH) bud --isolation chroot --layers=false -f Dockerfile -t $(IMAGE) $(OUT)/image
+	rm -f $(OUT)/tsbench-image.tar
+	$(BUILDAH) push $(IMAGE) oci-archive:$(OUT)/tsbench-image.tar:$(IMAGE)
+	@ls -l $(OUT)/tsbench-image.tar
 
 golden:
 	UPDATE=1 $(GO) test ./...

@@ -7,6 +7,7 @@
 #
 #   scripts/install-deps.sh            # storages + exporter
 #   scripts/install-deps.sh --browser  # also chromium, for the report test
+#   scripts/install-deps.sh --image    # also buildah, for `make image`
 set -euo pipefail
 
 # binary:package pairs; a binary on PATH means its package is there.
@@ -16,9 +17,13 @@ want=(
   prometheus-node-exporter:prometheus-node-exporter
   influxd:influxdb
 )
-if [[ "${1:-}" == "--browser" ]]; then
-  want+=(chromium:chromium)
-fi
+for arg in "$@"; do
+  case $arg in
+    --browser) want+=(chromium:chromium) ;;
+    --image) want+=(buildah:buildah) ;;
+    *) echo "install-deps: unknown option $arg (--browser, --image)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for pair in "${want[@]}"; do

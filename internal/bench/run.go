@@ -33,8 +33,9 @@ type run struct {
 	opts    Options
 	log     *slog.Logger
 	kinds   map[string]string // storage name → kind, where known
-	start   time.Time
+	start   time.Time         // of the load: startTime, or when the run was set up
 	gen     *workload.Generator
+	part    *workload.Part // the targets this shard generates: all of them without shards
 	writer  *remotewrite.Writer
 	runners map[string]*query.Runner
 	readers map[string]*storage.Client
@@ -55,10 +56,16 @@ type run struct {
 
 func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]string, apis map[string]*results.QueryAPI) (*run, error) {
 	r := &run{
-		cfg: cfg, p: p, opts: opts, log: opts.Logger, kinds: kinds, start: time.Now(),
+		cfg: cfg, p: p, opts: opts, log: opts.Logger, kinds: kinds, start: cfg.StartTime.Time,
 		runners: map[string]*query.Runner{}, readers: map[string]*storage.Client{}, queryAPI: apis,
 		timeline: map[string][]results.WritePoint{}, problems: map[string][]string{},
 		during: map[string][]*results.Verify{},
+	}
+	if r.start.IsZero() {
+		r.start = time.Now()
+	}
+	if sh := cfg.Shard; sh.Of() > 1 {
+		r.log = r.log.With("shard", sh.String())
 	}
 	r.last = r.start
 	reg := prometheus.NewRegistry()
@@ -72,10 +79,14 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 	if err != nil {
 		return nil, &ConfigError{fmt.Errorf("workload: %w", err)}
 	}
-	if r.writer, err = remotewrite.New(cfg, r.gen, r.log, remotewrite.NewMetrics(reg)); err != nil {
+	r.part = r.gen.Part(cfg.Shard.Index, cfg.Shard.Of())
+	if r.writer, err = remotewrite.New(cfg, r.part, r.log, remotewrite.NewMetrics(reg)); err != nil {
 		return nil, &ConfigError{err}
 	}
 	r.writer.DrainTimeout = opts.DrainTimeout
+	if cfg.Duration > 0 {
+		r.writer.End = r.start.Add(cfg.Duration)
+	}
 	qm := query.NewMetrics(reg)
 	var targets []observe.Target
 	for _, name := range cfg.StorageNames() {
@@ -88,6 +99,9 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 			return nil, &ConfigError{fmt.Errorf("remoteStorages.%s: %w", name, err)}
 		}
 		r.readers[name] = client
+		if !cfg.Lead() {
+			continue // the lead shard queries and observes the storages, once for all shards
+		}
 		if qa := apis[name]; qa != nil && qa.Available {
 			qc, err := storage.NewClient(name, st, storage.Read, cfg.QueryConcurrency)
 			if err != nil { // the same settings as the client above: never in practice
@@ -155,9 +169,14 @@ func (r *run) problem(name, msg string) {
 
 // run drives the load until ctx ends or the duration passes, then shuts down in order.
 func (r *run) run(ctx context.Context) (*results.Run, error) {
+	if !r.waitForStart(ctx) {
+		return nil, fmt.Errorf("interrupted while waiting for startTime %s", r.start.UTC().Format(time.RFC3339))
+	}
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	if r.cfg.Duration > 0 {
-		loadCtx, stopLoad = context.WithTimeout(ctx, r.cfg.Duration)
+		// The load ends at startTime + duration, not duration after this process started, so
+		// that shards started apart end together.
+		loadCtx, stopLoad = context.WithDeadline(ctx, r.start.Add(r.cfg.Duration))
 	}
 	defer stopLoad()
 	// The observer and the end of the run outlive the load: a first interrupt stops the load
@@ -168,7 +187,7 @@ func (r *run) run(ctx context.Context) (*results.Run, error) {
 	obsDone := make(chan struct{})
 	go func() { _ = r.obs.Run(obsCtx); close(obsDone) }()
 
-	r.log.Info("load started", "storages", r.cfg.StorageNames(), "targets", r.gen.Targets(),
+	r.log.Info("load started", "storages", r.cfg.StorageNames(), "targets", r.part.Targets(),
 		"series_per_target", r.gen.SeriesPerTarget(), "duration", r.cfg.Duration)
 	var g errgroup.Group
 	if r.writes() {
@@ -234,7 +253,11 @@ func (r *run) verifier() *verify.Verifier {
 	if len(targets) == 0 {
 		return nil
 	}
-	return verify.New(r.cfg, r.gen, targets, r.p.Plan.RuleExprs(), r.log)
+	var rules []query.NamedExpr
+	if r.cfg.Lead() { // the rules compare whole storages: once, not once per shard
+		rules = r.p.Plan.RuleExprs()
+	}
+	return verify.New(r.cfg, r.part, targets, rules, r.log)
 }
 
 // verify reads back what each storage stored over the run, after the load.
@@ -309,8 +332,8 @@ func (r *run) results(verified map[string]*results.Verify) *results.Run {
 		EndTime:       time.Now().UTC(),
 		Config:        r.cfg.Redacted(),
 		Workload: results.Workload{
-			Targets: r.gen.Targets(), SeriesPerTarget: r.gen.SeriesPerTarget(),
-			ActiveSeries:  int64(r.gen.Targets() * r.gen.SeriesPerTarget()),
+			Targets: r.part.Targets(), SeriesPerTarget: r.part.SeriesPerTarget(),
+			ActiveSeries:  int64(r.part.Targets() * r.part.SeriesPerTarget()),
 			SeriesCreated: created, StaleMarkers: stale,
 			ScrapeIntervalSeconds: r.cfg.ScrapeInterval.Seconds(), Seed: r.cfg.Seed,
 		},
@@ -330,10 +353,38 @@ func (r *run) results(verified map[string]*results.Verify) *results.Run {
 		if q := r.runners[name]; q != nil {
 			s.Query = q.Results()
 		}
-		s.Resources = r.obs.Resources(name)
+		if r.cfg.Lead() { // the other shards did not observe the storages
+			s.Resources = r.obs.Resources(name)
+		}
 		res.Storages = append(res.Storages, s)
 	}
+	if sh := r.cfg.Shard; sh.Of() > 1 {
+		res.Shard = &results.Shard{Index: sh.Index, Count: sh.Count, Lead: r.cfg.Lead()}
+	}
 	res.AccountingErrors = r.accounting
-	res.Thresholds = report.EvaluateThresholds(r.p.Thresholds, res)
+	if res.Shard == nil { // a shard's figures are a part: `report merge` evaluates the sum
+		res.Thresholds = report.EvaluateThresholds(r.p.Thresholds, res)
+	}
 	return res
+}
+
+// waitForStart waits until startTime, so that every shard starts on one clock; false when ctx
+// ended first. A shard that starts after it catches up on the scrapes it missed at once: the
+// workload stays the same, the lag shows it.
+func (r *run) waitForStart(ctx context.Context) bool {
+	d := time.Until(r.start)
+	switch {
+	case d > 0:
+		r.log.Info("waiting for startTime", "start_time", r.start.UTC().Format(time.RFC3339), "in", d.Round(time.Millisecond))
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	case d < -time.Second:
+		r.log.Warn("started after startTime: generating the scrapes due since then at once", "start_time", r.start.UTC().Format(time.RFC3339), "late", (-d).Round(time.Millisecond))
+	}
+	return true
 }

@@ -27,11 +27,12 @@ const (
 const usage = `tsbench benchmarks Prometheus-compatible time-series storages.
 
 Usage:
-  tsbench run [-config FILE] [-duration D] [-out DIR] [-httpListenAddr ADDR] [-keep] [-logLevel L]
+  tsbench run [-config FILE] [-duration D] [-out DIR] [-httpListenAddr ADDR] [-keep] [-logLevel L] [-shard I/N]
       Write a production-shaped load to every storage over remote_write, query it as a ruler
       and a dashboard would, observe each storage's resources, verify what it stored, and
       write DIR/results.json and DIR/report.html. Without -config: starts a local
-      VictoriaMetrics and Prometheus and benchmarks both for 3 minutes.
+      VictoriaMetrics and Prometheus and benchmarks both for 3 minutes. -shard I/N generates
+      only shard I of N of the workload, to be merged with the others' results.
   tsbench validate -config FILE
       Check a config file; print every problem with its key.
   tsbench profile capture -url URL -out FILE
@@ -40,6 +41,8 @@ Usage:
       Print the summary of a results file and render its report.html again.
   tsbench report compare OLD.json NEW.json [-out DIR]
       Compare two runs per storage and figure; flag changes beyond the noise.
+  tsbench report merge -out DIR SHARD.json...
+      Add up the results of every shard of one run (tsbench run -shard I/N) into one.
   tsbench version
       Print the version.
 

@@ -2,20 +2,27 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/tsbench/tsbench/internal/report"
 	"github.com/tsbench/tsbench/internal/results"
 )
 
 // cmdReport re-renders a results file, or compares two.
-func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	if len(args) > 0 && args[0] == "compare" {
 		return cmdCompare(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "merge" {
+		return cmdMerge(ctx, args[1:], stdout, stderr)
 	}
 	fs := newFlagSet("report", stderr)
 	out := fs.String("out", "", "directory for report.html (default: the results file's directory)")
@@ -24,7 +31,7 @@ func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) (int,
 		return ExitUsage, err
 	}
 	if len(pos) != 1 {
-		return ExitUsage, usageErrorf("usage: tsbench report RESULTS.json [-out DIR] | tsbench report compare OLD.json NEW.json [-out DIR]")
+		return ExitUsage, usageErrorf("usage: tsbench report RESULTS.json [-out DIR] | tsbench report compare OLD.json NEW.json [-out DIR] | tsbench report merge -out DIR SHARD.json...")
 	}
 	res, err := results.ReadFile(pos[0])
 	if err != nil {
@@ -77,6 +84,93 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	fmt.Fprintf(stdout, "\ncompare: %s\n", path)
 	return ExitOK, nil
+}
+
+// cmdMerge adds up the results of every shard of one run into DIR/results.json and
+// report.html, evaluates the config's thresholds on the sum, and exits as run would.
+func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlagSet("report merge", stderr)
+	out := fs.String("out", "", "directory for the merged results.json and report.html, or - for the results.json alone on stdout (required)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return ExitUsage, err
+	}
+	if *out == "" || len(pos) == 0 {
+		return ExitUsage, usageErrorf("usage: tsbench report merge -out DIR|- SHARD.json... (every shard's results.json of one run, e.g. shard-*/results.json, as files or http URLs)")
+	}
+	var runs []*results.Run
+	for _, path := range pos {
+		r, err := readResults(ctx, path)
+		if err != nil {
+			return ExitError, err
+		}
+		runs = append(runs, r)
+	}
+	res, err := results.Merge(runs)
+	if err != nil {
+		return ExitError, fmt.Errorf("merge %d files: %w", len(pos), err)
+	}
+	exprs, err := configThresholds(res.Config)
+	if err != nil {
+		return ExitError, err
+	}
+	var names []string
+	for _, s := range res.Storages {
+		names = append(names, s.Name)
+	}
+	ts, err := report.ParseThresholds(exprs, names)
+	if err != nil {
+		return ExitError, fmt.Errorf("thresholds of the shards' config: %w", err)
+	}
+	res.Thresholds = report.EvaluateThresholds(ts, res)
+	if *out == "-" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return ExitOK, enc.Encode(res)
+	}
+	return finish(res, *out, stdout)
+}
+
+// readResults reads a results file, or fetches it when it is an http(s) URL (a pod's
+// `tsbench run -hold`).
+func readResults(ctx context.Context, path string) (*results.Run, error) {
+	if !strings.HasPrefix(path, "http://") && !strings.HasPrefix(path, "https://") {
+		return results.ReadFile(path)
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("get %s: %s (is the run still going? its results appear when it ends)", path, resp.Status)
+	}
+	return results.Parse(b, path)
+}
+
+// configThresholds reads the thresholds of a results file's config.
+func configThresholds(cfg any) ([]string, error) {
+	m, _ := cfg.(map[string]any)
+	list, _ := m["thresholds"].([]any)
+	var exprs []string
+	for _, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			return nil, fmt.Errorf("config.thresholds: %v is not a string", e)
+		}
+		exprs = append(exprs, s)
+	}
+	return exprs, nil
 }
 
 // writeFile creates path and writes it with render, reporting a failed close.

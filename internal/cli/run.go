@@ -6,6 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"path/filepath"
 	"time"
 
@@ -64,9 +67,9 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) (in
 
 // runFlags are run's flags; everything else is in the config.
 type runFlags struct {
-	config, out, listen, logLevel string
-	duration                      time.Duration
-	durationSet, keep             bool
+	config, out, listen, logLevel, shard string
+	duration                             time.Duration
+	durationSet, keep, hold              bool
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
@@ -78,6 +81,8 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 	fs.StringVar(&f.listen, "httpListenAddr", "127.0.0.1:8436", "address of tsbench's own /metrics (\"\" for none)")
 	fs.BoolVar(&f.keep, "keep", false, "leave the storages tsbench started running, and print their URLs")
 	fs.StringVar(&f.logLevel, "logLevel", "info", "debug, info, warn or error")
+	fs.BoolVar(&f.hold, "hold", false, "after the run, serve the -out directory (results.json, report.html) on -httpListenAddr until interrupted: for pods, whose results `report merge` fetches")
+	fs.StringVar(&f.shard, "shard", "", "i/n: generate shard i of n of the workload, overriding the config's shard (e.g. 0/3)")
 	if err := parseFlags(fs, args); err != nil {
 		return f, err
 	}
@@ -107,6 +112,19 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		}
 		p.Config.Duration = f.duration
 	}
+	if f.shard != "" {
+		sh, err := config.ParseShard(f.shard)
+		if err != nil {
+			return ExitUsage, usageErrorf("-shard: %v", err)
+		}
+		p.Config.Shard = sh
+		if err := p.Config.Validate(); err != nil {
+			return ExitUsage, usageErrorf("-shard %s: %s", sh, joinLines(err))
+		}
+	}
+	if p.Config.Shard.Of() > 1 && len(p.Config.RemoteStorages) == 0 {
+		return ExitUsage, usageErrorf("shard %s: shards write to shared storages: name them in remoteStorages (each shard would start its own local ones)", p.Config.Shard)
+	}
 	for _, w := range p.Warnings() {
 		logger.Warn("config warning", "detail", w)
 	}
@@ -119,7 +137,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		}
 		return ExitError, err
 	}
-	return finish(res, f.out, stdout)
+	code, err := finish(res, f.out, stdout)
+	if f.hold && f.listen != "" {
+		if herr := hold(ctx, f.listen, f.out, logger); herr != nil {
+			return ExitError, errors.Join(err, herr)
+		}
+	}
+	return code, err
 }
 
 // finish writes results.json and report.html, prints the summary and picks the exit code.
@@ -149,4 +173,18 @@ func finish(res *results.Run, dir string, stdout io.Writer) (int, error) {
 		return ExitThreshold, fmt.Errorf("%d of %d thresholds failed (marked ✗ above)", failed, len(res.Thresholds))
 	}
 	return ExitOK, nil
+}
+
+// hold serves dir over HTTP on addr until ctx ends: a pod keeps its results for `tsbench
+// report merge` to fetch, and is not restarted into a second run.
+func hold(ctx context.Context, addr, dir string, logger *slog.Logger) error {
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("-hold: %w", err)
+	}
+	srv := &http.Server{Handler: http.FileServer(http.Dir(dir)), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	logger.Info("run done; serving its results until interrupted", "url", "http://"+ln.Addr().String()+"/results.json")
+	<-ctx.Done()
+	return srv.Close()
 }

@@ -27,6 +27,16 @@ type Config struct {
 	Seed uint64 `yaml:"seed" json:"seed"`
 	// Duration of the load; 0 runs until interrupted.
 	Duration time.Duration `yaml:"duration" json:"duration"`
+	// StartTime anchors the scrape schedule and churn; zero means the moment the run starts.
+	// Shards given the same startTime (and duration) write exactly the same workload however
+	// far apart they start; a shard started before it waits for it.
+	StartTime StartTime `yaml:"startTime" json:"startTime,omitzero"`
+	// Shard is this process's part of the targets (and replicas): shard i of n generates every
+	// n-th target from i on; the n parts add up to the one-process workload.
+	Shard Shard `yaml:"shard" json:"shard"`
+	// LeadShard is the shard that runs, once per storage across the shards, the query load,
+	// the storages' observation and snapshot, and the read-back's rule comparison.
+	LeadShard int `yaml:"leadShard" json:"leadShard"`
 	// Profile is the path of a profile captured by `tsbench profile capture`; empty means the
 	// embedded node_exporter profile.
 	Profile string `yaml:"profile" json:"profile,omitempty"`
@@ -59,6 +69,7 @@ type Config struct {
 	RemoteStorages map[string]Storage `yaml:"remoteStorages" json:"remoteStorages"`
 
 	ChartOnly `yaml:",inline" json:"-"` // keys of the prometheus-benchmark chart that do not apply here
+	HelmOnly  `yaml:",inline" json:"-"` // keys of tsbench's own Helm chart
 
 	parseWarnings []string // values Parse took differently from the chart
 }
@@ -108,7 +119,8 @@ func setKeys(chartOnly any) []string {
 // VictoriaMetrics and Prometheus when the config names none.
 func Default() Config {
 	return Config{
-		Seed: 1,
+		Seed:  1,
+		Shard: Shard{Index: 0, Count: 1},
 		// Long enough for two churn rounds and several query evaluations, short enough to try.
 		Duration: 3 * time.Minute,
 		// 200 targets × 839 series / 10s ≈ 17k samples/s to each storage: both local storages
@@ -203,6 +215,9 @@ func (c *Config) Warnings() []string {
 	for _, key := range setKeys(c.ChartOnly) {
 		w = append(w, fmt.Sprintf("%s: %s", key, ignored))
 	}
+	for _, key := range setKeys(c.HelmOnly) {
+		w = append(w, fmt.Sprintf("%s: %s", key, helmWarning))
+	}
 	for name, st := range c.RemoteStorages {
 		for _, key := range setKeys(st.StorageChartOnly) {
 			w = append(w, fmt.Sprintf("remoteStorages.%s.%s: %s", name, key, ignored))
@@ -265,6 +280,11 @@ func (c *Config) problems() []error {
 	}
 	if c.Duration < 0 {
 		bad("duration", "must be >= 0 (0 runs until interrupted)")
+	}
+	if err := c.Shard.validate(); err != nil {
+		bad("shard", "%v", err)
+	} else if c.LeadShard < 0 || c.LeadShard >= c.Shard.Count {
+		bad("leadShard", "must be between 0 and %d (shard %s)", c.Shard.Count-1, c.Shard)
 	}
 	if c.TargetsCount < 1 {
 		bad("targetsCount", "must be >= 1")

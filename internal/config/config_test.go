@@ -67,6 +67,9 @@ func TestBadConfigs(t *testing.T) {
 			"remoteStorages.vm.writeURL: scheme must be http or https",
 			"remoteStorages.vm.writeURLReplicas: must be >= 1",
 		},
+		"shard.bad.yaml":      {"shard: 3/3: want 0 <= i < n (shards are numbered from 0)"},
+		"lead-shard.bad.yaml": {"leadShard: must be between 0 and 1 (shard 0/2)"},
+		"start-time.bad.yaml": {`startTime: "tomorrow" is not an RFC 3339 time (e.g. 2026-11-23T12:00:00Z)`},
 		"protocol-headers.bad.yaml": {
 			"remoteStorages.mimir.writeHeaders: Content-Encoding is set by the remote_write protocol and cannot be overridden",
 			"remoteStorages.mimir.writeHeaders: X-Prometheus-Remote-Write-Version is set by the remote_write protocol",
@@ -122,6 +125,29 @@ func TestBadConfigs(t *testing.T) {
 				t.Errorf("error quotes a secret:\n%v", err)
 			}
 		})
+	}
+}
+
+func TestShardKeys(t *testing.T) {
+	c, err := Load("testdata/shard.good.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	if !c.StartTime.Equal(want) || c.Shard != (Shard{Index: 2, Count: 3}) || c.LeadShard != 1 || c.Lead() {
+		t.Errorf("startTime %s shard %s leadShard %d lead %v; want %s, 2/3, 1, false", c.StartTime, c.Shard, c.LeadShard, c.Lead(), want)
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"shard":"2/3"`) || !strings.Contains(string(b), `"startTime":"2026-11-23T12:00:00Z"`) {
+		t.Errorf("JSON lacks shard or startTime as written: %s", b)
+	}
+	for _, bad := range []string{"", "1", "a/3", "1/0", "-1/2", "2/2"} {
+		if _, err := ParseShard(bad); err == nil {
+			t.Errorf("ParseShard(%q) gave no error", bad)
+		}
 	}
 }
 
@@ -515,6 +541,24 @@ func TestRedactURL(t *testing.T) {
 	} {
 		if got := RedactURL(raw); got != want {
 			t.Errorf("RedactURL(%s) = %s, want %s", raw, got, want)
+		}
+	}
+}
+
+// TestHelmValuesLoadWithWarnings: a values file of tsbench's chart is a config; the chart's
+// own keys are each named in a warning, the rest is the benchmark.
+func TestHelmValuesLoadWithWarnings(t *testing.T) {
+	c, err := Load("../../examples/helm-10m.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TargetsCount != 119_200 || c.MaxPendingSamples != 25_000_000 {
+		t.Errorf("targetsCount %d maxPendingSamples %d: the config keys were not read", c.TargetsCount, c.MaxPendingSamples)
+	}
+	w := strings.Join(c.Warnings(), "\n")
+	for _, key := range []string{"shards", "image", "startDelay", "samplesPerCore", "cpuHeadroom"} {
+		if !strings.Contains(w, key+": "+helmWarning) {
+			t.Errorf("no warning for %s in:\n%s", key, w)
 		}
 	}
 }

@@ -121,6 +121,9 @@ func TestRunnerSlowAnswersMissTicks(t *testing.T) {
 			t.Errorf("totals executed %d missed %d ok %d, want %d %d", res.Executed, res.Missed, res.OK, wantTotal.Executed, wantTotal.Missed)
 		}
 		want := secs{P50: 2.5, P90: 2.5, P99: 2.5, Max: 2.5}
+		if res.LatencySeconds.Histogram == "" {
+			t.Error("latency without its histogram: shard results would not merge")
+		}
 		if diff := cmp.Diff(want, seconds(res.LatencySeconds)); diff != "" {
 			t.Errorf("latency (-want +got):\n%s", diff)
 		}

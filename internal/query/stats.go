@@ -52,16 +52,7 @@ func (l *latency) reset() {
 
 // report gives quantiles in seconds; a quantile is the highest value equivalent to its
 // bucket, never above the exact maximum.
-func (l *latency) report() results.Latency {
-	if l.h.TotalCount() == 0 {
-		return results.Latency{}
-	}
-	q := func(p float64) *float64 {
-		v := time.Duration(l.h.ValueAtQuantile(p)) * time.Microsecond
-		return new(min(v, l.max).Seconds())
-	}
-	return results.Latency{P50: q(50), P90: q(90), P99: q(99), Max: new(l.max.Seconds())}
-}
+func (l *latency) report() results.Latency { return results.LatencyOf(l.h, l.max) }
 
 func (l *latency) merge(o *latency) {
 	l.h.Merge(o.h)

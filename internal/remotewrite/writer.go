@@ -39,6 +39,11 @@ type Writer struct {
 	DrainTimeout time.Duration
 	// FlushAfter sends a batch that is not full once its oldest sample is this old.
 	FlushAfter time.Duration
+	// End, when set, is where generation stops: every scrape scheduled before it is generated,
+	// even when ctx ends a moment before the generators' last look, and none at or after it. So
+	// processes given the same workload start and End (shards, or a run and its shards)
+	// generate exactly the same samples.
+	End time.Time
 
 	work       Workload
 	sinks      []*sink // in storage name order
@@ -235,9 +240,33 @@ func (w *Writer) generate(ctx context.Context, shard int) (nextDue int64) {
 	pos, k := 0, int64(0)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	end := int64(math.MaxInt64)
+	if !w.End.IsZero() {
+		end = w.End.UnixMilli()
+	}
+	// scrape generates every scrape due at or before limit and before end, in time order.
+	scrape := func(limit int64, stopOnCancel bool) {
+		for len(targets) > 0 {
+			if due := w.work.ScrapeTime(targets[pos], k); due > limit || due >= end {
+				return
+			}
+			values, stale := w.work.Scrape(app, targets[pos], k)
+			w.produced.Add(int64(values + stale))
+			w.stale.Add(int64(stale))
+			if pos++; pos == len(targets) {
+				pos, k = 0, k+1
+			}
+			if stopOnCancel && ctx.Err() != nil {
+				return
+			}
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
+			if now := time.Now().UnixMilli(); now >= end {
+				scrape(now, false) // the load ended at End: what was due before it, exactly
+			}
 			app.flush()
 			if len(targets) == 0 {
 				return math.MaxInt64
@@ -246,17 +275,7 @@ func (w *Writer) generate(ctx context.Context, shard int) (nextDue int64) {
 		case <-timer.C:
 		}
 		now := time.Now().UnixMilli()
-		for len(targets) > 0 && w.work.ScrapeTime(targets[pos], k) <= now {
-			values, stale := w.work.Scrape(app, targets[pos], k)
-			w.produced.Add(int64(values + stale))
-			w.stale.Add(int64(stale))
-			if pos++; pos == len(targets) {
-				pos, k = 0, k+1
-			}
-			if ctx.Err() != nil {
-				break
-			}
-		}
+		scrape(now, true)
 		if app.enc.samples > 0 && now-app.enc.oldest >= w.FlushAfter.Milliseconds() {
 			app.flush()
 		}

@@ -789,3 +789,37 @@ func TestGeneratedBeforeOverShards(t *testing.T) {
 		}
 	})
 }
+
+// TestEndGeneratesExactlyBeforeIt: with End set and the load ending at End, every scrape
+// scheduled before End is generated, even those the generators' last look (every 100 ms)
+// had not reached, and none at or after it; so writers of one start and End generate the
+// same samples, whatever their connections.
+func TestEndGeneratesExactlyBeforeIt(t *testing.T) {
+	for _, conns := range []int{1, 3} {
+		synctest.Test(t, func(t *testing.T) {
+			w := newWriter(t, map[string]config.Storage{"s": writeTo("http://s.test")}, nil, func(c *config.Config) { c.WriteConcurrency = conns })
+			inMemory(w, memNet{"s.test": memReceiver(t, nil)})
+			w.End = time.Now().Add(735 * time.Millisecond)
+			ctx, cancel := context.WithDeadline(t.Context(), w.End)
+			defer cancel()
+			if err := w.Run(ctx); err != nil {
+				t.Fatal(err)
+			}
+			end := w.End.UnixMilli()
+			var scrapes int64
+			for target := range w.work.Targets() {
+				for k := int64(0); w.work.ScrapeTime(target, k) < end; k++ {
+					scrapes++
+				}
+			}
+			series := int64(w.work.SeriesPerTarget())
+			r := w.Results("s")
+			if r.GeneratedSamples != scrapes*series || r.AckedSamples != r.GeneratedSamples {
+				t.Errorf("%d connections: generated %d acked %d, want %d scrapes before End × %d series", conns, r.GeneratedSamples, r.AckedSamples, scrapes, series)
+			}
+			if got := w.GeneratedBefore().UnixMilli(); got < end {
+				t.Errorf("GeneratedBefore %d, before End %d", got, end)
+			}
+		})
+	}
+}

@@ -47,6 +47,9 @@ type Latency struct {
 	P90 *float64 `json:"p90"`
 	P99 *float64 `json:"p99"`
 	Max *float64 `json:"max"`
+	// Histogram is every latency recorded, in microseconds: HdrHistogram's V2 compressed
+	// encoding (base64), as its Java and Go libraries read it. Merged results add these up.
+	Histogram string `json:"histogram,omitempty"`
 }
 
 // QueryPoint is the read path at one moment of the run. P50 and P99 are null when no

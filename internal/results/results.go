@@ -28,9 +28,23 @@ type Run struct {
 	Generator *Generator `json:"generator,omitempty"`
 	// Thresholds holds each configured threshold's outcome, in config order.
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+	// Shard says which part of a sharded workload this file holds; nil for a run of the whole
+	// workload in one process. A merged file (tsbench report merge) has none, and Merged set.
+	// A shard's file has no thresholds: they are evaluated on the merged file.
+	Shard *Shard `json:"shard,omitempty"`
+	// Merged is how many shard files `tsbench report merge` added up into this one.
+	Merged int `json:"merged,omitempty"`
 	// AccountingErrors lists every moment the write accounting did not balance; empty on a
 	// good run. A non-empty list fails the run.
 	AccountingErrors []string `json:"accountingErrors,omitempty"`
+}
+
+// Shard is a shard file's place in its set.
+type Shard struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// Lead is set on the shard that ran the query load and observed the storages (leadShard).
+	Lead bool `json:"lead"`
 }
 
 // Workload describes what the generator produced, the same for every storage.
@@ -156,6 +170,11 @@ func ReadFile(path string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Parse(b, path)
+}
+
+// Parse reads the content of a results.json; name says where it came from, for errors.
+func Parse(b []byte, path string) (*Run, error) {
 	var r Run
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("parse %s: %w", path, err)

@@ -69,8 +69,9 @@ type Verifier struct {
 	RuleWindow time.Duration
 }
 
-// New builds a verifier of targets for the workload gen.
-func New(cfg *config.Config, gen *workload.Generator, targets []Target, rules []query.NamedExpr, logger *slog.Logger) *Verifier {
+// New builds a verifier of targets for the workload gen (a whole workload or one shard's
+// part); with no rules, the rule comparison is left out.
+func New(cfg *config.Config, gen Workload, targets []Target, rules []query.NamedExpr, logger *slog.Logger) *Verifier {
 	return newVerifier(cfg, gen, targets, rules, logger)
 }
 

@@ -1,0 +1,132 @@
+package results
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/google/go-cmp/cmp"
+)
+
+func histOf(t *testing.T, us ...int64) (*hdrhistogram.Histogram, Latency) {
+	t.Helper()
+	h := hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
+	var mx time.Duration
+	for _, v := range us {
+		if err := h.RecordValue(v); err != nil {
+			t.Fatal(err)
+		}
+		mx = max(mx, time.Duration(v)*time.Microsecond)
+	}
+	return h, LatencyOf(h, mx)
+}
+
+func TestMergeLatencyIsExact(t *testing.T) {
+	_, a := histOf(t, 100, 200, 300, 5000)
+	_, b := histOf(t, 150, 90_000)
+	_, want := histOf(t, 100, 200, 300, 5000, 150, 90_000)
+	got, err := MergeLatency(a, b, Latency{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("merged latency differs from the latency of all values (-want +got):\n%s", diff)
+	}
+	if _, err := MergeLatency(Latency{P50: new(1.0), Max: new(1.0)}); err == nil {
+		t.Error("a latency without its histogram merged")
+	}
+}
+
+func shardRun(i, n int, lead bool, gen, acked, pending int64) *Run {
+	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	cpu := 0.5
+	r := &Run{
+		SchemaVersion: SchemaVersion, StartTime: start, EndTime: start.Add(time.Minute),
+		Config:    map[string]any{"shard": "x", "thresholds": []any{}},
+		Shard:     &Shard{Index: i, Count: n, Lead: lead},
+		Workload:  Workload{Targets: 2, SeriesPerTarget: 10, ActiveSeries: 20, StaleMarkers: 3, SeriesCreated: 3, Seed: 1, ScrapeIntervalSeconds: 10},
+		Generator: &Generator{CPUCoresMean: &cpu, CPUCoresMax: &cpu, RSSBytesMean: &cpu, RSSBytesMax: &cpu},
+		Storages: []Storage{{Name: "vm", Write: &Write{
+			GeneratedSamples: gen, AckedSamples: acked, PendingSamples: pending,
+			DroppedSamples: map[string]int64{"queue_full": gen - acked - pending}, RequestsByStatus: map[string]int64{"204": 3},
+			TargetSamplesPerSecond: 2, Copies: 1,
+			Timeline: []WritePoint{{Time: start.Add(10 * time.Second), Acked: acked / 2}, {Time: start.Add(20*time.Second + time.Millisecond), Acked: acked}},
+		}, Verify: &Verify{CheckedSamples: 100, CheckedStaleMarkers: 2, Reads: 4, RuleDiffs: []RuleDiff{}}}},
+	}
+	if lead {
+		l := LatencyOf(hdrhistogram.New(1, 3_600_000_000, 3), 0)
+		growth := 1000.0
+		r.Storages[0].Query = &Query{Executed: 2, OK: 2, LatencySeconds: l, ServiceSeconds: l}
+		r.Storages[0].Resources = &Resources{DiskBytesGrowth: &growth}
+	}
+	return r
+}
+
+func TestMergeShards(t *testing.T) {
+	runs := []*Run{shardRun(2, 3, false, 30, 25, 5), shardRun(0, 3, true, 10, 10, 0), shardRun(1, 3, false, 20, 20, 0)}
+	m, err := Merge(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := m.Storages[0].Write
+	if w.GeneratedSamples != 60 || w.AckedSamples != 55 || w.PendingSamples != 5 || w.RequestsByStatus["204"] != 9 || w.TargetSamplesPerSecond != 6 {
+		t.Errorf("write sums: %+v", w)
+	}
+	if ok, _ := w.Balanced(); !ok || len(m.AccountingErrors) != 0 {
+		t.Errorf("merged account: balanced %v, errors %v", ok, m.AccountingErrors)
+	}
+	if len(w.Timeline) != 2 || w.Timeline[1].Acked != 55 || w.Timeline[1].SamplesPerSecs != 28/10.001 {
+		t.Errorf("write timeline %+v", w.Timeline)
+	}
+	if m.Workload.Targets != 6 || m.Workload.ActiveSeries != 60 || m.Workload.StaleMarkers != 9 || m.Merged != 3 || m.Shard != nil {
+		t.Errorf("workload %+v merged %d shard %v", m.Workload, m.Merged, m.Shard)
+	}
+	if got := *m.Generator.CPUCoresMean; got != 1.5 {
+		t.Errorf("generator cores %v, want the sum 1.5", got)
+	}
+	s := m.Storages[0]
+	if s.Query == nil || s.Query.Executed != 2 {
+		t.Errorf("query %+v, want the lead's", s.Query)
+	}
+	if s.Resources == nil || *s.Resources.BytesPerSample != 1000.0/55 {
+		t.Errorf("resources %+v, want the lead's, bytes per sample over every shard's acks", s.Resources)
+	}
+	if s.Verify.CheckedSamples != 300 || s.Verify.Reads != 12 || s.Verify.CheckedStaleMarkers != 6 {
+		t.Errorf("read-back not summed: %+v", s.Verify)
+	}
+	if m.Config.(map[string]any)["shard"] != "0/1" {
+		t.Errorf("merged config shard %v", m.Config.(map[string]any)["shard"])
+	}
+
+	// A shard out of balance is named, and so is the total.
+	bad := []*Run{shardRun(0, 2, true, 10, 9, 0), shardRun(1, 2, false, 10, 10, 0)}
+	bad[0].Storages[0].Write.DroppedSamples = map[string]int64{}
+	m, err = Merge(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.AccountingErrors) != 2 || !strings.HasPrefix(m.AccountingErrors[0], "shard 0/2: vm: generated 10") || !strings.HasPrefix(m.AccountingErrors[1], "all shards: vm: generated 20") {
+		t.Errorf("accounting errors %q", m.AccountingErrors)
+	}
+}
+
+func TestMergeRefusesIncompleteSets(t *testing.T) {
+	other := shardRun(1, 3, false, 1, 1, 0)
+	other.StartTime = other.StartTime.Add(time.Second)
+	for name, tc := range map[string]struct {
+		runs []*Run
+		want string
+	}{
+		"missing":   {[]*Run{shardRun(0, 3, true, 1, 1, 0), shardRun(2, 3, false, 1, 1, 0)}, "shard 1/3 missing"},
+		"duplicate": {[]*Run{shardRun(0, 2, true, 1, 1, 0), shardRun(1, 2, false, 1, 1, 0), shardRun(1, 2, false, 1, 1, 0)}, "shard 1/2 given twice"},
+		"counts":    {[]*Run{shardRun(0, 2, true, 1, 1, 0), shardRun(1, 3, false, 1, 1, 0)}, "shard 1/3 among shards of 2"},
+		"unsharded": {[]*Run{{}}, "without a shard"},
+		"start":     {[]*Run{shardRun(0, 3, true, 1, 1, 0), other, shardRun(2, 3, false, 1, 1, 0)}, "set one startTime for every shard"},
+	} {
+		_, err := Merge(tc.runs)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", name, err, tc.want)
+		}
+	}
+}
