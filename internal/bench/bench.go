@@ -150,5 +150,8 @@ func Run(ctx context.Context, p *Prepared, opts Options) (*results.Run, error) {
 	for _, l := range locals {
 		go r.watchExit(l)
 	}
+	if cfg.ScrapeModeOn() {
+		return r.runScrape(ctx) // scrape.go: an agent writes, not tsbench
+	}
 	return r.run(ctx)
 }

@@ -68,6 +68,8 @@ type Config struct {
 
 	RemoteStorages map[string]Storage `yaml:"remoteStorages" json:"remoteStorages"`
 
+	ScrapeMode `yaml:",inline"` // sender, senderURL, exporterURL, exposeTimestamps (sender.go)
+
 	ChartOnly `yaml:",inline" json:"-"` // keys of the prometheus-benchmark chart that do not apply here
 	HelmOnly  `yaml:",inline" json:"-"` // keys of tsbench's own Helm chart
 
@@ -149,6 +151,8 @@ func Default() Config {
 		ObserveInterval: 10 * time.Second,
 
 		VerifySamples: 10_000,
+
+		ScrapeMode: ScrapeMode{Sender: SenderTsbench},
 	}
 }
 
@@ -331,6 +335,7 @@ func (c *Config) problems() []error {
 	if c.VerifyDelay < 0 {
 		bad("verifyDelay", "must be >= 0 (0 verifies only at the end)")
 	}
+	errs = append(errs, c.ScrapeMode.problems()...)
 	for i, rq := range c.RangeQueries {
 		errs = append(errs, rq.validate(fmt.Sprintf("rangeQueries[%d]", i))...)
 	}

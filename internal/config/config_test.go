@@ -50,6 +50,15 @@ func TestBadConfigs(t *testing.T) {
 			"remoteStorages.vm.tls: certFile and keyFile must be set together",
 		},
 		"disablewrite.bad.yaml": {"remoteStorages.ro.readURL: must be set when disableWrite is true"},
+		"sender.bad.yaml":       {`sender: "telegraf" is not a sender: use one of tsbench, vmagent, prometheus-agent`},
+		"scrape-keys.bad.yaml": {
+			"senderURL: applies to scrape mode only: set sender: vmagent or sender: prometheus-agent",
+			"exposeTimestamps: applies to scrape mode only",
+		},
+		"exporter.bad.yaml": {
+			"exporterURL: scheme must be http or https",
+			"exposeTimestamps: has no effect with exporterURL",
+		},
 		"no-url.bad.yaml": {
 			"remoteStorages.forgotten.writeURL: neither writeURL nor readURL is set: set writeURL to write to the storage, readURL to query it, or both",
 		},

@@ -274,6 +274,7 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 	writeProbes(&b, r)
 	writeRuleDiffs(&b, r)
 	writeRulesNotCompared(&b, r)
+	writeSender(&b, r)
 	if g := r.Generator; g != nil {
 		fmt.Fprintf(&b, "\ntsbench itself: cpu %s cores mean, %s max; rss %s MiB max\n",
 			fmtPtr("%.3f", g.CPUCoresMean, 1), fmtPtr("%.3f", g.CPUCoresMax, 1), fmtPtr("%.1f", g.RSSBytesMax, 1<<20))

@@ -26,6 +26,8 @@ type Run struct {
 	Workload  Workload   `json:"workload"`
 	Storages  []Storage  `json:"storages"` // in name order
 	Generator *Generator `json:"generator,omitempty"`
+	// Sender is scrape mode's agent (sender.go); nil when tsbench wrote directly.
+	Sender *Sender `json:"sender,omitempty"`
 	// Thresholds holds each configured threshold's outcome, in config order.
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 	// Shard says which part of a sharded workload this file holds; nil for a run of the whole

@@ -13,6 +13,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -67,12 +69,26 @@ type Verifier struct {
 	// RuleWindow is how far back from the end of the checked window the rules are run as
 	// range queries. Default 10m.
 	RuleWindow time.Duration
+	// IgnoreNames are metric names the workload did not write but that share its series'
+	// labels: in scrape mode, the agent's own series per target (up, scrape_duration_seconds,
+	// ...). Answers of these names are left out of the read-back.
+	IgnoreNames []string
+	// AgentMarkers says an agent wrote the staleness markers, at times of its own: a NaN a
+	// storage returns after a series' last sample (beyond the shift allowed) is its marker,
+	// not an unexpected sample. VictoriaMetrics returns markers in range reads as NaN.
+	AgentMarkers bool
 }
 
 // New builds a verifier of targets for the workload gen (a whole workload or one shard's
 // part); with no rules, the rule comparison is left out.
 func New(cfg *config.Config, gen Workload, targets []Target, rules []query.NamedExpr, logger *slog.Logger) *Verifier {
 	return newVerifier(cfg, gen, targets, rules, logger)
+}
+
+// NewFor builds a verifier of targets for any workload: scrape mode checks what the agent
+// stored against the scrapes tsbench served (internal/targets).
+func NewFor(cfg *config.Config, wl Workload, targets []Target, rules []query.NamedExpr, logger *slog.Logger) *Verifier {
+	return newVerifier(cfg, wl, targets, rules, logger)
 }
 
 func newVerifier(cfg *config.Config, wl Workload, targets []Target, rules []query.NamedExpr, logger *slog.Logger) *Verifier {
@@ -197,6 +213,8 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 			res.UncheckedSamples += u.samples * int64(c.n)
 			continue
 		}
+		v.ignore(got)
+		v.dropAgentMarkers(u, got)
 		c.learn(got)
 		compareUnit(u, got, c.n, v.interval/2-1, false, t)
 		if exp != nil {
@@ -275,6 +293,8 @@ func (v *Verifier) exportUnit(ctx context.Context, r *reader, u *unit, c *copies
 	if err != nil {
 		return fmt.Errorf("export %s [%d, %d]: %w", sel, u.lo+1, u.hi, err)
 	}
+	v.ignore(got)
+	v.dropAgentMarkers(u, got)
 	c.learn(got)
 	compareUnit(u, got, c.n, v.interval/2-1, true, t)
 	return nil
@@ -311,4 +331,37 @@ func (v *Verifier) checkStaleness(ctx context.Context, r *reader, u *unit, n int
 		}
 	}
 	return nil
+}
+
+// ignore removes the series of IgnoreNames from an answer.
+func (v *Verifier) ignore(got *result) {
+	if len(v.IgnoreNames) == 0 {
+		return
+	}
+	got.Series = slices.DeleteFunc(got.Series, func(s series) bool {
+		for _, l := range s.Labels {
+			if l.Name == "__name__" {
+				return slices.Contains(v.IgnoreNames, l.Value)
+			}
+		}
+		return false
+	})
+}
+
+// dropAgentMarkers removes, with AgentMarkers, the NaN points an answer holds after the last
+// sample expected of their series: the agent's staleness markers.
+func (v *Verifier) dropAgentMarkers(u *unit, got *result) {
+	if !v.AgentMarkers {
+		return
+	}
+	for i := range got.Series {
+		s := &got.Series[i]
+		ls, _ := splitReplica(s.Labels)
+		es := u.series[keyOfLabels(ls)]
+		if es == nil || len(es.samples) == 0 {
+			continue
+		}
+		after := es.samples[len(es.samples)-1].t + v.interval/2 - 1
+		s.Points = slices.DeleteFunc(s.Points, func(p point) bool { return p.T > after && math.IsNaN(p.V) })
+	}
 }
