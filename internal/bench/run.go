@@ -44,7 +44,11 @@ type run struct {
 	queryAPI map[string]*results.QueryAPI
 	obs      *observe.Observer
 	srv      *http.Server
-	closed   atomic.Bool
+	mux      *http.ServeMux // srv's: scrape mode serves the targets on it too
+	// agentAcked is what the agent acked per storage in scrape mode, by its counters.
+	agentAcked *agentAcked
+	srvAddr    string // the address srv listens on
+	closed     atomic.Bool
 
 	mu         sync.Mutex // guards below
 	timeline   map[string][]results.WritePoint
@@ -115,7 +119,12 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 			Client: client, BaseURL: st.ReadURL, Kind: kinds[name],
 		})
 	}
-	r.obs = observe.New(observe.Options{Interval: cfg.ObserveInterval, Logger: r.log, Registerer: reg, Writes: r.writer}, targets)
+	obsOpts := observe.Options{Interval: cfg.ObserveInterval, Logger: r.log, Registerer: reg, Writes: r.writer}
+	if cfg.ScrapeModeOn() { // the agent acks, not tsbench's writer (scrape.go)
+		r.agentAcked = &agentAcked{}
+		obsOpts.Writes = r.agentAcked
+	}
+	r.obs = observe.New(obsOpts, targets)
 	if err := r.serve(reg); err != nil {
 		r.close()
 		return nil, err
@@ -134,6 +143,7 @@ func (r *run) serve(reg *prometheus.Registry) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	r.mux, r.srvAddr = mux, ln.Addr().String()
 	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = r.srv.Serve(ln) }()
 	r.log.Info("serving tsbench's metrics", "url", "http://"+ln.Addr().String()+"/metrics")

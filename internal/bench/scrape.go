@@ -101,13 +101,23 @@ func (r *run) startScrape(ctx context.Context) (*scrape, error) {
 	sc.srv = targets.New(targets.Options{
 		Gen: r.gen, ExposeTimestamps: r.cfg.ExposeTimestamps, ExporterURL: r.cfg.ExporterURL, Logger: r.log,
 	})
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("serve the targets: %w", err)
+	// On tsbench's own address (-httpListenAddr) when it serves one, so that a user's agent
+	// (senderURL) can be given a list address that stays the same from run to run.
+	if r.mux != nil {
+		h := sc.srv.Handler()
+		r.mux.Handle(targets.SDPath, h)
+		r.mux.Handle("/targets/", h)
+		sc.sdURL = "http://" + r.srvAddr + targets.SDPath
+	} else {
+		ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("serve the targets: %w", err)
+		}
+		sc.http = &http.Server{Handler: sc.srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = sc.http.Serve(ln) }()
+		sc.sdURL = "http://" + ln.Addr().String() + targets.SDPath
 	}
-	sc.http = &http.Server{Handler: sc.srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = sc.http.Serve(ln) }()
-	sc.sdURL = "http://" + ln.Addr().String() + targets.SDPath
+	var err error
 	if sc.remotes, err = targets.Remotes(r.cfg); err != nil {
 		sc.close(r)
 		return nil, &ConfigError{err}
@@ -232,6 +242,7 @@ func (sc *scrape) progress(ctx context.Context, r *run) {
 			var b strings.Builder
 			fmt.Fprintf(&b, "[%6s] served %d scrapes, %d samples", now.Sub(r.start).Round(time.Second), s.Scrapes, s.Samples)
 			if c, err := targets.ReadCounters(ctx, sc.client, sc.metricsURL, r.cfg.Sender, sc.remotes); err == nil {
+				r.agentAcked.update(c)
 				for _, name := range r.cfg.StorageNames() {
 					if a := c.Storages[name]; a != nil {
 						fmt.Fprintf(&b, " %s: acked %d pending %d", name, a.Acked, a.Pending)
@@ -266,6 +277,7 @@ func (sc *scrape) drain(ctx context.Context, r *run) *targets.Counters {
 		if err != nil {
 			lastErr = err
 		} else {
+			r.agentAcked.update(c)
 			if last != nil && c.Appended == last.Appended && drained(c) {
 				if stableSince.IsZero() {
 					stableSince = now
@@ -351,11 +363,13 @@ func (r *run) scrapeResults(sc *scrape, c *targets.Counters, verified map[string
 		ServedScrapes:    served.Scrapes, ServedSamples: served.Samples, ServedBytes: served.Bytes,
 		FailedScrapes: served.Failed, ExporterFetches: served.ExporterFetches,
 		ScrapeDurationSecondsMean: served.DurationSecondsMean, ScrapeDurationSecondsMax: served.DurationSecondsMax,
-		Resources: sc.obs.Resources(r.cfg.Sender, nil),
+		Resources: sc.obs.Resources(r.cfg.Sender),
 	}
 	sc.mu.Lock()
 	snd.Problems = append([]string(nil), sc.problems...)
 	sc.mu.Unlock()
+	// Churn as served: the agent's staleness markers are among its own samples (AgentAddedSamples).
+	res.Workload.SeriesCreated = sc.srv.Workload().NewRevisions() * int64(res.Workload.SeriesPerTarget)
 	if r.cfg.ExporterURL != "" {
 		snd.ReadBack = "nothing to check against: the targets served a real exporter's page (exporterURL), not the workload's values"
 		// The exporter's page, not the profile: its samples per scrape are what was served.
@@ -421,7 +435,7 @@ func (r *run) scrapeResults(sc *scrape, c *targets.Counters, verified map[string
 		if q := r.runners[name]; q != nil {
 			s.Query = q.Results()
 		}
-		s.Resources = r.obs.Resources(name, s.Write)
+		s.Resources = r.obs.Resources(name)
 		res.Storages = append(res.Storages, s)
 	}
 	res.Sender = snd
@@ -431,4 +445,27 @@ func (r *run) scrapeResults(sc *scrape, c *targets.Counters, verified map[string
 	}
 	res.Thresholds = report.EvaluateThresholds(r.p.Thresholds, res)
 	return res
+}
+
+// agentAcked is the observer's count of what each storage acknowledged in scrape mode (the
+// divisor of bytes per sample): the agent's acked samples at its newest counters read.
+type agentAcked struct {
+	mu    sync.Mutex // guards acked
+	acked map[string]int64
+}
+
+func (a *agentAcked) Acked(name string) int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.acked[name]
+}
+
+// update takes the acked counts of the agent's counters c.
+func (a *agentAcked) update(c *targets.Counters) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.acked = map[string]int64{}
+	for name, acc := range c.Storages {
+		a.acked[name] = acc.Acked
+	}
 }

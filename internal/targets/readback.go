@@ -74,3 +74,17 @@ func (w *ServedWorkload) Scrape(app workload.Appender, target int, k int64) (val
 	}
 	return w.gen.SeriesPerTarget(), 0
 }
+
+// NewRevisions is how many target revisions were served beyond each target's first: × the
+// series per target, the series churn created.
+func (w *ServedWorkload) NewRevisions() int64 {
+	var n int64
+	for _, l := range w.logs {
+		seen := map[int64]bool{}
+		for _, sc := range l {
+			seen[sc.rev] = true
+		}
+		n += int64(max(0, len(seen)-1))
+	}
+	return n
+}

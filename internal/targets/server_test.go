@@ -271,3 +271,19 @@ func TestExporterCache(t *testing.T) {
 		t.Errorf("fetches %d, served %+v: want 2 fetches, 51 scrapes of 2 samples", fetches, sv)
 	}
 }
+
+// TestNewRevisions counts the revisions served beyond each target's first: the churn the
+// agent saw, however its scrapes of an old and a new revision interleave.
+func TestNewRevisions(t *testing.T) {
+	s := New(Options{Gen: newGen(t)})
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	for _, path := range []string{"/targets/0/0/metrics", "/targets/0/1/metrics", "/targets/0/0/metrics", "/targets/0/1/metrics", "/targets/1/4/metrics", "/targets/2/0/metrics", "/targets/2/1/metrics", "/targets/2/2/metrics"} {
+		if resp, _ := get(t, ts.URL+path, ""); resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: status %d", path, resp.StatusCode)
+		}
+	}
+	if got := s.Workload().NewRevisions(); got != 3 {
+		t.Errorf("new revisions %d, want 3 (target 0: 1, target 2: 2)", got)
+	}
+}
