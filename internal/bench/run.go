@@ -249,6 +249,19 @@ func (r *run) verifier() *verify.Verifier {
 	if r.cfg.VerifySamples <= 0 || !r.writes() {
 		return nil
 	}
+	targets := r.verifyTargets()
+	if len(targets) == 0 {
+		return nil
+	}
+	var rules []query.NamedExpr
+	if r.cfg.Lead() { // the rules compare whole storages: once, not once per shard
+		rules = r.p.Plan.RuleExprs()
+	}
+	return verify.New(r.cfg, r.part, targets, rules, r.log)
+}
+
+// verifyTargets are the storages the read-back reads: see verifier.
+func (r *run) verifyTargets() []verify.Target {
 	var targets []verify.Target
 	for _, name := range r.cfg.StorageNames() {
 		st := r.cfg.RemoteStorages[name]
@@ -260,14 +273,7 @@ func (r *run) verifier() *verify.Verifier {
 			targets = append(targets, t)
 		}
 	}
-	if len(targets) == 0 {
-		return nil
-	}
-	var rules []query.NamedExpr
-	if r.cfg.Lead() { // the rules compare whole storages: once, not once per shard
-		rules = r.p.Plan.RuleExprs()
-	}
-	return verify.New(r.cfg, r.part, targets, rules, r.log)
+	return targets
 }
 
 // verify reads back what each storage stored over the run, after the load.

@@ -322,12 +322,7 @@ func (r *run) verifyScrape(ctx context.Context, sc *scrape) map[string]*results.
 	if r.cfg.VerifySamples <= 0 {
 		return nil
 	}
-	var vt []verify.Target
-	for _, name := range r.cfg.StorageNames() {
-		if st := r.cfg.RemoteStorages[name]; st.ReadURL != "" {
-			vt = append(vt, verify.Target{Name: name, ReadURL: st.ReadURL, Client: r.readers[name], Kind: r.kinds[name]})
-		}
-	}
+	vt := r.verifyTargets()
 	last := sc.srv.LastServed()
 	if len(vt) == 0 || last == 0 {
 		return nil
@@ -401,7 +396,7 @@ func (r *run) scrapeResults(sc *scrape, c *targets.Counters, verified map[string
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, name := range r.cfg.StorageNames() {
-		s := results.Storage{Name: name, Verify: verified[name], Problems: r.problems[name]}
+		s := results.Storage{Name: name, Verify: verified[name], QueryAPI: r.queryAPI[name], Problems: r.problems[name]}
 		if st := r.cfg.RemoteStorages[name]; c != nil && !st.DisableWrite {
 			a := c.Storages[name]
 			if a == nil {

@@ -199,6 +199,8 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 				res.UncheckedSamples += u.samples * int64(c.n)
 				continue
 			}
+			v.ignore(got)
+			v.dropAgentMarkers(u, got)
 			c.learn(got)
 			compareUnit(u, got, c.n, v.interval/2-1, true, t)
 			continue
