@@ -137,6 +137,17 @@ func TestScrapeVMAgent(t *testing.T) {
 		t.Errorf("read-back on Prometheus: %s, more than vmagent's last-place rounding", v.Verdict())
 	}
 	t.Logf("vmagent on Prometheus: %s", v.Verdict())
+	checkNothingLost(t, res, "vm")
+}
+
+// checkNothingLost: the storage returns every sample served and nothing else, the agent's own
+// series and staleness markers aside (VictoriaMetrics drops NaN values: NaNAltered).
+func checkNothingLost(t *testing.T, res *results.Run, name string) {
+	t.Helper()
+	v := storageResult(t, res, name).Verify
+	if v == nil || v.CheckedSamples == 0 || v.MissingSamples != 0 || v.UnexpectedSamples != 0 || v.DuplicateSamples != 0 {
+		t.Errorf("read-back on %s: %+v", name, v)
+	}
 }
 
 // TestScrapePrometheusAgent is scrape mode with Prometheus in agent mode, timestamps on the
@@ -153,6 +164,7 @@ func TestScrapePrometheusAgent(t *testing.T) {
 	if !v.Exact() {
 		t.Errorf("read-back on Prometheus: %s; examples %q", v.Verdict(), v.Examples)
 	}
+	checkNothingLost(t, res, "vm")
 }
 
 // TestScrapeExporter serves the real node_exporter behind tsbench's 1 s cache to vmagent at

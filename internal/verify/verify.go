@@ -350,8 +350,12 @@ func (v *Verifier) ignore(got *result) {
 	})
 }
 
-// dropAgentMarkers removes, with AgentMarkers, the NaN points an answer holds after the last
-// sample expected of their series: the agent's staleness markers.
+// dropAgentMarkers removes, with AgentMarkers, the agent's staleness markers from an answer:
+// every marker a raw export shows as one, and the NaN points a query answer holds after the
+// last sample expected of their series (the query API renders a marker as a plain NaN). An
+// agent writes a marker when it drops a target, which may be less than a scrape interval after
+// the last sample: "after" is beyond three times the largest shift the series' numbers show
+// (the agent's own scrape times against the pages served), and at least 100ms.
 func (v *Verifier) dropAgentMarkers(u *unit, got *result) {
 	if !v.AgentMarkers {
 		return
@@ -363,7 +367,22 @@ func (v *Verifier) dropAgentMarkers(u *unit, got *result) {
 		if es == nil || len(es.samples) == 0 {
 			continue
 		}
-		after := es.samples[len(es.samples)-1].t + v.interval/2 - 1
-		s.Points = slices.DeleteFunc(s.Points, func(p point) bool { return p.T > after && math.IsNaN(p.V) })
+		var shift int64
+		for _, e := range es.samples {
+			if math.IsNaN(e.v) {
+				continue
+			}
+			best := v.interval / 2
+			for _, p := range s.Points {
+				if !math.IsNaN(p.V) {
+					best = min(best, abs(p.T-e.t))
+				}
+			}
+			if best < v.interval/2 {
+				shift = max(shift, best)
+			}
+		}
+		after := es.samples[len(es.samples)-1].t + min(v.interval/2-1, max(100, 3*shift))
+		s.Points = slices.DeleteFunc(s.Points, func(p point) bool { return isStale(p.V) || p.T > after && math.IsNaN(p.V) })
 	}
 }
