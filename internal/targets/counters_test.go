@@ -14,7 +14,7 @@ import (
 
 func readCounters(t *testing.T, sender, page string, remotes []Remote) *Counters {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, page) }))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, page) }))
 	defer srv.Close()
 	c, err := ReadCounters(context.Background(), srv.Client(), srv.URL+"/metrics", sender, remotes)
 	if err != nil {
@@ -71,8 +71,10 @@ vmagent_remotewrite_retries_count_total{url="2:secret-url"} 3
 	scraped := int64(3042)
 	want := &Counters{Scraped: &scraped, Appended: 3078, Storages: map[string]*Account{
 		"vm": {In: 3078, Acked: 3078, Dropped: map[string]int64{}, Known: true},
-		"prom": {In: 3078, Acked: 3078, Dropped: map[string]int64{}, Retried: 3, PendingBytes: 512,
-			Why: "512 bytes and 0 blocks pending (vmagent counts pending data in bytes, not samples)"},
+		"prom": {
+			In: 3078, Acked: 3078, Dropped: map[string]int64{}, Retried: 3, PendingBytes: 512,
+			Why: "512 bytes and 0 blocks pending (vmagent counts pending data in bytes, not samples)",
+		},
 	}}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("counters (-want +got):\n%s", diff)

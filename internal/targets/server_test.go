@@ -2,6 +2,7 @@ package targets
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"net/http"
@@ -147,7 +148,7 @@ func TestPageParses(t *testing.T) {
 			var got []string
 			for {
 				e, err := p.Next()
-				if err == io.EOF {
+				if errors.Is(err, io.EOF) {
 					break
 				}
 				if err != nil {
@@ -240,10 +241,10 @@ func TestWantsOpenMetrics(t *testing.T) {
 // again once the copy is older than the TTL.
 func TestExporterCache(t *testing.T) {
 	var fetches int
-	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fetches++ // the cache's lock serialises fetches
 		time.Sleep(50 * time.Millisecond)
-		io.WriteString(w, "# HELP a A.\n# TYPE a gauge\na 1\nb{x=\"1\"} 2\n\n")
+		_, _ = io.WriteString(w, "# HELP a A.\n# TYPE a gauge\na 1\nb{x=\"1\"} 2\n\n")
 	}))
 	defer exporter.Close()
 	s := New(Options{Gen: newGen(t), ExporterURL: exporter.URL, CacheTTL: 300 * time.Millisecond})
@@ -285,5 +286,35 @@ func TestNewRevisions(t *testing.T) {
 	}
 	if got := s.Workload().NewRevisions(); got != 3 {
 		t.Errorf("new revisions %d, want 3 (target 0: 1, target 2: 2)", got)
+	}
+}
+
+// TestSDReplicas lists writeReplicas × targetsCount targets, each with its replica label.
+func TestSDReplicas(t *testing.T) {
+	p, err := workload.LoadProfile(tsbench.Assets, "profiles/node_exporter.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := workload.New(p, workload.Options{Seed: 1, Start: time.Now(), Targets: 3, Replicas: 2, ScrapeInterval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(New(Options{Gen: g}).Handler())
+	defer ts.Close()
+	_, b := get(t, ts.URL+SDPath, "")
+	var groups []sdGroup
+	if err := json.Unmarshal(b, &groups); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, grp := range groups {
+		got = append(got, grp.Labels["instance"]+" replica="+grp.Labels["replica"])
+	}
+	want := []string{
+		"host-000000:9100 replica=0", "host-000001:9100 replica=0", "host-000002:9100 replica=0",
+		"host-000000:9100 replica=1", "host-000001:9100 replica=1", "host-000002:9100 replica=1",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("targets (-want +got):\n%s", diff)
 	}
 }
