@@ -381,8 +381,12 @@ func (r *run) scrapeResults(sc *scrape, c *targets.Counters, verified map[string
 		snd.ScrapedSamples, snd.AppendedSamples = c.Scraped, c.Appended
 		snd.AgentAddedSamples = c.Appended - served.Samples
 		if c.Scraped != nil && *c.Scraped != served.Samples {
-			accounting = append(accounting, fmt.Sprintf("tsbench served %d samples, %s says it scraped %d (off by %d)",
-				served.Samples, r.cfg.Sender, *c.Scraped, served.Samples-*c.Scraped))
+			msg := fmt.Sprintf("tsbench served %d samples, %s says it scraped %d (off by %d)",
+				served.Samples, r.cfg.Sender, *c.Scraped, served.Samples-*c.Scraped)
+			if c.ScrapesTimedOut != nil && *c.ScrapesTimedOut > 0 {
+				msg += fmt.Sprintf("; it timed out %d scrapes, whose pages tsbench may have written", *c.ScrapesTimedOut)
+			}
+			accounting = append(accounting, msg)
 		}
 		if snd.AgentAddedSamples < 0 {
 			accounting = append(accounting, fmt.Sprintf("tsbench served %d samples, %s took in only %d", served.Samples, r.cfg.Sender, c.Appended))

@@ -24,7 +24,10 @@ type Counters struct {
 	// Appended is every sample the agent took in to send: scraped, its own series per scrape
 	// (up, scrape_duration_seconds, ...) and the staleness markers it writes.
 	Appended int64
-	Storages map[string]*Account
+	// ScrapesTimedOut is how many scrapes the agent gave up on (vmagent); nil when it does not
+	// count them (Prometheus).
+	ScrapesTimedOut *int64
+	Storages        map[string]*Account
 }
 
 // Account is one storage's part of an agent's account, in samples.
@@ -159,7 +162,8 @@ func countersOf(sender string, s sums, remotes []Remote) *Counters {
 		}
 	case config.SenderVMAgent:
 		scraped := s.sum("vm_promscrape_scraped_samples_sum", nil)
-		c.Scraped = &scraped
+		timedOut := s.sum("vm_promscrape_scrapes_timed_out_total", nil)
+		c.Scraped, c.ScrapesTimedOut = &scraped, &timedOut
 		c.Appended = s.sum("vmagent_remotewrite_global_rows_pushed_before_relabel_total", nil)
 		// vmagent names a remote by its position among -remoteWrite.url, from 1.
 		var made int64 // rows queued for every remote, to compare with the rows put in blocks

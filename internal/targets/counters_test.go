@@ -68,8 +68,8 @@ vmagent_remotewrite_block_size_rows_count 12
 vmagent_remotewrite_retries_count_total{url="2:secret-url"} 3
 `
 	c := readCounters(t, config.SenderVMAgent, page, []Remote{{Storage: "vm", Name: "vm"}, {Storage: "prom", Name: "prom"}})
-	scraped := int64(3042)
-	want := &Counters{Scraped: &scraped, Appended: 3078, Storages: map[string]*Account{
+	scraped, timedOut := int64(3042), int64(0)
+	want := &Counters{Scraped: &scraped, ScrapesTimedOut: &timedOut, Appended: 3078, Storages: map[string]*Account{
 		"vm": {In: 3078, Acked: 3078, Dropped: map[string]int64{}, Known: true},
 		"prom": {
 			In: 3078, Acked: 3078, Dropped: map[string]int64{}, Retried: 3, PendingBytes: 512,

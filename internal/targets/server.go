@@ -42,7 +42,8 @@ type Server struct {
 	pages *pages // nil with an exporter
 	cache *cache // nil without
 
-	stopped atomic.Bool
+	stopped        atomic.Bool
+	exporterFailed atomic.Bool // the first failure is logged
 
 	scrapes, samples, bytes, failed atomic.Int64
 	durSum, durMax                  atomic.Int64 // ns
@@ -54,7 +55,9 @@ type Served struct {
 	Scrapes int64 // pages answered with 200
 	Samples int64 // sample lines in them
 	Bytes   int64
-	Failed  int64 // pages not served: the exporter failed, or a target that is not listed
+	// Failed are pages not served: a target no longer listed, an exporter that failed, or an
+	// agent that gave up before the page was written (its scrape timeout).
+	Failed int64
 	// ExporterFetches is how many times the exporter was asked (at most once per CacheTTL).
 	ExporterFetches int64
 	// DurationSecondsMean and DurationSecondsMax are the time from a request to its last byte
@@ -155,12 +158,15 @@ func (s *Server) serveTarget(w http.ResponseWriter, r *http.Request) {
 	var body []byte
 	var n int
 	var contentType string
+	served := func() {} // logs the page for the read-back once it is written
 	if s.cache != nil {
 		var err error
 		body, n, err = s.cache.get(r.Context())
 		if err != nil {
 			s.failed.Add(1)
-			s.log.Warn("exporter page not fetched", "err", err)
+			if s.exporterFailed.CompareAndSwap(false, true) {
+				s.log.Warn("exporter page not fetched; further failures are counted, not logged", "err", err)
+			}
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
@@ -173,13 +179,26 @@ func (s *Server) serveTarget(w http.ResponseWriter, r *http.Request) {
 		if om {
 			contentType = openMetricsContentType
 		}
-		s.logs[target].add(now, rev)
+		served = func() { s.logs[target].add(now, rev) }
+	}
+	// A page the agent gave up on (its scrape timeout passed while the exporter was fetched,
+	// or while the machine was busy) is not served: the agent does not count it either.
+	if r.Context().Err() != nil {
+		s.failed.Add(1)
+		return
 	}
 	w.Header().Set("Content-Type", contentType)
 	if _, err := w.Write(body); err != nil {
 		s.failed.Add(1)
 		return
 	}
+	// Not the context after this: an agent that read the page and closed its connection
+	// cancels it too.
+	if err := http.NewResponseController(w).Flush(); err != nil {
+		s.failed.Add(1)
+		return
+	}
+	served()
 	s.scrapes.Add(1)
 	s.samples.Add(int64(n))
 	s.bytes.Add(int64(len(body)))
