@@ -151,6 +151,9 @@ func Run(ctx context.Context, p *Prepared, opts Options) (*results.Run, error) {
 		go r.watchExit(l)
 	}
 	if cfg.ScrapeModeOn() {
+		if cfg.Shard.Of() > 1 {
+			return nil, &ConfigError{fmt.Errorf("-shard %s: scrape mode runs one tsbench (the agent scrapes its targets)", cfg.Shard)}
+		}
 		return r.runScrape(ctx) // scrape.go: an agent writes, not tsbench
 	}
 	return r.run(ctx)

@@ -335,7 +335,7 @@ func (c *Config) problems() []error {
 	if c.VerifyDelay < 0 {
 		bad("verifyDelay", "must be >= 0 (0 verifies only at the end)")
 	}
-	errs = append(errs, c.ScrapeMode.problems()...)
+	errs = append(errs, c.scrapeProblems()...)
 	for i, rq := range c.RangeQueries {
 		errs = append(errs, rq.validate(fmt.Sprintf("rangeQueries[%d]", i))...)
 	}

@@ -55,6 +55,7 @@ func TestBadConfigs(t *testing.T) {
 			"senderURL: applies to scrape mode only: set sender: vmagent or sender: prometheus-agent",
 			"exposeTimestamps: applies to scrape mode only",
 		},
+		"scrape-shard.bad.yaml": {"shard: scrape mode runs one tsbench (the agent scrapes its targets)"},
 		"exporter.bad.yaml": {
 			"exporterURL: scheme must be http or https",
 			"exposeTimestamps: has no effect with exporterURL",

@@ -75,3 +75,13 @@ func (m ScrapeMode) problems() []error {
 	}
 	return errs
 }
+
+// scrapeProblems are the scrape-mode keys' problems, and scrape mode with shards: the agent
+// scrapes one tsbench.
+func (c *Config) scrapeProblems() []error {
+	errs := c.ScrapeMode.problems()
+	if c.ScrapeModeOn() && c.Shard.Of() > 1 {
+		errs = append(errs, fmt.Errorf("shard: scrape mode runs one tsbench (the agent scrapes its targets): remove shard, or use sender: %s", SenderTsbench))
+	}
+	return errs
+}
