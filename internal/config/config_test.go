@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -62,6 +63,10 @@ func TestBadConfigs(t *testing.T) {
 		},
 		"no-url.bad.yaml": {
 			"remoteStorages.forgotten.writeURL: neither writeURL nor readURL is set: set writeURL to write to the storage, readURL to query it, or both",
+		},
+		"write-path.bad.yaml": {
+			`compression: must be fast or better, not "gzip"`,
+			"generateWorkers: must be >= 1 (default: the cores tsbench may use",
 		},
 		"rangequery.bad.yaml": {
 			"rangeQueries[0].expr: must be set",
@@ -430,6 +435,26 @@ func TestWriteConcurrency(t *testing.T) {
 		warned := slices.ContainsFunc(c.Warnings(), func(w string) bool { return strings.HasPrefix(w, "writeConcurrency: 0") })
 		if warned != (tc.doc == "writeConcurrency: 0") {
 			t.Errorf("%s: warnings %q", tc.doc, c.Warnings())
+		}
+	}
+}
+
+func TestWritePathKeys(t *testing.T) {
+	for _, tc := range []struct {
+		doc     string
+		workers int
+		comp    Compression
+	}{
+		{"seed: 2", runtime.GOMAXPROCS(0), CompressionFast},
+		{"generateWorkers: 3\ncompression: better", 3, CompressionBetter},
+		{"compression: fast", runtime.GOMAXPROCS(0), CompressionFast},
+	} {
+		c, err := Parse([]byte(tc.doc))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.doc, err)
+		}
+		if c.GenerateWorkers != tc.workers || c.Compression != tc.comp {
+			t.Errorf("%q: generateWorkers %d compression %q, want %d %q", tc.doc, c.GenerateWorkers, c.Compression, tc.workers, tc.comp)
 		}
 	}
 }

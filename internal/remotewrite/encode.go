@@ -10,22 +10,35 @@ package remotewrite
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 
 	"github.com/tsbench/tsbench/internal/workload"
 )
 
 // encoder builds one WriteRequest protobuf (remote-write 1.0) by appending bytes: no
-// intermediate structs, no allocation once its buffer has grown.
+// intermediate structs, no allocation once its buffer has grown. The bytes are those
+// prompb's Marshal gives for the same request, zero fields left out as proto3 does.
 //
 //	WriteRequest { repeated TimeSeries timeseries = 1; }
 //	TimeSeries   { repeated Label labels = 1; repeated Sample samples = 2; }
 //	Label        { string name = 1; string value = 2; }
 //	Sample       { double value = 1; int64 timestamp = 2; }
+//
+// It takes samples two ways: Append, with every label of the sample, checked and encoded
+// each time; or, from a workload that names its series, StartTarget once per target and
+// AppendSeries per sample, which copies bytes prepared in advance (see templates).
 type encoder struct {
 	buf     []byte
 	samples int   // samples in buf
 	oldest  int64 // smallest timestamp in buf, ms
 	invalid int   // samples refused for invalid labels since the last reset
+
+	tpl *templates // nil when the workload does not name its series
+	// target is the current target's labels encoded (each a whole Label field), targetEnd
+	// the end of each in it; targetOK is false when one of its values is empty.
+	target    []byte
+	targetEnd []int
+	targetOK  bool
 }
 
 func (e *encoder) reset() {
@@ -42,35 +55,152 @@ func (e *encoder) Append(labels []workload.Label, t int64, v float64) {
 	}
 	labelsLen := 0
 	for _, l := range labels {
-		n := labelSize(l)
+		n := labelSize(l.Name, l.Value)
 		labelsLen += 1 + uvarintLen(uint64(n)) + n
 	}
-	// As proto3 and prompb (the code Prometheus marshals with) do, a field at its default is
-	// left out: a value of 0 (-0 too, which then reads as 0, as from Prometheus) or time 0.
-	sampleLen := 0
-	if v != 0 {
-		sampleLen += 1 + 8
-	}
-	if t != 0 {
-		sampleLen += 1 + uvarintLen(uint64(t))
-	}
+	sampleLen := sampleSize(t, v)
 	seriesLen := labelsLen + 1 + uvarintLen(uint64(sampleLen)) + sampleLen
 
 	b := e.buf
 	b = append(b, 0x0a) // field 1, length-delimited
 	b = binary.AppendUvarint(b, uint64(seriesLen))
 	for _, l := range labels {
-		b = append(b, 0x0a)
-		b = binary.AppendUvarint(b, uint64(labelSize(l)))
-		b = append(b, 0x0a)
-		b = binary.AppendUvarint(b, uint64(len(l.Name)))
-		b = append(b, l.Name...)
-		b = append(b, 0x12)
-		b = binary.AppendUvarint(b, uint64(len(l.Value)))
-		b = append(b, l.Value...)
+		b = appendLabel(b, l.Name, l.Value)
 	}
+	e.buf = appendSample(b, sampleLen, t, v)
+	e.added(t)
+}
+
+// StartTarget encodes the target's label values, in the order of templates' names, for the
+// AppendSeries calls that follow.
+func (e *encoder) StartTarget(values []string) {
+	e.target, e.targetEnd, e.targetOK = e.target[:0], e.targetEnd[:0], len(values) == len(e.tpl.names)
+	for i, v := range values {
+		if v == "" {
+			e.targetOK = false
+		}
+		if i < len(e.tpl.names) {
+			e.target = appendLabel(e.target, e.tpl.names[i], v)
+			e.targetEnd = append(e.targetEnd, len(e.target))
+		}
+	}
+}
+
+// AppendSeries encodes a sample of series s of the current target: the series' prepared
+// label bytes with the target's in their places, then the sample. A series or target with
+// invalid labels is counted, as in Append.
+func (e *encoder) AppendSeries(s int, t int64, v float64) {
+	st := &e.tpl.series[s]
+	if !st.valid || !e.targetOK {
+		e.invalid++
+		return
+	}
+	sampleLen := sampleSize(t, v)
+	seriesLen := len(st.fixed) + len(e.target) + 1 + uvarintLen(uint64(sampleLen)) + sampleLen
+
+	b := e.buf
+	b = append(b, 0x0a)
+	b = binary.AppendUvarint(b, uint64(seriesLen))
+	prev, tprev := 0, 0
+	for i, at := range st.at {
+		b = append(b, st.fixed[prev:at]...)
+		b = append(b, e.target[tprev:e.targetEnd[i]]...)
+		prev, tprev = at, e.targetEnd[i]
+	}
+	b = append(b, st.fixed[prev:]...)
+	e.buf = appendSample(b, sampleLen, t, v)
+	e.added(t)
+}
+
+func (e *encoder) added(t int64) {
+	if e.samples == 0 || t < e.oldest {
+		e.oldest = t
+	}
+	e.samples++
+}
+
+// templates are a workload's series prepared for AppendSeries, built and checked once and
+// shared read-only by every encoder.
+type templates struct {
+	names  []string // the target labels, sorted
+	series []seriesTemplate
+}
+
+// seriesTemplate is one series' own labels encoded, each a whole Label field, with the
+// offset in fixed where each target label goes.
+type seriesTemplate struct {
+	fixed []byte
+	at    []int // len(names) offsets into fixed, ascending
+	valid bool  // the labels pass validLabels whatever the target's (non-empty) values
+}
+
+// namedSeries is what a workload tells of its series for templates: *workload.Generator.
+type namedSeries interface {
+	SeriesPerTarget() int
+	TargetLabelNames() []string
+	SeriesLabels(s int) []workload.Label
+}
+
+// newTemplates merges each series' labels with the target label names by name, encodes the
+// series' own labels and checks the whole set once, with a placeholder for each target value.
+func newTemplates(w namedSeries) *templates {
+	tp := &templates{names: w.TargetLabelNames()}
+	for s := range w.SeriesPerTarget() {
+		own := w.SeriesLabels(s)
+		var st seriesTemplate
+		var merged []workload.Label
+		i := 0
+		for _, name := range tp.names {
+			for ; i < len(own) && own[i].Name < name; i++ {
+				st.fixed = appendLabel(st.fixed, own[i].Name, own[i].Value)
+				merged = append(merged, own[i])
+			}
+			st.at = append(st.at, len(st.fixed))
+			merged = append(merged, workload.Label{Name: name, Value: "x"})
+		}
+		for ; i < len(own); i++ {
+			st.fixed = appendLabel(st.fixed, own[i].Name, own[i].Value)
+			merged = append(merged, own[i])
+		}
+		st.valid = validLabels(merged)
+		tp.series = append(tp.series, st)
+	}
+	return tp
+}
+
+// appendLabel appends one Label as field 1 of a TimeSeries.
+func appendLabel(b []byte, name, value string) []byte {
+	b = append(b, 0x0a)
+	b = binary.AppendUvarint(b, uint64(labelSize(name, value)))
+	b = append(b, 0x0a)
+	b = binary.AppendUvarint(b, uint64(len(name)))
+	b = append(b, name...)
 	b = append(b, 0x12)
-	b = binary.AppendUvarint(b, uint64(sampleLen))
+	b = binary.AppendUvarint(b, uint64(len(value)))
+	return append(b, value...)
+}
+
+func labelSize(name, value string) int {
+	return 1 + uvarintLen(uint64(len(name))) + len(name) + 1 + uvarintLen(uint64(len(value))) + len(value)
+}
+
+// sampleSize is the size of a Sample message; as proto3 does, a zero value (0 or -0, as
+// prompb compares it) or a zero timestamp is left out.
+func sampleSize(t int64, v float64) int {
+	n := 0
+	if v != 0 {
+		n += 1 + 8
+	}
+	if t != 0 {
+		n += 1 + uvarintLen(uint64(t))
+	}
+	return n
+}
+
+// appendSample appends a Sample as field 2 of a TimeSeries.
+func appendSample(b []byte, size int, t int64, v float64) []byte {
+	b = append(b, 0x12)
+	b = binary.AppendUvarint(b, uint64(size))
 	if v != 0 {
 		b = append(b, 0x09) // field 1, 64-bit
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
@@ -79,24 +209,11 @@ func (e *encoder) Append(labels []workload.Label, t int64, v float64) {
 		b = append(b, 0x10) // field 2, varint
 		b = binary.AppendUvarint(b, uint64(t))
 	}
-	e.buf = b
-	if e.samples == 0 || t < e.oldest {
-		e.oldest = t
-	}
-	e.samples++
-}
-
-func labelSize(l workload.Label) int {
-	return 1 + uvarintLen(uint64(len(l.Name))) + len(l.Name) + 1 + uvarintLen(uint64(len(l.Value))) + len(l.Value)
+	return b
 }
 
 func uvarintLen(x uint64) int {
-	n := 1
-	for x >= 0x80 {
-		x >>= 7
-		n++
-	}
-	return n
+	return (bits.Len64(x|1) + 6) / 7
 }
 
 // validLabels checks a series' labels: a __name__ matching [a-zA-Z_:][a-zA-Z0-9_:]*, names

@@ -13,17 +13,52 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/storage"
 )
 
-// batch is one compressed WriteRequest, shared read-only by every pipeline.
+// batch is one compressed WriteRequest, shared read-only by every pipeline. Its buffer is
+// reused: each holder (the generator until it pushed it, each endpoint until it settled or
+// dropped it, each request body until the transport closed it) has a reference, and the last
+// release returns the batch to its pool. A batch never settled (the run ended with it in
+// flight) is left to the garbage collector.
 type batch struct {
 	data    []byte // snappy block
 	samples int64
 	oldest  int64 // smallest sample timestamp, ms
+	refs    atomic.Int32
+	pool    *sync.Pool
+}
+
+func (b *batch) release() {
+	if b.refs.Add(-1) == 0 {
+		b.pool.Put(b)
+	}
+}
+
+// body is a request body over a batch, holding a reference until the transport closes it:
+// http.Transport may still be writing a body after Do returned (the server answered early).
+type body struct {
+	bytes.Reader
+	b    *batch
+	once sync.Once
+}
+
+func newBody(b *batch) *body {
+	b.refs.Add(1)
+	r := &body{b: b}
+	r.Reset(b.data)
+	return r
+}
+
+func (r *body) Close() error {
+	r.once.Do(r.b.release)
+	return nil
 }
 
 // Drop reasons; a 3xx or 4xx answer is dropped as "http_" and its status (http_400, http_413).
@@ -39,6 +74,8 @@ type sink struct {
 	maxPending int64
 	log        *slog.Logger
 	m          *Metrics
+	// The storage's metric children, looked up once: per batch and per request, only Add.
+	generatedC, ackedC, retriesC, sentBytesC prometheus.Counter
 
 	mu        sync.Mutex // guards everything below and every endpoint's queues and inflight
 	endpoints []*endpoint
@@ -50,8 +87,10 @@ type sink struct {
 	dropped   map[string]int64
 	requests  map[string]int64
 	maxLag    float64
-	lastAck   int64           // unix ms of the newest ack, 0 before the first
-	seen      map[string]bool // statuses already logged
+	lastAck   int64                         // unix ms of the newest ack, 0 before the first
+	seen      map[string]bool               // statuses already logged
+	droppedC  map[string]prometheus.Counter // by reason
+	requestsC map[string]prometheus.Counter // by status
 }
 
 // endpoint is one URL a storage's data goes to, with a queue and a sender per shard.
@@ -66,7 +105,10 @@ type endpoint struct {
 func newSink(name string, maxPending int64, logger *slog.Logger, m *Metrics) *sink {
 	return &sink{
 		name: name, maxPending: maxPending, log: logger, m: m,
+		generatedC: m.generated.WithLabelValues(name), ackedC: m.acked.WithLabelValues(name),
+		retriesC: m.retries.WithLabelValues(name), sentBytesC: m.sentBytes.WithLabelValues(name),
 		dropped: map[string]int64{}, requests: map[string]int64{}, seen: map[string]bool{},
+		droppedC: map[string]prometheus.Counter{}, requestsC: map[string]prometheus.Counter{},
 	}
 }
 
@@ -85,6 +127,7 @@ func (s *sink) push(shard int, b *batch) {
 	for _, ep := range s.endpoints {
 		s.generated += b.samples
 		s.pending += b.samples
+		b.refs.Add(1) // the endpoint's, until settled or dropped
 		ep.queues[shard] = append(ep.queues[shard], b)
 		for s.pending > s.maxPending {
 			if !s.dropOldestLocked() {
@@ -93,7 +136,7 @@ func (s *sink) push(shard int, b *batch) {
 		}
 	}
 	s.mu.Unlock()
-	s.m.generated.WithLabelValues(s.name).Add(float64(b.samples) * float64(len(s.endpoints)))
+	s.generatedC.Add(float64(b.samples) * float64(len(s.endpoints)))
 	for _, ep := range s.endpoints {
 		select {
 		case ep.notify[shard] <- struct{}{}:
@@ -119,6 +162,7 @@ func (s *sink) dropOldestLocked() bool {
 	(*q)[0] = nil
 	*q = (*q)[1:]
 	s.settleLocked(b.samples, reasonQueueFull)
+	b.release()
 	return true
 }
 
@@ -130,7 +174,7 @@ func (s *sink) dropGenerated(n int64, reason string) {
 	s.pending += n * copies
 	s.settleLocked(n*copies, reason)
 	s.mu.Unlock()
-	s.m.generated.WithLabelValues(s.name).Add(float64(n * copies))
+	s.generatedC.Add(float64(n * copies))
 }
 
 // settleLocked moves n pending samples to acked (reason "") or dropped{reason}.
@@ -139,11 +183,16 @@ func (s *sink) settleLocked(n int64, reason string) {
 	if reason == "" {
 		s.acked += n
 		s.lastAck = time.Now().UnixMilli()
-		s.m.acked.WithLabelValues(s.name).Add(float64(n))
+		s.ackedC.Add(float64(n))
 		return
 	}
 	s.dropped[reason] += n
-	s.m.dropped.WithLabelValues(s.name, reason).Add(float64(n))
+	c, ok := s.droppedC[reason]
+	if !ok {
+		c = s.m.dropped.WithLabelValues(s.name, reason)
+		s.droppedC[reason] = c
+	}
+	c.Add(float64(n))
 }
 
 // next waits for the shard's next batch. It returns false when the generator is done and the
@@ -203,6 +252,9 @@ func (s *sink) runSender(ctx context.Context, ep *endpoint, shard int, cfg sende
 			s.settleLocked(b.samples, reason)
 		}
 		s.mu.Unlock()
+		if settled {
+			b.release()
+		}
 	}
 }
 
@@ -217,7 +269,7 @@ func (s *sink) send(ctx context.Context, ep *endpoint, b *batch, cfg senderConfi
 			s.mu.Lock()
 			s.retries++
 			s.mu.Unlock()
-			s.m.retries.WithLabelValues(s.name).Inc()
+			s.retriesC.Inc()
 		}
 		timeout := cfg.requestTimeout
 		if attempt > 0 { // a retry ends by maxRetryDuration, so retry_timeout comes on time
@@ -256,10 +308,12 @@ func (s *sink) send(ctx context.Context, ep *endpoint, b *batch, cfg senderConfi
 func (s *sink) post(ctx context.Context, ep *endpoint, b *batch, userAgent string, timeout time.Duration) (int, time.Duration, error) {
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, ep.url, bytes.NewReader(b.data))
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, ep.url, nil)
 	if err != nil {
 		return 0, 0, err
 	}
+	req.Body, req.ContentLength = newBody(b), int64(len(b.data))
+	req.GetBody = func() (io.ReadCloser, error) { return newBody(b), nil } // a retry on a stale connection
 	req.Header.Set("Content-Encoding", "snappy")
 	req.Header.Set("Content-Type", "application/x-protobuf")
 	req.Header.Set("User-Agent", userAgent)
@@ -290,9 +344,14 @@ func (s *sink) count(status string, bytes int, errText, detail string) {
 	s.bytesSent += int64(bytes)
 	first := !s.seen[status]
 	s.seen[status] = true
+	c, ok := s.requestsC[status]
+	if !ok {
+		c = s.m.requests.WithLabelValues(s.name, status)
+		s.requestsC[status] = c
+	}
 	s.mu.Unlock()
-	s.m.requests.WithLabelValues(s.name, status).Inc()
-	s.m.sentBytes.WithLabelValues(s.name).Add(float64(bytes))
+	c.Inc()
+	s.sentBytesC.Add(float64(bytes))
 	if !first || (len(status) == 3 && status[0] == '2') {
 		return
 	}

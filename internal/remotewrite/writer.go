@@ -1,7 +1,6 @@
 package remotewrite
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -16,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/klauspost/compress/snappy"
+	"github.com/klauspost/compress/s2"
 
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/results"
@@ -48,15 +47,19 @@ type Writer struct {
 	work       Workload
 	sinks      []*sink // in storage name order
 	byName     map[string]*sink
-	shards     int
+	shards     int // writeConcurrency: a sender per shard and endpoint
+	workers    int // generateWorkers
 	maxSamples int
+	compress   func(dst, src []byte) []byte
+	tpl        *templates // nil when the workload does not name its series
+	batches    sync.Pool  // *batch, with its buffer
 	sender     senderConfig
 	log        *slog.Logger
 	m          *Metrics
 	copies     map[string]int
 
 	start, stop atomic.Int64   // unix ms: load start and the moment generation stopped
-	openOldest  []atomic.Int64 // per shard: oldest timestamp not yet in a batch, 0 if none
+	openOldest  []atomic.Int64 // per appender (worker × shard): oldest timestamp not yet in a batch, 0 if none
 	stale       atomic.Int64   // staleness markers, one per series a churned target left
 	// produced counts the samples Scrape reports it produced (values + staleness markers), at
 	// the source and apart from the queues' own count: see Results.
@@ -75,11 +78,13 @@ func New(cfg *config.Config, wl Workload, logger *slog.Logger, m *Metrics) (*Wri
 		work:         wl,
 		byName:       map[string]*sink{},
 		shards:       cfg.WriteConcurrency,
+		workers:      cfg.GenerateWorkers,
 		maxSamples:   cfg.MaxSamplesPerRequest,
+		compress:     s2.EncodeSnappy,
 		log:          logger.With("component", "remotewrite"),
 		m:            m,
 		copies:       map[string]int{},
-		openOldest:   make([]atomic.Int64, cfg.WriteConcurrency),
+		openOldest:   make([]atomic.Int64, cfg.WriteConcurrency*max(1, cfg.GenerateWorkers)),
 		sender: senderConfig{
 			userAgent:        "tsbench/" + version(),
 			maxRetryDuration: cfg.MaxRetryDuration,
@@ -87,6 +92,15 @@ func New(cfg *config.Config, wl Workload, logger *slog.Logger, m *Metrics) (*Wri
 			maxBackoff:       5 * time.Second,       // as Prometheus' max_backoff
 			requestTimeout:   30 * time.Second,
 		},
+	}
+	if w.workers < 1 { // a config built in code without Default
+		w.workers = 1
+	}
+	if cfg.Compression == config.CompressionBetter {
+		w.compress = s2.EncodeSnappyBetter
+	}
+	if ns, ok := wl.(namedSeries); ok {
+		w.tpl = newTemplates(ns)
 	}
 	for _, name := range cfg.StorageNames() {
 		st := cfg.RemoteStorages[name]
@@ -165,9 +179,9 @@ func (w *Writer) Run(ctx context.Context) error {
 	lagLoop.Go(func() { w.watchLag(lagDone) })
 
 	var gens sync.WaitGroup
-	nextDue := make([]int64, w.shards)
-	for shard := range w.shards {
-		gens.Go(func() { nextDue[shard] = w.generate(ctx, shard) })
+	nextDue := make([]int64, w.workers)
+	for worker := range w.workers {
+		gens.Go(func() { nextDue[worker] = w.generate(ctx, worker) })
 	}
 	gens.Wait()
 	w.generatedBefore.Store(slices.Min(nextDue))
@@ -184,18 +198,32 @@ func (w *Writer) Run(ctx context.Context) error {
 	return nil
 }
 
-// shardAppender batches one shard's samples, flushing at maxSamples mid-scrape if need be.
+// shardAppender batches the samples one worker generates for one shard, flushing at
+// maxSamples mid-scrape if need be.
 type shardAppender struct {
-	w       *Writer
-	shard   int
-	enc     encoder
-	snappyd []byte // reused: snappy needs its worst case, the batch keeps only what it used
+	w          *Writer
+	shard      int
+	openOldest *atomic.Int64
+	enc        encoder
+	packed     []byte // reused: the compressor needs its worst case, the batch keeps only what it used
 }
 
 func (a *shardAppender) Append(labels []workload.Label, t int64, v float64) {
 	a.enc.Append(labels, t, v)
+	a.appended(t)
+}
+
+// StartTarget and AppendSeries take the generator's fast path (workload.SeriesAppender).
+func (a *shardAppender) StartTarget(values []string) { a.enc.StartTarget(values) }
+
+func (a *shardAppender) AppendSeries(s int, t int64, v float64) {
+	a.enc.AppendSeries(s, t, v)
+	a.appended(t)
+}
+
+func (a *shardAppender) appended(t int64) {
 	if a.enc.samples == 1 {
-		a.w.openOldest[a.shard].Store(t)
+		a.openOldest.Store(t)
 	}
 	if a.enc.samples >= a.w.maxSamples {
 		a.flush()
@@ -213,21 +241,40 @@ func (a *shardAppender) flush() {
 	if a.enc.samples == 0 {
 		return
 	}
-	a.snappyd = snappy.Encode(a.snappyd[:cap(a.snappyd)], a.enc.buf)
-	b := &batch{data: bytes.Clone(a.snappyd), samples: int64(a.enc.samples), oldest: a.enc.oldest}
+	if n := s2.MaxEncodedLen(len(a.enc.buf)); cap(a.packed) < n {
+		a.packed = make([]byte, n)
+	}
+	packed := a.w.compress(a.packed[:cap(a.packed)], a.enc.buf)
+	b := a.w.newBatch(packed, int64(a.enc.samples), a.enc.oldest)
 	for _, s := range a.w.sinks {
 		s.push(a.shard, b)
 	}
+	b.release() // the generator's reference
 	a.enc.reset()
-	a.w.openOldest[a.shard].Store(0)
+	a.openOldest.Store(0)
 }
 
-// generate walks the scrape schedule of the shard's targets in time order until ctx ends.
+// newBatch copies data into a batch from the pool, holding one reference for the caller.
+func (w *Writer) newBatch(data []byte, samples, oldest int64) *batch {
+	b, _ := w.batches.Get().(*batch)
+	if b == nil {
+		b = &batch{pool: &w.batches}
+	}
+	if cap(b.data) < len(data) {
+		b.data = make([]byte, len(data), len(data)+len(data)/8) // room for the next, a little larger
+	}
+	b.data = append(b.data[:0], data...)
+	b.samples, b.oldest = samples, oldest
+	b.refs.Store(1)
+	return b
+}
+
+// generate walks the scrape schedule of the worker's targets in time order until ctx ends.
 // It returns the scheduled time (ms) of the first scrape it did not generate.
-func (w *Writer) generate(ctx context.Context, shard int) (nextDue int64) {
+func (w *Writer) generate(ctx context.Context, worker int) (nextDue int64) {
 	var targets []int
 	for t := range w.work.Targets() {
-		if shardOf(t, w.shards) == shard {
+		if workerOf(t, w.shards, w.workers) == worker {
 			targets = append(targets, t)
 		}
 	}
@@ -235,7 +282,23 @@ func (w *Writer) generate(ctx context.Context, shard int) (nextDue int64) {
 	slices.SortFunc(targets, func(a, b int) int {
 		return int(w.work.ScrapeTime(a, 0) - w.work.ScrapeTime(b, 0))
 	})
-	app := &shardAppender{w: w, shard: shard}
+	apps := make([]*shardAppender, w.shards) // made for the shards this worker feeds
+	appOf := make([]*shardAppender, len(targets))
+	for i, t := range targets {
+		shard := shardOf(t, w.shards)
+		if apps[shard] == nil {
+			apps[shard] = &shardAppender{w: w, shard: shard, openOldest: &w.openOldest[worker*w.shards+shard]}
+			apps[shard].enc.tpl = w.tpl
+		}
+		appOf[i] = apps[shard]
+	}
+	flushAll := func(olderThan int64) {
+		for _, a := range apps {
+			if a != nil && a.enc.samples > 0 && a.enc.oldest <= olderThan {
+				a.flush()
+			}
+		}
+	}
 	step := min(100*time.Millisecond, w.work.ScrapeInterval())
 	pos, k := 0, int64(0)
 	timer := time.NewTimer(0)
@@ -250,7 +313,7 @@ func (w *Writer) generate(ctx context.Context, shard int) (nextDue int64) {
 			if due := w.work.ScrapeTime(targets[pos], k); due > limit || due >= end {
 				return
 			}
-			values, stale := w.work.Scrape(app, targets[pos], k)
+			values, stale := w.work.Scrape(appOf[pos], targets[pos], k)
 			w.produced.Add(int64(values + stale))
 			w.stale.Add(int64(stale))
 			if pos++; pos == len(targets) {
@@ -267,7 +330,7 @@ func (w *Writer) generate(ctx context.Context, shard int) (nextDue int64) {
 			if now := time.Now().UnixMilli(); now >= end {
 				scrape(now, false) // the load ended at End: what was due before it, exactly
 			}
-			app.flush()
+			flushAll(math.MaxInt64)
 			if len(targets) == 0 {
 				return math.MaxInt64
 			}
@@ -276,9 +339,7 @@ func (w *Writer) generate(ctx context.Context, shard int) (nextDue int64) {
 		}
 		now := time.Now().UnixMilli()
 		scrape(now, true)
-		if app.enc.samples > 0 && now-app.enc.oldest >= w.FlushAfter.Milliseconds() {
-			app.flush()
-		}
+		flushAll(now - w.FlushAfter.Milliseconds())
 		timer.Reset(step)
 	}
 }
@@ -300,6 +361,23 @@ func shardOf(target, shards int) int {
 	h := uint64(target)*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019
 	h ^= h >> 29
 	return int(h % uint64(shards))
+}
+
+// workerOf is the generate worker of a target. With no more workers than shards, a worker
+// generates whole shards (shard mod workers), so each shard's batches come from one worker
+// and fill up sooner; with more, a shard's targets are split by another hash among the
+// workers w ≡ shard (mod shards). Either way a target stays with one worker and one shard,
+// and a worker pushes its batches in order: each series' samples reach its shard's queue,
+// and its sender, in time order.
+func workerOf(target, shards, workers int) int {
+	shard := shardOf(target, shards)
+	if workers <= shards {
+		return shard % workers
+	}
+	n := (workers - shard + shards - 1) / shards // workers w < workers with w ≡ shard (mod shards)
+	h := uint64(target)*0xbf58476d1ce4e5b9 + 0x94d049bb133111eb
+	h ^= h >> 31
+	return shard + shards*int(h%uint64(n))
 }
 
 // watchLag refreshes the lag gauges and the maximum lag every second.

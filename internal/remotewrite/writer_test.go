@@ -392,6 +392,7 @@ func testQueueFullDropsOldest(t *testing.T) {
 	})
 	w := newWriter(t, map[string]config.Storage{"s": writeTo("http://s.test")}, nil, func(c *config.Config) {
 		c.WriteConcurrency = 1
+		c.GenerateWorkers = 1 // one batch in the making at a time: queue order is time order
 		c.MaxPendingSamples = 200
 	})
 	inMemory(w, memNet{"s.test": rc})

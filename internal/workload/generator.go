@@ -17,6 +17,20 @@ type Appender interface {
 	Append(labels []Label, t int64, v float64)
 }
 
+// SeriesAppender is an Appender that knows the generator's series (SeriesLabels,
+// TargetLabelNames) and takes each sample by the index of its series, with the target's label
+// values given once per target and revision: an encoder then prepares every series' fixed
+// labels once, when the profile loads, and per sample writes only the value and timestamp.
+// Scrape uses it when app has it.
+type SeriesAppender interface {
+	Appender
+	// StartTarget gives the values of TargetLabelNames for the samples that follow, valid
+	// until the next StartTarget.
+	StartTarget(values []string)
+	// AppendSeries is series s (an index into the profile) at t.
+	AppendSeries(s int, t int64, v float64)
+}
+
 // Options describe the simulated targets.
 type Options struct {
 	Seed           uint64
@@ -52,6 +66,7 @@ const (
 type template struct {
 	labels []Label
 	slots  []slot
+	own    []Label // labels without the target label slots
 	shape  compiled
 }
 
@@ -84,6 +99,7 @@ type cursor struct{ round, rev int64 }
 type scratch struct {
 	labels []Label
 	text   []byte
+	values []string // target label values in TargetLabelNames order
 }
 
 // New compiles the profile for the options.
@@ -127,7 +143,7 @@ func New(p *Profile, o Options) (*Generator, error) {
 		g.templates = append(g.templates, t)
 	}
 	g.scratch.New = func() any {
-		return &scratch{labels: make([]Label, g.maxLabels), text: make([]byte, 0, 64)}
+		return &scratch{labels: make([]Label, g.maxLabels), text: make([]byte, 0, 64), values: make([]string, 0, 4)}
 	}
 	return g, nil
 }
@@ -161,10 +177,26 @@ func (g *Generator) template(s Series) template {
 	for i, l := range labels {
 		if sl, ok := targetSlots[l.Name]; ok {
 			t.slots[i] = sl
+		} else {
+			t.own = append(t.own, l)
 		}
 	}
 	return t
 }
+
+// TargetLabelNames are the labels Scrape adds to every series, sorted: instance, job, then
+// replica when writeReplicas > 1, then revision.
+func (g *Generator) TargetLabelNames() []string {
+	if g.opts.Replicas > 1 {
+		return []string{labelInstance, labelJob, labelReplica, labelRevision}
+	}
+	return []string{labelInstance, labelJob, labelRevision}
+}
+
+// SeriesLabels is series s's own labels, __name__ included and target labels left out (a
+// profile label named like one is replaced by it), sorted by name. The series' full label
+// set is these merged with TargetLabelNames by name. The slice is the generator's: read only.
+func (g *Generator) SeriesLabels(s int) []Label { return g.templates[s].own }
 
 // Targets is the number of simulated targets: targetsCount × writeReplicas.
 func (g *Generator) Targets() int { return g.total }
@@ -366,10 +398,18 @@ func (g *Generator) Scrape(app Appender, target int, k int64) (values, staleMark
 	t := g.ScrapeTime(target, k)
 	round := g.churnRounds(t)
 	rev := g.revisionAt(target, round)
+	sa, fast := app.(SeriesAppender)
 	tv := g.targetText(sc, target, rev)
-	for s := range g.templates {
-		tm := &g.templates[s]
-		app.Append(g.fill(sc, tm, tv), t, g.value(&tm.shape, target, s, t))
+	if fast {
+		sa.StartTarget(g.targetValues(sc, tv))
+		for s := range g.templates {
+			sa.AppendSeries(s, t, g.value(&g.templates[s].shape, target, s, t))
+		}
+	} else {
+		for s := range g.templates {
+			tm := &g.templates[s]
+			app.Append(g.fill(sc, tm, tv), t, g.value(&tm.shape, target, s, t))
+		}
 	}
 	values = len(g.templates)
 	if k == 0 {
@@ -379,10 +419,28 @@ func (g *Generator) Scrape(app Appender, target int, k int64) (values, staleMark
 	if n := g.churnedBetween(target, g.churnRounds(t-g.interval), round); n > 0 {
 		stale := StaleNaN()
 		tv := g.targetText(sc, target, rev-n)
+		if fast {
+			sa.StartTarget(g.targetValues(sc, tv))
+		}
 		for s := range g.templates {
-			app.Append(g.fill(sc, &g.templates[s], tv), t, stale)
+			if fast {
+				sa.AppendSeries(s, t, stale)
+			} else {
+				app.Append(g.fill(sc, &g.templates[s], tv), t, stale)
+			}
 		}
 		staleMarkers = len(g.templates)
 	}
 	return values, staleMarkers
+}
+
+// targetValues lists tv in TargetLabelNames order, in sc.values.
+func (g *Generator) targetValues(sc *scratch, tv targetValues) []string {
+	v := append(sc.values[:0], tv.instance, g.opts.Job)
+	if g.opts.Replicas > 1 {
+		v = append(v, tv.replica)
+	}
+	v = append(v, tv.revision)
+	sc.values = v
+	return v
 }

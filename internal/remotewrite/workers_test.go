@@ -1,0 +1,74 @@
+package remotewrite
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/tsbench/tsbench/internal/config"
+)
+
+// TestGenerateWorkersKeepSeriesOrder runs the writer with fewer, as many and more generate
+// workers than shards, with either compression: every sample arrives, decodable, and each
+// series' samples arrive in time order, since a target stays with one worker and one shard.
+func TestGenerateWorkersKeepSeriesOrder(t *testing.T) {
+	for _, tc := range []struct {
+		workers, shards int
+		comp            config.Compression
+	}{
+		{1, 3, config.CompressionFast},
+		{2, 2, config.CompressionBetter},
+		{3, 2, config.CompressionFast},
+		{5, 1, config.CompressionFast},
+	} {
+		t.Run(fmt.Sprintf("workers=%d/shards=%d/%s", tc.workers, tc.shards, tc.comp), func(t *testing.T) {
+			t.Parallel()
+			rc, srv := newReceiver(t, nil)
+			w := newWriter(t, map[string]config.Storage{"s": writeTo(srv.URL)}, nil, func(c *config.Config) {
+				c.GenerateWorkers, c.WriteConcurrency, c.Compression = tc.workers, tc.shards, tc.comp
+			})
+			runFor(t, w, 600*time.Millisecond)
+			r := w.Results("s")
+			if r.AckedSamples == 0 || r.AckedSamples != r.GeneratedSamples || r.AckedSamples != rc.samples {
+				t.Fatalf("account %+v, receiver got %d: want every sample acked and received", r, rc.samples)
+			}
+			if len(rc.series) != 20*10 {
+				t.Errorf("%d series, want 20 targets × 10", len(rc.series))
+			}
+			for s, ts := range rc.series {
+				for i := 1; i < len(ts); i++ {
+					if ts[i] <= ts[i-1] {
+						t.Fatalf("series %s out of order: %v", s, ts)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestWorkerOfSplitsEveryShard checks the assignment: each target has one worker in range,
+// a worker feeds at most ceil(shards/workers) shards, and with more workers than shards
+// every worker gets targets.
+func TestWorkerOfSplitsEveryShard(t *testing.T) {
+	for _, tc := range []struct{ shards, workers int }{{4, 2}, {4, 4}, {2, 5}, {1, 3}, {3, 1}} {
+		shardsOf := map[int]map[int]bool{}
+		for target := range 10_000 {
+			w := workerOf(target, tc.shards, tc.workers)
+			if w < 0 || w >= tc.workers {
+				t.Fatalf("%+v: target %d on worker %d", tc, target, w)
+			}
+			if shardsOf[w] == nil {
+				shardsOf[w] = map[int]bool{}
+			}
+			shardsOf[w][shardOf(target, tc.shards)] = true
+		}
+		if len(shardsOf) != tc.workers {
+			t.Errorf("%+v: %d workers have targets, want %d", tc, len(shardsOf), tc.workers)
+		}
+		for w, shards := range shardsOf {
+			if limit := (tc.shards + tc.workers - 1) / tc.workers; len(shards) > limit {
+				t.Errorf("%+v: worker %d feeds %d shards, want at most %d", tc, w, len(shards), limit)
+			}
+		}
+	}
+}
