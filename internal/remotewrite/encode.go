@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/tsbench/tsbench/internal/workload"
 )
@@ -98,14 +99,18 @@ func (e *encoder) AppendSeries(s int, t int64, v float64) {
 	sampleLen := sampleSize(t, v)
 	seriesLen := len(st.fixed) + len(e.target) + 1 + uvarintLen(uint64(sampleLen)) + sampleLen
 
-	b := e.buf
+	b := slices.Grow(e.buf, 1+binary.MaxVarintLen64+seriesLen)
 	b = append(b, 0x0a)
 	b = binary.AppendUvarint(b, uint64(seriesLen))
-	prev, tprev := 0, 0
-	for i, at := range st.at {
-		b = append(b, st.fixed[prev:at]...)
-		b = append(b, e.target[tprev:e.targetEnd[i]]...)
-		prev, tprev = at, e.targetEnd[i]
+	prev := 0
+	for _, r := range st.runs {
+		b = append(b, st.fixed[prev:r.at]...)
+		from := 0
+		if r.from > 0 {
+			from = e.targetEnd[r.from-1]
+		}
+		b = append(b, e.target[from:e.targetEnd[r.to-1]]...)
+		prev = r.at
 	}
 	b = append(b, st.fixed[prev:]...)
 	e.buf = appendSample(b, sampleLen, t, v)
@@ -127,12 +132,16 @@ type templates struct {
 }
 
 // seriesTemplate is one series' own labels encoded, each a whole Label field, with the
-// offset in fixed where each target label goes.
+// places of the target labels in it: target labels with no own label between them are one
+// run, copied at once (for node_exporter's series, instance and job mostly are).
 type seriesTemplate struct {
 	fixed []byte
-	at    []int // len(names) offsets into fixed, ascending
-	valid bool  // the labels pass validLabels whatever the target's (non-empty) values
+	runs  []targetRun
+	valid bool // the labels pass validLabels whatever the target's (non-empty) values
 }
+
+// targetRun puts target labels [from, to) (indexes into templates.names) at offset at of fixed.
+type targetRun struct{ at, from, to int }
 
 // namedSeries is what a workload tells of its series for templates: *workload.Generator.
 type namedSeries interface {
@@ -150,12 +159,16 @@ func newTemplates(w namedSeries) *templates {
 		var st seriesTemplate
 		var merged []workload.Label
 		i := 0
-		for _, name := range tp.names {
+		for j, name := range tp.names {
 			for ; i < len(own) && own[i].Name < name; i++ {
 				st.fixed = appendLabel(st.fixed, own[i].Name, own[i].Value)
 				merged = append(merged, own[i])
 			}
-			st.at = append(st.at, len(st.fixed))
+			if n := len(st.runs); n > 0 && st.runs[n-1].at == len(st.fixed) {
+				st.runs[n-1].to++
+			} else {
+				st.runs = append(st.runs, targetRun{at: len(st.fixed), from: j, to: j + 1})
+			}
 			merged = append(merged, workload.Label{Name: name, Value: "x"})
 		}
 		for ; i < len(own); i++ {
