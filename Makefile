@@ -36,13 +36,17 @@ e2e: deps-browser
 
 bench:
 	# Generator alone (samples/s, allocations), then the whole write path into a discarding
-	# receiver (samples per CPU-second, heap per active series at 100k and 1M), then the read
-	# path's own latency overhead against a fixed-delay server. Ends with one table of every
-	# figure; the raw lines stay in $(OUT)/bench.txt for benchstat.
+	# receiver in this process (samples per CPU-second, heap per active series at 100k and 1M)
+	# and both compressions (bytes and CPU per sample), then the real tsbench binary against a
+	# discarding receiver in another process: CPU per sample beside a bare prompb + snappy
+	# loop (their ratio), one process's ceiling, RSS at 100M active series (~7 minutes in
+	# all), then the read path's own latency overhead against a fixed-delay server. Ends with
+	# one table of every figure; the raw lines stay in $(OUT)/bench.txt for benchstat.
 	@mkdir -p $(OUT)
 	bash -o pipefail -c '{ \
 	  $(GO) test -run "^$$" -bench . -benchmem ./internal/workload/ && \
-	  $(GO) test -run "^$$" -bench . -benchtime 2x -timeout 20m ./internal/remotewrite/ && \
+	  $(GO) test -run "^$$" -bench . -skip Process -benchtime 2x -timeout 20m ./internal/remotewrite/ && \
+	  $(GO) test -run "^$$" -bench Process -benchtime 1x -timeout 30m ./internal/remotewrite/ && \
 	  $(GO) test -run "^$$" -bench . -benchtime 5x ./internal/query/; \
 	} | bash scripts/bench-table.sh $(OUT)/bench.txt'
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prints `go test -bench` output (stdin) as it comes, then one table of every figure the
-# benchmarks reported: benchmark, figure, value. The raw lines are also kept in the file named
-# by $1, for benchstat. It only reads and prints.
+# benchmarks reported: benchmark, figure, value, and, when BenchmarkProcess ran, the whole
+# process's CPU per sample beside the bare loop's as one line. The raw lines are also kept in
+# the file named by $1, for benchstat. It only reads and prints.
 set -euo pipefail
 raw=${1:?usage: bench-table.sh RAW_OUTPUT_FILE < go-test-output}
 tee "$raw" | awk '
@@ -9,10 +10,16 @@ tee "$raw" | awk '
   /^Benchmark/ {
     name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark/, "", name)
     # after the name and the iteration count, figures come as value-unit pairs
-    for (i = 3; i + 1 <= NF; i += 2) rows[++n] = "| " name " | " $(i + 1) " | " $i " |"
+    for (i = 3; i + 1 <= NF; i += 2) {
+      rows[++n] = "| " name " | " $(i + 1) " | " $i " |"
+      fig[name, $(i + 1)] = $i
+    }
   }
   END {
     if (n == 0) exit
     print "\n| benchmark | figure | value |\n|---|---|---|"
     for (r = 1; r <= n; r++) print rows[r]
+    if (("Process/cpu", "cpu-ratio") in fig)
+      printf "\nwhole process: %.2f M samples per CPU-second; bare prompb + snappy loop: %.2f M; CPU per sample %.2f× the loop'"'"'s (aim: <= 1.0)\n",
+        fig["Process/cpu", "samples/cpu-s"] / 1e6, fig["Process/cpu", "bare-samples/cpu-s"] / 1e6, fig["Process/cpu", "cpu-ratio"]
   }'
