@@ -65,7 +65,7 @@ type Writer struct {
 	// the source and apart from the queues' own count: see Results.
 	produced atomic.Int64
 	// generatedBefore is set when generation stopped: the earliest scheduled time (ms) of a
-	// scrape some shard did not generate. See GeneratedBefore.
+	// scrape some generate worker did not make. See GeneratedBefore.
 	generatedBefore atomic.Int64
 }
 
@@ -354,7 +354,7 @@ func (w *Writer) GeneratedBefore() time.Time {
 
 // shardOf spreads targets over shards by a hash. A target's series all go through its shard,
 // which keeps each series' samples in order; sharding by target rather than by series hash
-// lets each shard generate its own targets with no lock and no per-sample hash. The cost:
+// lets each worker generate its targets with no lock and no per-sample hash. The cost:
 // with few targets per shard, the shards' loads differ, and with fewer targets than shards
 // some connections carry nothing.
 func shardOf(target, shards int) int {

@@ -730,13 +730,14 @@ func TestRedactErrHidesSecrets(t *testing.T) {
 	}
 }
 
-// TestGeneratedBeforeIsExact: with one shard, the samples generated are exactly those of the
-// scrapes scheduled before GeneratedBefore, however the load's end fell within a tick.
+// TestGeneratedBeforeIsExact: with one shard and one generate worker, the samples generated
+// are exactly those of the scrapes scheduled before GeneratedBefore, however the load's end
+// fell within a tick.
 func TestGeneratedBeforeIsExact(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rc := memReceiver(t, nil)
 		for _, load := range []time.Duration{730 * time.Millisecond, 1010 * time.Millisecond} {
-			w := newWriter(t, map[string]config.Storage{"s": writeTo("http://s.test")}, nil, func(c *config.Config) { c.WriteConcurrency = 1 })
+			w := newWriter(t, map[string]config.Storage{"s": writeTo("http://s.test")}, nil, func(c *config.Config) { c.WriteConcurrency, c.GenerateWorkers = 1, 1 })
 			inMemory(w, memNet{"s.test": rc})
 			runFor(t, w, load)
 			before := w.GeneratedBefore().UnixMilli()
