@@ -306,10 +306,12 @@ func (g *Generator) scale(target int) float64 {
 
 // Value is series s of target at t (ms). Pure: the same arguments give the same bits.
 func (g *Generator) Value(target, s int, t int64) float64 {
-	return g.value(&g.templates[s].shape, target, s, t)
+	return g.value(&g.templates[s].shape, target, s, t, g.scale(target))
 }
 
-func (g *Generator) value(c *compiled, target, s int, t int64) float64 {
+// value is Value with the target's scale computed once by the caller: once per scrape, not
+// once per sample.
+func (g *Generator) value(c *compiled, target, s int, t int64, scale float64) float64 {
 	switch c.kind {
 	case kindConstant:
 		return c.value
@@ -322,7 +324,7 @@ func (g *Generator) value(c *compiled, target, s int, t int64) float64 {
 	if c.kind == kindGauge && c.noise != 0 {
 		noise = unit(hash(g.opts.Seed, 5, uint64(target), uint64(s), uint64(t)))
 	}
-	return c.eval(x, g.scale(target), phase, noise)
+	return c.eval(x, scale, phase, noise)
 }
 
 // Labels returns the full sorted label set of series s of target at revision rev, as a new slice.
@@ -400,15 +402,16 @@ func (g *Generator) Scrape(app Appender, target int, k int64) (values, staleMark
 	rev := g.revisionAt(target, round)
 	sa, fast := app.(SeriesAppender)
 	tv := g.targetText(sc, target, rev)
+	scale := g.scale(target)
 	if fast {
 		sa.StartTarget(g.targetValues(sc, tv))
 		for s := range g.templates {
-			sa.AppendSeries(s, t, g.value(&g.templates[s].shape, target, s, t))
+			sa.AppendSeries(s, t, g.value(&g.templates[s].shape, target, s, t, scale))
 		}
 	} else {
 		for s := range g.templates {
 			tm := &g.templates[s]
-			app.Append(g.fill(sc, tm, tv), t, g.value(&tm.shape, target, s, t))
+			app.Append(g.fill(sc, tm, tv), t, g.value(&tm.shape, target, s, t, scale))
 		}
 	}
 	values = len(g.templates)
