@@ -2,10 +2,14 @@ package remotewrite
 
 import (
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/workload"
 )
 
 // TestGenerateWorkersKeepSeriesOrder runs the writer with fewer, as many and more generate
@@ -70,5 +74,47 @@ func TestWorkerOfSplitsEveryShard(t *testing.T) {
 				t.Errorf("%+v: worker %d feeds %d shards, want at most %d", tc, w, len(shards), limit)
 			}
 		}
+	}
+}
+
+// TestInvalidLabelsCountedWithWorkers: a profile made in code (not checked as a loaded one
+// is) with invalid series, over several workers and shards: each of their samples is dropped
+// as invalid_labels, the rest arrive, and the account balances, also when every series is
+// invalid and no batch is ever sent.
+func TestInvalidLabelsCountedWithWorkers(t *testing.T) {
+	good := workload.Series{Name: "ok", Shape: workload.Shape{Kind: workload.Constant, Value: 1}}
+	bad := workload.Series{Name: "1bad", Shape: workload.Shape{Kind: workload.Constant, Value: 1}}
+	for _, tc := range []struct {
+		name   string
+		series []workload.Series
+		valid  int
+	}{
+		{"one invalid of three", []workload.Series{good, bad, {Name: "m", Labels: []workload.Label{{Name: "b-c", Value: "x"}}, Shape: good.Shape}}, 1},
+		{"all invalid", []workload.Series{bad}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rc, srv := newReceiver(t, nil)
+			cfg := config.Default()
+			cfg.ScrapeInterval, cfg.TargetsCount, cfg.GenerateWorkers, cfg.WriteConcurrency = 100*time.Millisecond, 10, 3, 2
+			cfg.RemoteStorages = map[string]config.Storage{"s": writeTo(srv.URL)}
+			gen, err := workload.New(&workload.Profile{Series: tc.series}, workload.Options{Seed: 1, Start: time.Now(), Targets: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := New(&cfg, gen, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.FlushAfter = 50 * time.Millisecond
+			runFor(t, w, 350*time.Millisecond)
+			r := w.Results("s")
+			perSeries := r.GeneratedSamples / int64(len(tc.series))
+			if perSeries == 0 || r.DroppedSamples[reasonInvalidLabels] != perSeries*int64(len(tc.series)-tc.valid) ||
+				r.AckedSamples != perSeries*int64(tc.valid) || rc.samples != r.AckedSamples {
+				t.Errorf("account %+v, receiver got %d: want %d of every %d samples dropped as invalid_labels, the rest acked",
+					r, rc.samples, len(tc.series)-tc.valid, len(tc.series))
+			}
+		})
 	}
 }

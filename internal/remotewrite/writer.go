@@ -292,9 +292,11 @@ func (w *Writer) generate(ctx context.Context, worker int) (nextDue int64) {
 		}
 		appOf[i] = apps[shard]
 	}
+	// flushAll sends the batches whose oldest sample is at or before olderThan, and counts
+	// the samples refused for invalid labels, which are in no batch.
 	flushAll := func(olderThan int64) {
 		for _, a := range apps {
-			if a != nil && a.enc.samples > 0 && a.enc.oldest <= olderThan {
+			if a != nil && (a.enc.invalid > 0 || (a.enc.samples > 0 && a.enc.oldest <= olderThan)) {
 				a.flush()
 			}
 		}
