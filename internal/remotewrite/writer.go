@@ -230,14 +230,19 @@ func (a *shardAppender) appended(t int64) {
 	}
 }
 
-// flush compresses the open batch once and hands it to every storage.
-func (a *shardAppender) flush() {
+// dropInvalid counts the samples refused for invalid labels since the last call as dropped.
+func (a *shardAppender) dropInvalid() {
 	if invalid := int64(a.enc.invalid); invalid > 0 {
 		for _, s := range a.w.sinks {
 			s.dropGenerated(invalid, reasonInvalidLabels)
 		}
 		a.enc.invalid = 0
 	}
+}
+
+// flush compresses the open batch once and hands it to every storage.
+func (a *shardAppender) flush() {
+	a.dropInvalid()
 	if a.enc.samples == 0 {
 		return
 	}
@@ -296,7 +301,11 @@ func (w *Writer) generate(ctx context.Context, worker int) (nextDue int64) {
 	// the samples refused for invalid labels, which are in no batch.
 	flushAll := func(olderThan int64) {
 		for _, a := range apps {
-			if a != nil && (a.enc.invalid > 0 || (a.enc.samples > 0 && a.enc.oldest <= olderThan)) {
+			if a == nil {
+				continue
+			}
+			a.dropInvalid()
+			if a.enc.samples > 0 && a.enc.oldest <= olderThan {
 				a.flush()
 			}
 		}
