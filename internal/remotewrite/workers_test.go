@@ -118,3 +118,30 @@ func TestInvalidLabelsCountedWithWorkers(t *testing.T) {
 		})
 	}
 }
+
+// hiddenSeries is a workload that does not name its series (no namedSeries), yet hands the
+// writer's appender on to a generator that would take the fast path if offered.
+type hiddenSeries struct{ Workload }
+
+// TestWorkloadWithoutSeriesNames: without templates, the writer offers only Append, and
+// every sample still arrives.
+func TestWorkloadWithoutSeriesNames(t *testing.T) {
+	rc, srv := newReceiver(t, nil)
+	w := newWriter(t, map[string]config.Storage{"s": writeTo(srv.URL)}, nil, nil)
+	w2, err := New(&config.Config{
+		WriteConcurrency: 2, GenerateWorkers: 2, MaxSamplesPerRequest: 50, MaxPendingSamples: 1 << 20,
+		MaxRetryDuration: time.Second, WriteURLReplicas: 1, Compression: config.CompressionFast,
+		RemoteStorages: map[string]config.Storage{"s": writeTo(srv.URL)},
+	}, hiddenSeries{w.work}, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w2.tpl != nil {
+		t.Fatal("templates built for a workload that does not name its series")
+	}
+	w2.FlushAfter = 50 * time.Millisecond
+	runFor(t, w2, 300*time.Millisecond)
+	if r := w2.Results("s"); r.AckedSamples == 0 || r.AckedSamples != r.GeneratedSamples || r.AckedSamples != rc.samples {
+		t.Errorf("account %+v, receiver got %d: want every sample acked and received", r, rc.samples)
+	}
+}

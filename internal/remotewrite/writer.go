@@ -259,6 +259,12 @@ func (a *shardAppender) flush() {
 	a.openOldest.Store(0)
 }
 
+// labelsAppender hides shardAppender's fast path (workload.SeriesAppender) from a workload
+// that does not name its series, so it gives every label of every sample.
+type labelsAppender struct{ a *shardAppender }
+
+func (l labelsAppender) Append(labels []workload.Label, t int64, v float64) { l.a.Append(labels, t, v) }
+
 // newBatch copies data into a batch from the pool, holding one reference for the caller.
 func (w *Writer) newBatch(data []byte, samples, oldest int64) *batch {
 	b, _ := w.batches.Get().(*batch)
@@ -288,7 +294,7 @@ func (w *Writer) generate(ctx context.Context, worker int) (nextDue int64) {
 		return int(w.work.ScrapeTime(a, 0) - w.work.ScrapeTime(b, 0))
 	})
 	apps := make([]*shardAppender, w.shards) // made for the shards this worker feeds
-	appOf := make([]*shardAppender, len(targets))
+	appOf := make([]workload.Appender, len(targets))
 	for i, t := range targets {
 		shard := shardOf(t, w.shards)
 		if apps[shard] == nil {
@@ -296,6 +302,9 @@ func (w *Writer) generate(ctx context.Context, worker int) (nextDue int64) {
 			apps[shard].enc.tpl = w.tpl
 		}
 		appOf[i] = apps[shard]
+		if w.tpl == nil { // no templates: the workload must not take the fast path
+			appOf[i] = labelsAppender{apps[shard]}
+		}
 	}
 	// flushAll sends the batches whose oldest sample is at or before olderThan, and counts
 	// the samples refused for invalid labels, which are in no batch.
