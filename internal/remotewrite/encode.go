@@ -40,6 +40,9 @@ type encoder struct {
 	target    []byte
 	targetEnd []int
 	targetOK  bool
+	// tsTail is the Sample's timestamp field for time tsFor, empty for time 0 (left out).
+	tsTail []byte
+	tsFor  int64
 }
 
 func (e *encoder) reset() {
@@ -96,7 +99,16 @@ func (e *encoder) AppendSeries(s int, t int64, v float64) {
 		e.invalid++
 		return
 	}
-	sampleLen := sampleSize(t, v)
+	if t != e.tsFor || e.tsTail == nil { // a scrape's samples share their time: encode it once
+		e.tsFor, e.tsTail = t, e.tsTail[:0]
+		if t != 0 {
+			e.tsTail = binary.AppendUvarint(append(e.tsTail, 0x10), uint64(t)) // field 2, varint
+		}
+	}
+	sampleLen := len(e.tsTail)
+	if v != 0 {
+		sampleLen += 1 + 8
+	}
 	seriesLen := len(st.fixed) + len(e.target) + 1 + uvarintLen(uint64(sampleLen)) + sampleLen
 
 	b := slices.Grow(e.buf, 1+binary.MaxVarintLen64+seriesLen)
@@ -113,7 +125,12 @@ func (e *encoder) AppendSeries(s int, t int64, v float64) {
 		prev = r.at
 	}
 	b = append(b, st.fixed[prev:]...)
-	e.buf = appendSample(b, sampleLen, t, v)
+	b = append(b, 0x12, byte(sampleLen)) // field 2; a Sample is at most 20 bytes: one varint byte
+	if v != 0 {
+		b = append(b, 0x09) // field 1, 64-bit
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+	}
+	e.buf = append(b, e.tsTail...)
 	e.added(t)
 }
 

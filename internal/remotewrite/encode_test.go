@@ -247,3 +247,21 @@ func TestAppendSeriesDoesNotAllocate(t *testing.T) {
 		t.Errorf("AppendSeries allocates %.2f times per sample", allocs)
 	}
 }
+
+// TestAppendSeriesTimesEqualAppend: AppendSeries keeps the last timestamp's encoding; times
+// that change, repeat, go back, or are 0 (left out) encode as Append encodes them.
+func TestAppendSeriesTimesEqualAppend(t *testing.T) {
+	tpl := newTemplates(fakeSeries{names: []string{"instance"}, series: [][]workload.Label{{{Name: "__name__", Value: "m"}}}})
+	fast := encoder{tpl: tpl}
+	var slow encoder
+	fast.StartTarget([]string{"h"})
+	for _, ts := range []int64{0, 5, 5, 0, math.MaxInt64, -1, 127, 128, 0} {
+		for _, v := range []float64{0, 1} {
+			fast.AppendSeries(0, ts, v)
+			slow.Append([]workload.Label{{Name: "__name__", Value: "m"}, {Name: "instance", Value: "h"}}, ts, v)
+		}
+	}
+	if diff := cmp.Diff(slow.buf, fast.buf); diff != "" {
+		t.Errorf("(-Append +AppendSeries):\n%s", diff)
+	}
+}
