@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,25 +28,28 @@ func TestGenerateWorkersKeepSeriesOrder(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("workers=%d/shards=%d/%s", tc.workers, tc.shards, tc.comp), func(t *testing.T) {
 			t.Parallel()
-			rc, srv := newReceiver(t, nil)
-			w := newWriter(t, map[string]config.Storage{"s": writeTo(srv.URL)}, nil, func(c *config.Config) {
-				c.GenerateWorkers, c.WriteConcurrency, c.Compression = tc.workers, tc.shards, tc.comp
-			})
-			runFor(t, w, 600*time.Millisecond)
-			r := w.Results("s")
-			if r.AckedSamples == 0 || r.AckedSamples != r.GeneratedSamples || r.AckedSamples != rc.samples {
-				t.Fatalf("account %+v, receiver got %d: want every sample acked and received", r, rc.samples)
-			}
-			if len(rc.series) != 20*10 {
-				t.Errorf("%d series, want 20 targets × 10", len(rc.series))
-			}
-			for s, ts := range rc.series {
-				for i := 1; i < len(ts); i++ {
-					if ts[i] <= ts[i-1] {
-						t.Fatalf("series %s out of order: %v", s, ts)
+			synctest.Test(t, func(t *testing.T) {
+				rc := memReceiver(t, nil)
+				w := newWriter(t, map[string]config.Storage{"s": writeTo("http://s.test")}, nil, func(c *config.Config) {
+					c.GenerateWorkers, c.WriteConcurrency, c.Compression = tc.workers, tc.shards, tc.comp
+				})
+				inMemory(w, memNet{"s.test": rc})
+				runFor(t, w, 600*time.Millisecond)
+				r := w.Results("s")
+				if r.AckedSamples == 0 || r.AckedSamples != r.GeneratedSamples || r.AckedSamples != rc.samples {
+					t.Fatalf("account %+v, receiver got %d: want every sample acked and received", r, rc.samples)
+				}
+				if len(rc.series) != 20*10 {
+					t.Errorf("%d series, want 20 targets × 10", len(rc.series))
+				}
+				for s, ts := range rc.series {
+					for i := 1; i < len(ts); i++ {
+						if ts[i] <= ts[i-1] {
+							t.Fatalf("series %s out of order: %v", s, ts)
+						}
 					}
 				}
-			}
+			})
 		})
 	}
 }
@@ -94,27 +98,30 @@ func TestInvalidLabelsCountedWithWorkers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			rc, srv := newReceiver(t, nil)
-			cfg := config.Default()
-			cfg.ScrapeInterval, cfg.TargetsCount, cfg.GenerateWorkers, cfg.WriteConcurrency = 100*time.Millisecond, 10, 3, 2
-			cfg.RemoteStorages = map[string]config.Storage{"s": writeTo(srv.URL)}
-			gen, err := workload.New(&workload.Profile{Series: tc.series}, workload.Options{Seed: 1, Start: time.Now(), Targets: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval})
-			if err != nil {
-				t.Fatal(err)
-			}
-			w, err := New(&cfg, gen, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			w.FlushAfter = 50 * time.Millisecond
-			runFor(t, w, 350*time.Millisecond)
-			r := w.Results("s")
-			perSeries := r.GeneratedSamples / int64(len(tc.series))
-			if perSeries == 0 || r.DroppedSamples[reasonInvalidLabels] != perSeries*int64(len(tc.series)-tc.valid) ||
-				r.AckedSamples != perSeries*int64(tc.valid) || rc.samples != r.AckedSamples {
-				t.Errorf("account %+v, receiver got %d: want %d of every %d samples dropped as invalid_labels, the rest acked",
-					r, rc.samples, len(tc.series)-tc.valid, len(tc.series))
-			}
+			synctest.Test(t, func(t *testing.T) {
+				rc := memReceiver(t, nil)
+				cfg := config.Default()
+				cfg.ScrapeInterval, cfg.TargetsCount, cfg.GenerateWorkers, cfg.WriteConcurrency = 100*time.Millisecond, 10, 3, 2
+				cfg.RemoteStorages = map[string]config.Storage{"s": writeTo("http://s.test")}
+				gen, err := workload.New(&workload.Profile{Series: tc.series}, workload.Options{Seed: 1, Start: time.Now(), Targets: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval})
+				if err != nil {
+					t.Fatal(err)
+				}
+				w, err := New(&cfg, gen, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				inMemory(w, memNet{"s.test": rc})
+				w.FlushAfter = 50 * time.Millisecond
+				runFor(t, w, 350*time.Millisecond)
+				r := w.Results("s")
+				perSeries := r.GeneratedSamples / int64(len(tc.series))
+				if perSeries == 0 || r.DroppedSamples[reasonInvalidLabels] != perSeries*int64(len(tc.series)-tc.valid) ||
+					r.AckedSamples != perSeries*int64(tc.valid) || rc.samples != r.AckedSamples {
+					t.Errorf("account %+v, receiver got %d: want %d of every %d samples dropped as invalid_labels, the rest acked",
+						r, rc.samples, len(tc.series)-tc.valid, len(tc.series))
+				}
+			})
 		})
 	}
 }
@@ -126,22 +133,25 @@ type hiddenSeries struct{ Workload }
 // TestWorkloadWithoutSeriesNames: without templates, the writer offers only Append, and
 // every sample still arrives.
 func TestWorkloadWithoutSeriesNames(t *testing.T) {
-	rc, srv := newReceiver(t, nil)
-	w := newWriter(t, map[string]config.Storage{"s": writeTo(srv.URL)}, nil, nil)
-	w2, err := New(&config.Config{
-		WriteConcurrency: 2, GenerateWorkers: 2, MaxSamplesPerRequest: 50, MaxPendingSamples: 1 << 20,
-		MaxRetryDuration: time.Second, WriteURLReplicas: 1, Compression: config.CompressionFast,
-		RemoteStorages: map[string]config.Storage{"s": writeTo(srv.URL)},
-	}, hiddenSeries{w.work}, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w2.tpl != nil {
-		t.Fatal("templates built for a workload that does not name its series")
-	}
-	w2.FlushAfter = 50 * time.Millisecond
-	runFor(t, w2, 300*time.Millisecond)
-	if r := w2.Results("s"); r.AckedSamples == 0 || r.AckedSamples != r.GeneratedSamples || r.AckedSamples != rc.samples {
-		t.Errorf("account %+v, receiver got %d: want every sample acked and received", r, rc.samples)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		rc := memReceiver(t, nil)
+		w := newWriter(t, map[string]config.Storage{"s": writeTo("http://s.test")}, nil, nil)
+		w2, err := New(&config.Config{
+			WriteConcurrency: 2, GenerateWorkers: 2, MaxSamplesPerRequest: 50, MaxPendingSamples: 1 << 20,
+			MaxRetryDuration: time.Second, WriteURLReplicas: 1, Compression: config.CompressionFast,
+			RemoteStorages: map[string]config.Storage{"s": writeTo("http://s.test")},
+		}, hiddenSeries{w.work}, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w2.tpl != nil {
+			t.Fatal("templates built for a workload that does not name its series")
+		}
+		inMemory(w2, memNet{"s.test": rc})
+		w2.FlushAfter = 50 * time.Millisecond
+		runFor(t, w2, 300*time.Millisecond)
+		if r := w2.Results("s"); r.AckedSamples == 0 || r.AckedSamples != r.GeneratedSamples || r.AckedSamples != rc.samples {
+			t.Errorf("account %+v, receiver got %d: want every sample acked and received", r, rc.samples)
+		}
+	})
 }
