@@ -19,6 +19,7 @@ import (
 // name=value labels; sample i of the request has value v*i and timestamp ts+i*step. A series
 // the spec refuses (a name not in the legacy charset, an empty value, labels unsorted or
 // repeated, no __name__) must be refused by the encoder, counted and left out of the bytes.
+// The same series through templates (StartTarget, AppendSeries) must give the same bytes.
 func FuzzEncodeMatchesPrompb(f *testing.F) {
 	f.Add("__name__=up,instance=host:9100,job=node", 1.0, int64(1_700_000_000_000), int64(15_000))
 	f.Add("__name__=node_cpu_seconds_total,cpu=0,mode=idle\n__name__=node_cpu_seconds_total,cpu=1,mode=idle", 12345.67, int64(1), int64(-1))
@@ -30,6 +31,7 @@ func FuzzEncodeMatchesPrompb(f *testing.F) {
 	f.Fuzz(func(t *testing.T, spec string, v float64, ts, step int64) {
 		var e encoder
 		var want prompb.WriteRequest
+		var named fakeSeries // the same series through templates, with no target labels
 		invalid := 0
 		for i, line := range strings.Split(spec, "\n") {
 			var labels []workload.Label
@@ -37,6 +39,7 @@ func FuzzEncodeMatchesPrompb(f *testing.F) {
 				name, value, _ := strings.Cut(pair, "=")
 				labels = append(labels, workload.Label{Name: name, Value: value})
 			}
+			named.series = append(named.series, labels)
 			sv, st := v*float64(i), ts+int64(i)*step
 			e.Append(labels, st, sv)
 			if !specValid(labels) {
@@ -58,6 +61,14 @@ func FuzzEncodeMatchesPrompb(f *testing.F) {
 		}
 		if !bytes.Equal(e.buf, wantBytes) {
 			t.Fatalf("encoder bytes differ from prompb's:\n got %x\nwant %x", e.buf, wantBytes)
+		}
+		fast := encoder{tpl: newTemplates(named)}
+		fast.StartTarget(nil)
+		for i := range named.series {
+			fast.AppendSeries(i, ts+int64(i)*step, v*float64(i))
+		}
+		if fast.invalid != invalid || !bytes.Equal(fast.buf, wantBytes) {
+			t.Fatalf("AppendSeries refused %d series (want %d), bytes:\n got %x\nwant %x", fast.invalid, invalid, fast.buf, wantBytes)
 		}
 	})
 }
