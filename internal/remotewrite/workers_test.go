@@ -155,3 +155,10 @@ func TestWorkloadWithoutSeriesNames(t *testing.T) {
 		}
 	})
 }
+
+// Both workloads bench hands the writer name their series, so the writer takes the fast path
+// with either.
+var (
+	_ namedSeries = (*workload.Generator)(nil)
+	_ namedSeries = (*workload.Part)(nil)
+)

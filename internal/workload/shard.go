@@ -43,6 +43,13 @@ func (p *Part) Global(j int) int { return p.targets[j] }
 // SeriesPerTarget is the profile's number of series.
 func (p *Part) SeriesPerTarget() int { return p.g.SeriesPerTarget() }
 
+// TargetLabelNames are the labels Scrape adds to every series, as Generator.TargetLabelNames.
+func (p *Part) TargetLabelNames() []string { return p.g.TargetLabelNames() }
+
+// SeriesLabels is series s's own labels, as Generator.SeriesLabels: a part's series are the
+// whole workload's, so an encoder prepares them once for every part.
+func (p *Part) SeriesLabels(s int) []Label { return p.g.SeriesLabels(s) }
+
 // ScrapeInterval is the interval between two scrapes of a target.
 func (p *Part) ScrapeInterval() time.Duration { return p.g.ScrapeInterval() }
 
