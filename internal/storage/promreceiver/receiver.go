@@ -1,0 +1,280 @@
+// Package promreceiver serves the receive side of Prometheus itself, in-process, for tests:
+// its remote-write handler (1.0 and 2.0 messages accepted) and its OTLP handler, from the
+// github.com/prometheus/prometheus module, over a real on-disk TSDB from the same module, with
+// its PromQL engine behind /api/v1/query and /api/v1/query_range so that tsbench's read-back
+// and queries run against it as against a Prometheus server.
+//
+// Only tests import it: the handlers pull in the OTLP collector's packages, which the tsbench
+// binary has no use for. Invariant: Appended is the TSDB's own count of samples appended
+// (prometheus_tsdb_head_samples_appended_total), not a count kept beside it.
+package promreceiver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	remoteapi "github.com/prometheus/client_golang/exp/api/remote"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/prometheus/config"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/storage/remote"
+	"github.com/prometheus/prometheus/tsdb"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
+)
+
+// Paths the receiver serves, as a Prometheus server does.
+const (
+	WritePath = "/api/v1/write"
+	OTLPPath  = "/api/v1/otlp/v1/metrics"
+)
+
+// Options change what the receiver accepts.
+type Options struct {
+	// V1Only makes the remote-write handler take only 1.0 messages, as a receiver that
+	// predates 2.0: a 2.0 request is answered 415 Unsupported Media Type.
+	V1Only bool
+}
+
+// Receiver is one running receiver. URL is its base, http://127.0.0.1:port.
+type Receiver struct {
+	URL string
+
+	db     *tsdb.DB
+	reg    *prometheus.Registry
+	engine *promql.Engine
+	srv    *http.Server
+	done   chan error
+}
+
+// Start opens a TSDB in dir (which must exist) and serves on a free loopback port until Close.
+func Start(dir string, logger *slog.Logger, opts Options) (*Receiver, error) {
+	reg := prometheus.NewRegistry()
+	tsdbOpts := tsdb.DefaultOptions()
+	db, err := tsdb.Open(dir, logger, reg, tsdbOpts, nil)
+	if err != nil {
+		return nil, fmt.Errorf("open tsdb: %w", err)
+	}
+	msgs := remoteapi.MessageTypes{remoteapi.WriteV1MessageType, remoteapi.WriteV2MessageType}
+	if opts.V1Only {
+		msgs = remoteapi.MessageTypes{remoteapi.WriteV1MessageType}
+	}
+	lookback := 5 * time.Minute
+	r := &Receiver{
+		db:  db,
+		reg: reg,
+		engine: promql.NewEngine(promql.EngineOpts{
+			Logger: logger, MaxSamples: 50_000_000, Timeout: time.Minute, LookbackDelta: lookback,
+			EnableAtModifier: true, EnableNegativeOffset: true,
+		}),
+		done: make(chan error, 1),
+	}
+	mux := http.NewServeMux()
+	// As Prometheus' --web.enable-remote-write-receiver with 2.0 accepted; metadata appended.
+	mux.Handle(WritePath, remote.NewWriteHandler(logger, reg, db, msgs, false, false, true))
+	// As --web.enable-otlp-receiver with the default otlp config (UnderscoreEscapingWithSuffixes).
+	mux.Handle(OTLPPath, remote.NewOTLPWriteHandler(logger, reg, db, func() config.Config { return config.DefaultConfig },
+		remote.OTLPOptions{LookbackDelta: lookback}))
+	mux.HandleFunc("/api/v1/query", r.query)
+	mux.HandleFunc("/api/v1/query_range", r.query)
+	mux.Handle("/metrics", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusOK) // a readiness probe; the receiver's metrics are read with Appended
+	}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	r.URL = "http://" + ln.Addr().String()
+	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { r.done <- r.srv.Serve(ln) }()
+	return r, nil
+}
+
+// Close stops serving and closes the TSDB.
+func (r *Receiver) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := r.srv.Shutdown(ctx)
+	if serr := <-r.done; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return errors.Join(err, r.db.Close())
+}
+
+// Appended is the number of samples (float and histogram) the TSDB head appended.
+func (r *Receiver) Appended() (int64, error) {
+	mfs, err := r.reg.Gather()
+	if err != nil {
+		return 0, err
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "prometheus_tsdb_head_samples_appended_total" {
+			continue
+		}
+		var n float64
+		for _, m := range mf.GetMetric() {
+			n += m.GetCounter().GetValue()
+		}
+		return int64(n), nil
+	}
+	return 0, nil
+}
+
+// Sample is one stored float sample; V's bits are kept as stored (staleness markers included).
+type Sample struct {
+	T int64
+	V float64
+}
+
+// Series reads every float sample of every series matching ms in [mint, maxt] straight from
+// the TSDB, keyed by the series' labels in their String form.
+func (r *Receiver) Series(mint, maxt int64, ms ...*labels.Matcher) (map[string][]Sample, error) {
+	q, err := r.db.Querier(mint, maxt)
+	if err != nil {
+		return nil, err
+	}
+	defer q.Close()
+	if len(ms) == 0 {
+		ms = []*labels.Matcher{labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, ".+")}
+	}
+	out := map[string][]Sample{}
+	set := q.Select(context.Background(), true, nil, ms...)
+	var it chunkenc.Iterator
+	for set.Next() {
+		s := set.At()
+		it = s.Iterator(it)
+		var samples []Sample
+		for vt := it.Next(); vt != chunkenc.ValNone; vt = it.Next() {
+			if vt == chunkenc.ValFloat {
+				t, v := it.At()
+				samples = append(samples, Sample{T: t, V: v})
+			}
+		}
+		if err := it.Err(); err != nil {
+			return nil, err
+		}
+		out[s.Labels().String()] = samples
+	}
+	return out, set.Err()
+}
+
+// query answers /api/v1/query and /api/v1/query_range with the PromQL engine over the TSDB,
+// in the Prometheus HTTP API's JSON.
+func (r *Receiver) query(w http.ResponseWriter, req *http.Request) {
+	if err := req.ParseForm(); err != nil {
+		apiError(w, http.StatusBadRequest, "bad_data", err)
+		return
+	}
+	var (
+		q   promql.Query
+		err error
+	)
+	if req.URL.Path == "/api/v1/query_range" {
+		var start, end time.Time
+		var step time.Duration
+		start, err = parseTime(req.Form.Get("start"))
+		if err == nil {
+			end, err = parseTime(req.Form.Get("end"))
+		}
+		if err == nil {
+			step, err = parseDuration(req.Form.Get("step"))
+		}
+		if err != nil {
+			apiError(w, http.StatusBadRequest, "bad_data", err)
+			return
+		}
+		q, err = r.engine.NewRangeQuery(req.Context(), r.db, nil, req.Form.Get("query"), start, end, step)
+	} else {
+		ts := time.Now()
+		if v := req.Form.Get("time"); v != "" {
+			if ts, err = parseTime(v); err != nil {
+				apiError(w, http.StatusBadRequest, "bad_data", err)
+				return
+			}
+		}
+		q, err = r.engine.NewInstantQuery(req.Context(), r.db, nil, req.Form.Get("query"), ts)
+	}
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "bad_data", err)
+		return
+	}
+	defer q.Close()
+	res := q.Exec(req.Context())
+	if res.Err != nil {
+		apiError(w, http.StatusUnprocessableEntity, "execution", res.Err)
+		return
+	}
+	body, err := json.Marshal(struct {
+		Status string `json:"status"`
+		Data   any    `json:"data"`
+	}{"success", struct {
+		ResultType string `json:"resultType"`
+		Result     any    `json:"result"`
+	}{string(res.Value.Type()), resultJSON(res.Value)}})
+	if err != nil {
+		apiError(w, http.StatusInternalServerError, "internal", err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
+}
+
+// resultJSON shapes a result as the API does: a matrix as {metric, values, histograms}.
+func resultJSON(v any) any {
+	type series struct {
+		Metric     labels.Labels   `json:"metric"`
+		Values     []promql.FPoint `json:"values,omitempty"`
+		Histograms []promql.HPoint `json:"histograms,omitempty"`
+	}
+	switch v := v.(type) {
+	case promql.Matrix:
+		out := make([]series, 0, len(v))
+		for _, s := range v {
+			out = append(out, series{s.Metric, s.Floats, s.Histograms})
+		}
+		return out
+	case promql.Vector:
+		if v == nil {
+			return promql.Vector{}
+		}
+	}
+	return v
+}
+
+func apiError(w http.ResponseWriter, status int, kind string, err error) {
+	body, _ := json.Marshal(map[string]string{"status": "error", "errorType": kind, "error": err.Error()})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// parseTime reads a Unix time in seconds, as the API takes it (fractions allowed), or RFC 3339.
+func parseTime(s string) (time.Time, error) {
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		sec, frac := math.Modf(f)
+		return time.Unix(int64(sec), int64(math.Round(frac*1e3))*int64(time.Millisecond)).UTC(), nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("cannot parse %q as a time", s)
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return time.Duration(math.Round(f * float64(time.Second))), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("cannot parse %q as a duration", s)
+	}
+	return d, nil
+}
