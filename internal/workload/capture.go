@@ -175,7 +175,7 @@ func flatten(families map[string]*dto.MetricFamily) []point {
 					ls = append(ls, *extra)
 				}
 				slices.SortFunc(ls, func(a, b Label) int { return strings.Compare(a.Name, b.Name) })
-				out = append(out, point{series: Series{Name: name + suffix, Labels: ls, Type: typ}, value: v})
+				out = append(out, point{series: Series{Name: name + suffix, Labels: ls, Type: typ, Help: mf.GetHelp(), Unit: mf.GetUnit()}, value: v})
 			}
 			switch mf.GetType() {
 			case dto.MetricType_COUNTER:

@@ -35,6 +35,11 @@ type Series struct {
 	Labels []Label `json:"labels,omitempty"` // sorted by name, without __name__
 	Type   string  `json:"type"`             // from # TYPE: counter, gauge, histogram, summary, untyped
 	Shape  Shape   `json:"shape"`
+
+	// Help and Unit are the family's # HELP and # UNIT, sent as metadata by remote write 2.0
+	// and OTLP; a profile captured before they were recorded has neither.
+	Help string `json:"help,omitempty"`
+	Unit string `json:"unit,omitempty"`
 }
 
 // Shape kinds.
