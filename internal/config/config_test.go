@@ -91,6 +91,10 @@ func TestBadConfigs(t *testing.T) {
 			"remoteStorages.vm.writeHeaders: Content-Type is set by the remote_write protocol",
 			"remoteStorages.vm.writeHeaders: User-Agent is set by the remote_write protocol",
 		},
+		"protocol.bad.yaml": {
+			`remoteStorages.prom.protocol: must be prometheus-rw1 (the default), prometheus-rw2 or otlp-http, not "remote-write-2"`,
+			`remoteStorages.otel.otlpCompression: must be gzip (the default) or none, not "zstd"`,
+		},
 		"header-syntax.bad.yaml": {
 			"remoteStorages.vm.writeHeaders: a header name is not a token",
 			"remoteStorages.vm.readHeaders: the value of X-Ok has a line break or NUL",

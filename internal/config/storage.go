@@ -33,6 +33,12 @@ type Storage struct {
 	WriteHeaders         Headers    `yaml:"writeHeaders" json:"writeHeaders,omitempty"`
 	ReadHeaders          Headers    `yaml:"readHeaders" json:"readHeaders,omitempty"`
 	TLS                  TLS        `yaml:"tls" json:"tls"`
+	// Protocol is what the storage is written in: prometheus-rw1 (remote write 1.0, the
+	// default), prometheus-rw2 (remote write 2.0) or otlp-http (OTLP over HTTP, protobuf).
+	Protocol Protocol `yaml:"protocol" json:"protocol,omitempty"`
+	// OTLPCompression is the Content-Encoding of otlp-http requests: gzip (the default, as
+	// OpenTelemetry's exporters send) or none.
+	OTLPCompression string `yaml:"otlpCompression" json:"otlpCompression,omitempty"`
 	// DisableWrite sends no writes: the storage is only queried (for example a replica of
 	// another storage under test, or a read-only frontend). An empty writeURL beside a
 	// readURL sets it.
@@ -55,6 +61,25 @@ type StorageChartOnly struct {
 	VMAgentExtraEnvs  any `yaml:"vmagentExtraEnvs" json:"-"`
 	VMAlertExtraEnvs  any `yaml:"vmalertExtraEnvs" json:"-"`
 }
+
+// Protocol names a write protocol.
+type Protocol string
+
+// The write protocols; the same workload is encoded in each.
+const (
+	ProtocolRW1  Protocol = "prometheus-rw1"
+	ProtocolRW2  Protocol = "prometheus-rw2"
+	ProtocolOTLP Protocol = "otlp-http"
+)
+
+// Protocols lists every protocol, the default first.
+var Protocols = []Protocol{ProtocolRW1, ProtocolRW2, ProtocolOTLP}
+
+// OTLP request encodings.
+const (
+	OTLPGzip = "gzip"
+	OTLPNone = "none"
+)
 
 // BasicAuth applies to both writes and reads.
 type BasicAuth struct {
@@ -79,6 +104,19 @@ func (s *Storage) setDefaults() {
 		s.DisableWrite = true
 	}
 }
+
+// WriteProtocol is Protocol, prometheus-rw1 when unset. The defaults of protocol and
+// otlpCompression are applied where they are read, so a config that leaves them out reads
+// back (in results.json) as it was written.
+func (s Storage) WriteProtocol() Protocol {
+	if s.Protocol == "" {
+		return ProtocolRW1
+	}
+	return s.Protocol
+}
+
+// OTLPGzipped reports whether otlp-http requests are gzipped: otlpCompression gzip or unset.
+func (s Storage) OTLPGzipped() bool { return s.OTLPCompression != OTLPNone }
 
 // WriteURLs returns the write endpoints: one per element of the comma list.
 func (s Storage) WriteURLs() []string {
@@ -161,6 +199,12 @@ func (s Storage) validate(key string) []error {
 	}
 	if s.PID < 0 {
 		bad("pid", "must be > 0 when set")
+	}
+	if !slices.Contains(Protocols, s.Protocol) && s.Protocol != "" {
+		bad("protocol", "must be %s (the default), %s or %s, not %q", ProtocolRW1, ProtocolRW2, ProtocolOTLP, s.Protocol)
+	}
+	if s.OTLPCompression != "" && s.OTLPCompression != OTLPGzip && s.OTLPCompression != OTLPNone {
+		bad("otlpCompression", "must be %s (the default) or %s, not %q", OTLPGzip, OTLPNone, s.OTLPCompression)
 	}
 	if s.WriteURLReplicas < 0 {
 		bad("writeURLReplicas", "must be >= 1 (0 or unset takes the top-level writeURLReplicas)")
