@@ -22,14 +22,16 @@ import (
 	"github.com/tsbench/tsbench/internal/storage"
 )
 
-// batch is one compressed WriteRequest, shared read-only by every pipeline. Its buffer is
+// batch is one compressed request in one wire encoding, shared read-only by every pipeline
+// of a storage that takes that encoding. Its buffer is
 // reused: each holder (the generator until it pushed it, each endpoint until it settled or
 // dropped it, each request body until the transport closed it) has a reference, and the last
 // release returns the batch to its pool. A batch never settled (the run ended with it in
 // flight) is left to the garbage collector.
 type batch struct {
-	data    []byte // snappy block
+	data    []byte // the compressed body
 	samples int64
+	points  int64 // OTLP data points (a summary or histogram point is several samples)
 	oldest  int64 // smallest sample timestamp, ms
 	refs    atomic.Int32
 	pool    *sync.Pool
@@ -71,6 +73,8 @@ const (
 // sink is one storage: its endpoints (URL × url_replica copy), queues and account.
 type sink struct {
 	name       string
+	wire       wire            // the storage's protocol and compression
+	proto      config.Protocol // the protocol's name, for results
 	maxPending int64
 	log        *slog.Logger
 	m          *Metrics
@@ -87,10 +91,13 @@ type sink struct {
 	dropped   map[string]int64
 	requests  map[string]int64
 	maxLag    float64
-	lastAck   int64                         // unix ms of the newest ack, 0 before the first
-	seen      map[string]bool               // statuses already logged
-	droppedC  map[string]prometheus.Counter // by reason
-	requestsC map[string]prometheus.Counter // by status
+	// unconfirmed counts samples acked by a remote write 2.0 2xx that did not say how many it
+	// wrote (in acked too).
+	unconfirmed int64
+	lastAck     int64                         // unix ms of the newest ack, 0 before the first
+	seen        map[string]bool               // statuses already logged
+	droppedC    map[string]prometheus.Counter // by reason
+	requestsC   map[string]prometheus.Counter // by status
 }
 
 // endpoint is one URL a storage's data goes to, with a queue and a sender per shard.
@@ -102,9 +109,9 @@ type endpoint struct {
 	notify   []chan struct{}
 }
 
-func newSink(name string, maxPending int64, logger *slog.Logger, m *Metrics) *sink {
+func newSink(name string, w wire, maxPending int64, logger *slog.Logger, m *Metrics) *sink {
 	return &sink{
-		name: name, maxPending: maxPending, log: logger, m: m,
+		name: name, wire: w, maxPending: maxPending, log: logger, m: m,
 		generatedC: m.generated.WithLabelValues(name), ackedC: m.acked.WithLabelValues(name),
 		retriesC: m.retries.WithLabelValues(name), sentBytesC: m.sentBytes.WithLabelValues(name),
 		dropped: map[string]int64{}, requests: map[string]int64{}, seen: map[string]bool{},
@@ -245,11 +252,19 @@ func (s *sink) runSender(ctx context.Context, ep *endpoint, shard int, cfg sende
 		if !ok {
 			return
 		}
-		reason, settled := s.send(ctx, ep, b, cfg)
+		o, settled := s.send(ctx, ep, b, cfg)
 		s.mu.Lock()
 		if settled { // an unsettled batch stays in flight: still pending, still lagging
 			ep.inflight[shard] = nil
-			s.settleLocked(b.samples, reason)
+			if o.acked > 0 {
+				s.settleLocked(o.acked, "")
+			}
+			if o.acked < b.samples {
+				s.settleLocked(b.samples-o.acked, o.reason)
+			}
+			if o.unconfirmed {
+				s.unconfirmed += o.acked
+			}
 		}
 		s.mu.Unlock()
 		if settled {
@@ -258,10 +273,19 @@ func (s *sink) runSender(ctx context.Context, ep *endpoint, shard int, cfg sende
 	}
 }
 
+// outcome is how a batch settled: acked of its samples acknowledged, the rest dropped for
+// reason.
+type outcome struct {
+	acked  int64
+	reason string
+	// unconfirmed: a remote write 2.0 2xx without the written headers acked the batch.
+	unconfirmed bool
+}
+
 // send delivers b, retrying network errors, 5xx and 429 with exponential backoff and jitter
-// (or the server's Retry-After) until maxRetryDuration. It returns the drop reason ("" when
-// acked), or settled=false when ctx ended first: the samples stay pending.
-func (s *sink) send(ctx context.Context, ep *endpoint, b *batch, cfg senderConfig) (reason string, settled bool) {
+// (or the server's Retry-After) until maxRetryDuration. It returns the outcome, or
+// settled=false when ctx ended first: the samples stay pending.
+func (s *sink) send(ctx context.Context, ep *endpoint, b *batch, cfg senderConfig) (o outcome, settled bool) {
 	first := time.Now()
 	backoff := cfg.minBackoff
 	for attempt := 0; ; attempt++ {
@@ -275,16 +299,18 @@ func (s *sink) send(ctx context.Context, ep *endpoint, b *batch, cfg senderConfi
 		if attempt > 0 { // a retry ends by maxRetryDuration, so retry_timeout comes on time
 			timeout = min(timeout, cfg.maxRetryDuration-time.Since(first))
 		}
-		status, retryAfter, err := s.post(ctx, ep, b, cfg.userAgent, timeout)
+		ans, err := s.post(ctx, ep, b, cfg.userAgent, timeout)
+		status, retryAfter := ans.status, ans.retryAfter
 		if ctx.Err() != nil {
-			return "", false
+			return outcome{}, false
 		}
 		switch {
 		case err == nil && status/100 == 2:
-			return "", true
+			return s.confirmed(b, ans, reasonPartialWrite), true
 		case err == nil && (status/100 == 3 || status/100 == 4) && status != http.StatusTooManyRequests:
-			// As Prometheus: a 4xx will fail again, and a redirect is not followed.
-			return "http_" + strconv.Itoa(status), true
+			// As Prometheus: a 4xx will fail again, and a redirect is not followed. A 2.0
+			// receiver may have written part of the batch before it refused the rest.
+			return s.confirmed(b, ans, "http_"+strconv.Itoa(status)), true
 		}
 		wait := backoff
 		if retryAfter > 0 {
@@ -294,46 +320,95 @@ func (s *sink) send(ctx context.Context, ep *endpoint, b *batch, cfg senderConfi
 			backoff = min(2*backoff, cfg.maxBackoff)
 		}
 		if time.Since(first)+wait > cfg.maxRetryDuration {
-			return reasonRetryTimeout, true
+			return outcome{reason: reasonRetryTimeout}, true
 		}
 		select {
 		case <-ctx.Done():
-			return "", false
+			return outcome{}, false
 		case <-time.After(wait):
 		}
 	}
 }
 
+// confirmed settles an answered batch: what the answer says was written is acked, the rest
+// dropped for rest. Remote write 1.0 has no such count, so a 2xx acks the whole batch and any
+// other answer none of it; a 2.0 answer without the count is taken the same way, and a 2xx
+// without it is marked unconfirmed.
+func (s *sink) confirmed(b *batch, ans answer, rest string) outcome {
+	ok := ans.status/100 == 2
+	switch {
+	case ans.written >= 0:
+		return outcome{acked: min(ans.written, b.samples), reason: rest}
+	case ok:
+		return outcome{acked: b.samples, unconfirmed: s.wire == wireRW2}
+	}
+	return outcome{reason: rest}
+}
+
+// answer is what a storage's reply says of a batch.
+type answer struct {
+	status     int
+	retryAfter time.Duration
+	// written is the samples of the batch the receiver says it stored, -1 when it does not
+	// say: a 2.0 receiver's written headers, or an OTLP 2xx less its rejected points.
+	written int64
+}
+
 // post sends one request and reads the answer; it counts the request by status.
-func (s *sink) post(ctx context.Context, ep *endpoint, b *batch, userAgent string, timeout time.Duration) (int, time.Duration, error) {
+func (s *sink) post(ctx context.Context, ep *endpoint, b *batch, userAgent string, timeout time.Duration) (answer, error) {
+	ans := answer{written: -1}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, ep.url, nil)
 	if err != nil {
-		return 0, 0, err
+		return ans, err
 	}
 	req.Body, req.ContentLength = newBody(b), int64(len(b.data))
 	req.GetBody = func() (io.ReadCloser, error) { return newBody(b), nil } // a retry on a stale connection
-	req.Header.Set("Content-Encoding", "snappy")
-	req.Header.Set("Content-Type", "application/x-protobuf")
-	req.Header.Set("User-Agent", userAgent)
-	req.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
+	setHeaders(req.Header, s.wire, userAgent)
 	resp, err := ep.client.Do(req)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.count("network_error", len(b.data), redactErr(err, ep.url), "")
 		}
-		return 0, 0, err
+		return ans, err
 	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	limit := int64(512) // enough of an error to log
+	otlpOK := (s.wire == wireOTLP || s.wire == wireOTLPGzip) && resp.StatusCode/100 == 2
+	if otlpOK {
+		limit = 64 << 10 // a partial success, message included
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, limit))
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	detail := string(body)
 	if resp.StatusCode/100 == 3 {
 		detail = resp.Header.Get("Location")
 	}
+	ans.status, ans.retryAfter = resp.StatusCode, retryAfter(resp)
+	switch {
+	case s.wire == wireRW2:
+		ans.written = writtenRW2(resp.Header)
+	case otlpOK:
+		rejected, msg := partialSuccess(body)
+		ans.written = b.samples - rejectedSamples(rejected, b.points, b.samples)
+		if rejected > 0 {
+			s.warnOnce("otlp_partial_success", "OTLP partial success: the rejected points' samples are dropped (partial_write)",
+				"rejected_points", rejected, "message", msg)
+		}
+	}
+	if s.wire == wireRW2 && resp.StatusCode/100 == 2 {
+		switch {
+		case ans.written < 0:
+			s.warnOnce("rw2_unconfirmed", "receiver did not confirm RW 2.0 writes: a 2xx without "+headerSamplesWritten+
+				", as a 1.0-only receiver answers; the samples are counted as acked, unconfirmed")
+		case ans.written < b.samples:
+			s.warnOnce("rw2_partial", "receiver confirmed fewer samples than sent; the rest are dropped (partial_write)",
+				"sent", b.samples, "written", ans.written)
+		}
+	}
 	s.count(strconv.Itoa(resp.StatusCode), len(b.data), "", detail)
-	return resp.StatusCode, retryAfter(resp), nil
+	return ans, nil
 }
 
 // count records one request; the first of each status per storage is logged with its detail,
@@ -363,9 +438,23 @@ func (s *sink) count(status string, bytes int, errText, detail string) {
 	case status[0] == '3':
 		s.log.Error("remote write redirected and not followed; samples dropped: a POST is not redirected, set writeURL to the final URL",
 			"status", status, "reason", "http_"+status, "location", detail)
+	case status == "415" && s.wire == wireRW2:
+		s.log.Error("storage does not take remote write 2.0 (415 Unsupported Media Type); samples dropped: set protocol: prometheus-rw1 for it",
+			"status", status, "reason", "http_"+status, "body", detail)
 	default:
 		s.log.Error("remote write rejected; samples dropped: check the storage's writeURL, auth and limits",
 			"status", status, "reason", "http_"+status, "body", detail)
+	}
+}
+
+// warnOnce logs msg the first time key happens to the storage.
+func (s *sink) warnOnce(key, msg string, args ...any) {
+	s.mu.Lock()
+	first := !s.seen[key]
+	s.seen[key] = true
+	s.mu.Unlock()
+	if first {
+		s.log.Warn(msg, args...)
 	}
 }
 

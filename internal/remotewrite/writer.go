@@ -32,6 +32,12 @@ type Workload interface {
 	Scrape(app workload.Appender, target int, k int64) (values, staleMarkers int)
 }
 
+// profiled is a Workload that tells its profile's series (their types, help and units), which
+// remote write 2.0 and OTLP send: *workload.Generator.
+type profiled interface {
+	Series(s int) workload.Series
+}
+
 // Writer generates the workload once and writes it to every storage.
 type Writer struct {
 	// DrainTimeout bounds how long pending samples are still sent after the load stops.
@@ -51,8 +57,10 @@ type Writer struct {
 	workers    int // generateWorkers
 	maxSamples int
 	compress   func(dst, src []byte) []byte
-	tpl        *templates // nil when the workload does not name its series
-	batches    sync.Pool  // *batch, with its buffer
+	tpl        *templates  // nil when the workload does not name its series, or a storage takes another protocol than 1.0
+	use        [wires]bool // the wire encodings some storage takes
+	meta       metadata    // the profile's types, help and units, for 2.0 and OTLP
+	batches    sync.Pool   // *batch, with its buffer
 	sender     senderConfig
 	log        *slog.Logger
 	m          *Metrics
@@ -99,8 +107,22 @@ func New(cfg *config.Config, wl Workload, logger *slog.Logger, m *Metrics) (*Wri
 	if cfg.Compression == config.CompressionBetter {
 		w.compress = s2.EncodeSnappyBetter
 	}
-	if ns, ok := wl.(namedSeries); ok {
+	for _, name := range cfg.StorageNames() {
+		if st := cfg.RemoteStorages[name]; !st.DisableWrite {
+			w.use[wireOf(st)] = true
+		}
+	}
+	// The 1.0 encoder's prepared series take the generator's label-less fast path, which the
+	// other encoders cannot: with them, every encoder gets each sample's labels.
+	if ns, ok := wl.(namedSeries); ok && w.use == [wires]bool{wireRW1: true} {
 		w.tpl = newTemplates(ns)
+	}
+	if ps, ok := wl.(profiled); ok {
+		series := make([]workload.Series, wl.SeriesPerTarget())
+		for i := range series {
+			series[i] = ps.Series(i)
+		}
+		w.meta = newMetadata(series)
 	}
 	for _, name := range cfg.StorageNames() {
 		st := cfg.RemoteStorages[name]
@@ -114,7 +136,8 @@ func New(cfg *config.Config, wl Workload, logger *slog.Logger, m *Metrics) (*Wri
 		// A redirect is answered, not followed: Go would re-send a POST as a GET after a 301
 		// or 302. send drops the batch with the status as reason.
 		client.HTTP.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-		s := newSink(name, cfg.MaxPendingSamples, w.log.With("storage", name), m)
+		s := newSink(name, wireOf(st), cfg.MaxPendingSamples, w.log.With("storage", name), m)
+		s.proto = st.WriteProtocol()
 		for _, raw := range st.WriteURLs() {
 			n := cfg.URLReplicas(name)
 			for r := range n {
@@ -199,18 +222,55 @@ func (w *Writer) Run(ctx context.Context) error {
 }
 
 // shardAppender batches the samples one worker generates for one shard, flushing at
-// maxSamples mid-scrape if need be.
+// maxSamples mid-scrape if need be. It encodes each sample once per protocol some storage
+// takes; every encoder gets the same samples, so their counts agree.
 type shardAppender struct {
 	w          *Writer
 	shard      int
 	openOldest *atomic.Int64
-	enc        encoder
-	packed     []byte // reused: the compressor needs its worst case, the batch keeps only what it used
+	enc        encoder      // remote write 1.0
+	v2         *encoderV2   // remote write 2.0, when a storage takes it
+	otlp       *encoderOTLP // OTLP, when a storage takes it
+	packed     []byte       // reused: the compressor needs its worst case, the batch keeps only what it used
+	gz         gzipper
+}
+
+func (w *Writer) newShardAppender(shard int, openOldest *atomic.Int64) *shardAppender {
+	a := &shardAppender{w: w, shard: shard, openOldest: openOldest}
+	a.enc.tpl = w.tpl
+	if w.use[wireRW2] {
+		a.v2 = newEncoderV2(w.meta)
+	}
+	if w.use[wireOTLP] || w.use[wireOTLPGzip] {
+		a.otlp = newEncoderOTLP(w.meta)
+	}
+	return a
 }
 
 func (a *shardAppender) Append(labels []workload.Label, t int64, v float64) {
-	a.enc.Append(labels, t, v)
+	if a.w.use[wireRW1] {
+		a.enc.Append(labels, t, v)
+	}
+	if a.v2 != nil {
+		a.v2.Append(labels, t, v)
+	}
+	if a.otlp != nil {
+		a.otlp.Append(labels, t, v)
+	}
 	a.appended(t)
+}
+
+// open is the samples in the open batch and the oldest one's timestamp.
+func (a *shardAppender) open() (samples int, oldest int64) {
+	switch {
+	case a.w.use[wireRW1]:
+		return a.enc.samples, a.enc.oldest
+	case a.v2 != nil:
+		return a.v2.samples, a.v2.oldest
+	case a.otlp != nil:
+		return a.otlp.samples, a.otlp.oldest
+	}
+	return 0, 0
 }
 
 // StartTarget and AppendSeries take the generator's fast path (workload.SeriesAppender).
@@ -222,45 +282,95 @@ func (a *shardAppender) AppendSeries(s int, t int64, v float64) {
 }
 
 func (a *shardAppender) appended(t int64) {
-	if a.enc.samples == 1 {
+	n, _ := a.open()
+	if n == 1 {
 		a.openOldest.Store(t)
 	}
-	if a.enc.samples >= a.w.maxSamples {
+	// An OTLP summary or histogram point is open until a sample of another series comes: a
+	// batch ends after it, never within it.
+	if n >= a.w.maxSamples && (a.otlp == nil || !a.otlp.fam.open) {
 		a.flush()
 	}
 }
 
 // dropInvalid counts the samples refused for invalid labels since the last call as dropped.
+// Every encoder checks labels alike, so each storage's count is its own encoder's.
 func (a *shardAppender) dropInvalid() {
-	if invalid := int64(a.enc.invalid); invalid > 0 {
-		for _, s := range a.w.sinks {
-			s.dropGenerated(invalid, reasonInvalidLabels)
+	var invalid [wires]int64
+	invalid[wireRW1] = int64(a.enc.invalid)
+	if a.v2 != nil {
+		invalid[wireRW2] = int64(a.v2.invalid)
+	}
+	if a.otlp != nil {
+		invalid[wireOTLP], invalid[wireOTLPGzip] = int64(a.otlp.invalid), int64(a.otlp.invalid)
+	}
+	for _, s := range a.w.sinks {
+		if n := invalid[s.wire]; n > 0 {
+			s.dropGenerated(n, reasonInvalidLabels)
 		}
-		a.enc.invalid = 0
+	}
+	a.enc.invalid = 0
+	if a.v2 != nil {
+		a.v2.invalid = 0
+	}
+	if a.otlp != nil {
+		a.otlp.invalid = 0
 	}
 }
 
-// flush compresses the open batch once and hands it to every storage.
+// flush compresses the open batch once per wire encoding in use and hands each to the
+// storages that take it.
 func (a *shardAppender) flush() {
 	a.dropInvalid()
-	if a.enc.samples == 0 {
+	samples, oldest := a.open()
+	if samples == 0 {
 		return
 	}
-	if n := s2.MaxEncodedLen(len(a.enc.buf)); cap(a.packed) < n {
-		a.packed = make([]byte, n)
+	n, points := int64(samples), int64(samples)
+	if a.w.use[wireRW1] {
+		a.push(wireRW1, a.snappy(a.enc.buf), n, points, oldest)
+		a.enc.reset()
 	}
-	packed := a.w.compress(a.packed[:cap(a.packed)], a.enc.buf)
-	b := a.w.newBatch(packed, int64(a.enc.samples), a.enc.oldest)
-	for _, s := range a.w.sinks {
-		s.push(a.shard, b)
+	if a.v2 != nil {
+		a.push(wireRW2, a.snappy(a.v2.body()), n, points, oldest)
+		a.v2.reset()
 	}
-	b.release() // the generator's reference
-	a.enc.reset()
+	if a.otlp != nil {
+		body, points := a.otlp.body(), int64(a.otlp.points)
+		if a.w.use[wireOTLP] {
+			a.push(wireOTLP, body, n, points, oldest)
+		}
+		if a.w.use[wireOTLPGzip] {
+			a.push(wireOTLPGzip, a.gz.compress(body), n, points, oldest)
+		}
+		a.otlp.reset()
+	}
 	a.openOldest.Store(0)
 }
 
+// snappy compresses body into the appender's reused buffer.
+func (a *shardAppender) snappy(body []byte) []byte {
+	if n := s2.MaxEncodedLen(len(body)); cap(a.packed) < n {
+		a.packed = make([]byte, n)
+	}
+	return a.w.compress(a.packed[:cap(a.packed)], body)
+}
+
+// push copies data into a batch and queues it for every storage that takes the wire.
+func (a *shardAppender) push(wire wire, data []byte, samples, points, oldest int64) {
+	b := a.w.newBatch(data, samples, oldest)
+	b.points = points
+	for _, s := range a.w.sinks {
+		if s.wire == wire {
+			s.push(a.shard, b)
+		}
+	}
+	b.release() // the generator's reference
+}
+
 // labelsAppender hides shardAppender's fast path (workload.SeriesAppender) from a workload
-// that does not name its series, so it gives every label of every sample.
+// that does not name its series, or when a storage takes a protocol whose encoder needs every
+// label of every sample (2.0, OTLP).
 type labelsAppender struct{ a *shardAppender }
 
 func (l labelsAppender) Append(labels []workload.Label, t int64, v float64) { l.a.Append(labels, t, v) }
@@ -298,11 +408,10 @@ func (w *Writer) generate(ctx context.Context, worker int) (nextDue int64) {
 	for i, t := range targets {
 		shard := shardOf(t, w.shards)
 		if apps[shard] == nil {
-			apps[shard] = &shardAppender{w: w, shard: shard, openOldest: &w.openOldest[worker*w.shards+shard]}
-			apps[shard].enc.tpl = w.tpl
+			apps[shard] = w.newShardAppender(shard, &w.openOldest[worker*w.shards+shard])
 		}
 		appOf[i] = apps[shard]
-		if w.tpl == nil { // no templates: the workload must not take the fast path
+		if w.tpl == nil { // no templates (or a protocol other than 1.0): no fast path
 			appOf[i] = labelsAppender{apps[shard]}
 		}
 	}
@@ -314,7 +423,7 @@ func (w *Writer) generate(ctx context.Context, worker int) (nextDue int64) {
 				continue
 			}
 			a.dropInvalid()
-			if a.enc.samples > 0 && a.enc.oldest <= olderThan {
+			if n, oldest := a.open(); n > 0 && oldest <= olderThan {
 				a.flush()
 			}
 		}
@@ -483,6 +592,8 @@ func (w *Writer) Results(name string) *results.Write {
 	if stopped {
 		r.GeneratedSamples = w.produced.Load() * int64(w.copies[name])
 	}
+	r.Protocol, r.UnconfirmedSamples = string(s.proto), s.unconfirmed
+	r.Notes = s.notesLocked()
 	if start := w.start.Load(); start != 0 && s.lastAck > start {
 		r.AchievedSamplesPerSecond = float64(s.acked) / (float64(s.lastAck-start) / 1000)
 	}

@@ -371,7 +371,8 @@ svg.chart{border:1px solid #ddd;background:#fff}
 <h1>tsbench: {{len .R.Storages}} storages, {{.R.Workload.Targets}} targets × {{.R.Workload.SeriesPerTarget}} series</h1>
 <p>{{.Start}} → {{.End}} · seed {{.R.Workload.Seed}} · {{.R.Workload.SeriesCreated}} series created by churn · {{.R.Workload.StaleMarkers}} stale markers</p>
 {{range .R.Storages}}{{$name := .Name}}{{range .Problems}}<p class="fail">Problem with {{$name}}: {{.}}</p>
-{{end}}{{end}}{{range .R.AccountingErrors}}<p class="fail">Accounting error: {{.}}</p>
+{{end}}{{with .Write}}{{range .Notes}}<p>Note on {{$name}}: {{.}}</p>
+{{end}}{{end}}{{end}}{{range .R.AccountingErrors}}<p class="fail">Accounting error: {{.}}</p>
 {{end}}<table><tr><th></th>{{range .R.Storages}}<th>{{.Name}}</th>{{end}}</tr>
 {{range .Sections}}<tr class="sec"><td colspan="{{$.Cols}}">{{.Title}}</td></tr>
 {{range .Rows}}<tr><td>{{.Label}}</td>{{range .Cells}}<td{{if .Best}} class="best"{{end}}>{{.Text}}</td>{{end}}</tr>

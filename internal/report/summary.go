@@ -83,6 +83,15 @@ func table(r *results.Run) []section {
 	fig := func(name string) func(*results.Storage) *float64 { return figures[name] }
 
 	write := section{title: "ingestion", rows: []row{
+		mk("protocol", noBest, func(s *results.Storage) (string, *float64) {
+			switch {
+			case s.Write == nil:
+				return "?", nil
+			case s.Write.Protocol == "": // results from before protocols were a choice
+				return "prometheus-rw1", nil
+			}
+			return s.Write.Protocol, nil
+		}),
 		num("target samples/s", "%.1f", noBest, wf(func(w *results.Write) float64 { return w.TargetSamplesPerSecond })),
 		num("achieved samples/s", "%.1f", higher, wf(func(w *results.Write) float64 { return w.AchievedSamplesPerSecond })),
 		num("max lag (s)", "%.3f", lower, wf(func(w *results.Write) float64 { return w.MaxLagSeconds })),
@@ -295,6 +304,11 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 		}
 	}
 	for _, s := range r.Storages {
+		if s.Write != nil {
+			for _, n := range s.Write.Notes {
+				fmt.Fprintf(&b, "\nnote %s: %s\n", s.Name, n)
+			}
+		}
 		for _, p := range s.Problems {
 			fmt.Fprintf(&b, "\nproblem %s: %s\n", s.Name, p)
 		}

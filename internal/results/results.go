@@ -109,6 +109,15 @@ type Write struct {
 	// LagSeconds is the lag at the moment of the snapshot: now − the scheduled time of the
 	// oldest sample not yet acked or dropped (0 when nothing is pending).
 	LagSeconds float64 `json:"lagSeconds"`
+	// Protocol is what the storage was written in: prometheus-rw1, prometheus-rw2 or otlp-http.
+	Protocol string `json:"protocol,omitempty"`
+	// UnconfirmedSamples are acked samples whose 2xx did not confirm them: a remote write 2.0
+	// answer without X-Prometheus-Remote-Write-Samples-Written, as a 1.0-only receiver
+	// answers. They are in AckedSamples.
+	UnconfirmedSamples int64 `json:"unconfirmedSamples,omitempty"`
+	// Notes say, in words, what the storage's answers mean for the account: unconfirmed 2.0
+	// writes, a storage that does not take 2.0 (415), OTLP partial successes.
+	Notes []string `json:"notes,omitempty"`
 	// Copies is how many times each generated sample is sent to this storage
 	// (writeURLReplicas × URLs in writeURL); GeneratedSamples counts every copy.
 	Copies int `json:"copies"`

@@ -1,0 +1,241 @@
+package remotewrite
+
+import (
+	"encoding/binary"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/klauspost/compress/snappy"
+	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/storage/promreceiver"
+)
+
+// One writer, four storages, each a Prometheus receiver taking another wire encoding: each
+// acks every sample, its TSDB appended exactly as many, and all four hold the same data.
+func TestProtocolsIntoPrometheus(t *testing.T) {
+	storages := map[string]config.Storage{}
+	recvs := map[string]*promreceiver.Receiver{}
+	for name, st := range map[string]config.Storage{
+		"rw1":       {},
+		"rw2":       {Protocol: config.ProtocolRW2},
+		"otlp":      {Protocol: config.ProtocolOTLP},
+		"otlp-none": {Protocol: config.ProtocolOTLP, OTLPCompression: config.OTLPNone},
+	} {
+		r, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = r.Close() })
+		st.WriteURL = r.URL + promreceiver.WritePath
+		if st.Protocol == config.ProtocolOTLP {
+			st.WriteURL = r.URL + promreceiver.OTLPPath
+		}
+		storages[name], recvs[name] = st, r
+	}
+	w := run(t, storages, nil, time.Second, nil)
+	var first map[string][]promreceiver.Sample
+	for _, name := range []string{"rw1", "rw2", "otlp", "otlp-none"} {
+		r := w.Results(name)
+		want := string(storages[name].WriteProtocol())
+		if r.AckedSamples == 0 || r.AckedSamples != r.GeneratedSamples || r.Protocol != want || r.UnconfirmedSamples != 0 || len(r.Notes) != 0 {
+			t.Errorf("%s: account %+v: want every sample acked and confirmed, protocol %s", name, r, want)
+		}
+		if n, err := recvs[name].Appended(); err != nil || n != r.AckedSamples {
+			t.Errorf("%s: TSDB appended %d (%v), acked %d", name, n, err, r.AckedSamples)
+		}
+		got, err := recvs[name].Series(0, math.MaxInt64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = got
+			continue
+		}
+		opt := cmp.Comparer(func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) })
+		if diff := cmp.Diff(first, got, opt); diff != "" {
+			t.Errorf("%s stores other data than rw1 (-rw1 +%s):\n%s", name, name, diff)
+		}
+	}
+}
+
+// rw2Receiver decodes 2.0 requests and answers with written(n sent) as the written header
+// (-1: none), or with status when it is not 0.
+type rw2Receiver struct {
+	t       *testing.T
+	status  int
+	written func(sent int) int
+
+	mu      sync.Mutex
+	headers http.Header
+	sent    int
+}
+
+func (rc *rw2Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	rc.mu.Lock()
+	rc.headers = r.Header.Clone()
+	rc.mu.Unlock()
+	if rc.status != 0 {
+		w.WriteHeader(rc.status)
+		return
+	}
+	raw, err := snappy.Decode(nil, body)
+	if err != nil {
+		rc.t.Errorf("snappy: %v", err)
+	}
+	var req writev2.Request
+	if err := req.Unmarshal(raw); err != nil {
+		rc.t.Errorf("decode: %v", err)
+	}
+	n := 0
+	for _, ts := range req.Timeseries {
+		n += len(ts.Samples)
+	}
+	rc.mu.Lock()
+	rc.sent += n
+	rc.mu.Unlock()
+	if c := rc.written(n); c >= 0 {
+		w.Header().Set("X-Prometheus-Remote-Write-Samples-Written", strconv.Itoa(c))
+		w.Header().Set("X-Prometheus-Remote-Write-Histograms-Written", "0")
+		w.Header().Set("X-Prometheus-Remote-Write-Exemplars-Written", "0")
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func TestRW2Confirmation(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		status    int
+		written   func(int) int
+		check     func(t *testing.T, r *results.Write, sent int)
+		wantNotes []string
+	}{{
+		name:    "confirmed",
+		written: func(n int) int { return n },
+		check: func(t *testing.T, r *results.Write, sent int) {
+			if r.AckedSamples != r.GeneratedSamples || int(r.AckedSamples) != sent || r.UnconfirmedSamples != 0 {
+				t.Errorf("account %+v, receiver got %d: want all acked, confirmed", r, sent)
+			}
+		},
+	}, {
+		name:    "unconfirmed",
+		written: func(int) int { return -1 },
+		check: func(t *testing.T, r *results.Write, sent int) {
+			if r.AckedSamples != r.GeneratedSamples || r.UnconfirmedSamples != r.AckedSamples || r.Dropped() != 0 {
+				t.Errorf("account %+v: want all acked and all unconfirmed", r)
+			}
+		},
+		wantNotes: []string{"receiver did not confirm RW 2.0 writes"},
+	}, {
+		name:    "partial",
+		written: func(n int) int { return n / 2 },
+		check: func(t *testing.T, r *results.Write, sent int) {
+			if r.AckedSamples == 0 || r.DroppedSamples[reasonPartialWrite] != r.GeneratedSamples-r.AckedSamples || r.AckedSamples > int64(sent)/2+1 {
+				t.Errorf("account %+v, sent %d: want half acked, the rest partial_write", r, sent)
+			}
+		},
+		wantNotes: []string{"the receiver confirmed fewer samples than sent"},
+	}, {
+		name:   "not taken",
+		status: http.StatusUnsupportedMediaType,
+		check: func(t *testing.T, r *results.Write, _ int) {
+			if r.AckedSamples != 0 || r.DroppedSamples["http_415"] != r.GeneratedSamples {
+				t.Errorf("account %+v: want every sample dropped as http_415", r)
+			}
+		},
+		wantNotes: []string{"does not take remote write 2.0: 415 Unsupported Media Type"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rc := &rw2Receiver{t: t, status: tc.status, written: tc.written}
+				st := writeTo("http://s.test")
+				st.Protocol = config.ProtocolRW2
+				w := run(t, map[string]config.Storage{"s": st}, memNet{"s.test": rc}, 500*time.Millisecond, nil)
+				r := w.Results("s")
+				rc.mu.Lock()
+				defer rc.mu.Unlock()
+				if r.GeneratedSamples == 0 || r.Protocol != "prometheus-rw2" {
+					t.Fatalf("account %+v", r)
+				}
+				tc.check(t, r, rc.sent)
+				for k, want := range map[string]string{
+					"Content-Encoding": "snappy", "Content-Type": "application/x-protobuf;proto=io.prometheus.write.v2.Request",
+					"X-Prometheus-Remote-Write-Version": "2.0.0",
+				} {
+					if got := rc.headers.Get(k); got != want {
+						t.Errorf("header %s = %q, want %q", k, got, want)
+					}
+				}
+				if len(r.Notes) != len(tc.wantNotes) {
+					t.Fatalf("notes %q, want %d", r.Notes, len(tc.wantNotes))
+				}
+				for i, n := range tc.wantNotes {
+					if !strings.Contains(r.Notes[i], n) {
+						t.Errorf("note %q lacks %q", r.Notes[i], n)
+					}
+				}
+			})
+		})
+	}
+}
+
+// An OTLP receiver's partial success rejects points: their samples are dropped.
+func TestOTLPPartialSuccess(t *testing.T) { synctest.Test(t, testOTLPPartialSuccess) }
+
+func testOTLPPartialSuccess(t *testing.T) {
+	var mu sync.Mutex
+	var headers http.Header
+	rc := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		headers = r.Header.Clone()
+		mu.Unlock()
+		// ExportMetricsServiceResponse{partial_success: {rejected_data_points: 2, error_message: "no"}}
+		ps := append([]byte{0x08, 2, 0x12, 2}, "no"...)
+		body := append([]byte{0x0a}, binary.AppendUvarint(nil, uint64(len(ps)))...)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(append(body, ps...))
+	})
+	st := config.Storage{WriteURL: "http://s.test/v1/metrics", Protocol: config.ProtocolOTLP}
+	w := run(t, map[string]config.Storage{"s": st}, memNet{"s.test": rc}, 500*time.Millisecond, nil)
+	r := w.Results("s")
+	req := r.RequestsByStatus["200"]
+	if req == 0 || r.DroppedSamples[reasonPartialWrite] != 2*req || r.AckedSamples != r.GeneratedSamples-2*req {
+		t.Errorf("account %+v: want 2 samples dropped per request (partial_write)", r)
+	}
+	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "OTLP partial success") {
+		t.Errorf("notes %q", r.Notes)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if headers.Get("Content-Encoding") != "gzip" || headers.Get("Content-Type") != "application/x-protobuf" {
+		t.Errorf("headers %v", headers)
+	}
+}
+
+func TestRejectedSamples(t *testing.T) {
+	for _, tc := range []struct{ rejected, points, samples, want int64 }{
+		{0, 10, 10, 0},
+		{3, 10, 10, 3},
+		{10, 10, 30, 30},
+		{11, 10, 30, 30},
+		{1, 10, 15, 2}, // 1.5 samples per point, rounded up
+		{-1, 10, 10, 0},
+	} {
+		if got := rejectedSamples(tc.rejected, tc.points, tc.samples); got != tc.want {
+			t.Errorf("rejectedSamples(%d, %d, %d) = %d, want %d", tc.rejected, tc.points, tc.samples, got, tc.want)
+		}
+	}
+}
