@@ -265,7 +265,7 @@ func (r *run) verifyTargets() []verify.Target {
 	var targets []verify.Target
 	for _, name := range r.cfg.StorageNames() {
 		st := r.cfg.RemoteStorages[name]
-		t := verify.Target{Name: name, RemoteReadURL: st.RemoteReadURL, Client: r.readers[name], Kind: r.kinds[name]}
+		t := verify.Target{Name: name, RemoteReadURL: st.RemoteReadURL, Client: r.readers[name], Kind: r.kinds[name], Protocol: st.WriteProtocol()}
 		if qa := r.queryAPI[name]; qa != nil && qa.Available {
 			t.ReadURL = st.ReadURL
 		}

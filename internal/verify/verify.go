@@ -36,6 +36,9 @@ type Target struct {
 	RemoteReadURL string
 	Client        *storage.Client
 	Kind          string // storage.KindVictoriaMetrics, storage.KindPrometheus or "" (unknown)
+	// Protocol is what the storage was written in: with otlp-http, the read-back expects
+	// the names Prometheus' OTLP translation gives (see otlpNames).
+	Protocol config.Protocol
 }
 
 // Workload is what verify uses of *workload.Generator.
@@ -57,6 +60,7 @@ type Verifier struct {
 	budget   int                      // verifySamples
 	interval int64                    // scrape interval, ms
 	copiesOf func(storage string) int // writeURLReplicas of a storage
+	otlp     map[string]string        // sample name → name stored after OTLP ingestion, where they differ
 
 	// Settle is waited before the first read, so that what a storage acknowledged just before
 	// Run is searchable: VictoriaMetrics makes ingested rows searchable about a second after
@@ -93,8 +97,17 @@ func NewFor(cfg *config.Config, wl Workload, targets []Target, rules []query.Nam
 
 func newVerifier(cfg *config.Config, wl Workload, targets []Target, rules []query.NamedExpr, logger *slog.Logger) *Verifier {
 	interval := cfg.ScrapeInterval
+	var otlp map[string]string
+	if p, ok := wl.(interface{ Series(s int) workload.Series }); ok {
+		series := make([]workload.Series, wl.SeriesPerTarget())
+		for i := range series {
+			series[i] = p.Series(i)
+		}
+		otlp = otlpNames(series)
+	}
 	return &Verifier{
-		wl: wl, targets: targets, rules: rules, log: logger.With("component", "verify"),
+		otlp: otlp,
+		wl:   wl, targets: targets, rules: rules, log: logger.With("component", "verify"),
 		seed: cfg.Seed, budget: cfg.VerifySamples, interval: interval.Milliseconds(),
 		copiesOf:   func(name string) int { return max(1, cfg.URLReplicas(name)) },
 		Settle:     3 * time.Second,
@@ -140,6 +153,12 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*resu
 			r := &reader{remote: &remoteReader{client: t.Client, url: t.RemoteReadURL}}
 			if t.ReadURL != "" {
 				r = &reader{api: query.NewAPI(t.Client, t.ReadURL)}
+			}
+			units := units
+			if t.Protocol == config.ProtocolOTLP {
+				units = renameUnits(units, v.otlp)
+				log.Info("read-back of OTLP writes expects Prometheus' default translation (UnderscoreEscapingWithSuffixes): job and instance from service.name and service.instance.id, _total on counters, unit suffixes",
+					"renamed_metrics", len(v.otlp))
 			}
 			res, replica := v.readBack(ctx, r, t, units)
 			res.CheckedFrom, res.CheckedTo = time.UnixMilli(w.from).UTC(), time.UnixMilli(w.to).UTC()
