@@ -37,7 +37,8 @@ e2e: deps-browser
 bench:
 	# Generator alone (samples/s, allocations), then the whole write path into a discarding
 	# receiver in this process (samples per CPU-second, heap per active series at 100k and 1M)
-	# and both compressions (bytes and CPU per sample), then the real tsbench binary against a
+	# and both compressions (bytes and CPU per sample), each protocol side by side (CPU per
+	# million samples, bytes on the wire per sample), then the real tsbench binary against a
 	# discarding receiver in another process: CPU per sample beside a bare prompb + snappy
 	# loop (their ratio), one process's ceiling, RSS at 100M active series (~7 minutes in
 	# all), then the read path's own latency overhead against a fixed-delay server. Ends with
