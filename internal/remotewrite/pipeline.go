@@ -392,18 +392,17 @@ func (s *sink) post(ctx context.Context, ep *endpoint, b *batch, userAgent strin
 	case otlpOK:
 		rejected, msg := partialSuccess(body)
 		ans.written = b.samples - rejectedSamples(rejected, b.points, b.samples)
-		if rejected > 0 {
-			s.warnOnce("otlp_partial_success", "OTLP partial success: the rejected points' samples are dropped (partial_write)",
+		if rejected > 0 && s.firstTime("otlp_partial_success") {
+			s.log.Warn("OTLP partial success: the rejected points' samples are dropped (partial_write)",
 				"rejected_points", rejected, "message", msg)
 		}
 	}
 	if s.wire == wireRW2 && resp.StatusCode/100 == 2 {
 		switch {
-		case ans.written < 0:
-			s.warnOnce("rw2_unconfirmed", "receiver did not confirm RW 2.0 writes: a 2xx without "+headerSamplesWritten+
-				", as a 1.0-only receiver answers; the samples are counted as acked, unconfirmed")
-		case ans.written < b.samples:
-			s.warnOnce("rw2_partial", "receiver confirmed fewer samples than sent; the rest are dropped (partial_write)",
+		case ans.written < 0 && s.firstTime("rw2_unconfirmed"):
+			s.log.Warn("receiver did not confirm RW 2.0 writes: a 2xx without X-Prometheus-Remote-Write-Samples-Written, as a 1.0-only receiver answers; the samples are counted as acked, unconfirmed")
+		case ans.written >= 0 && ans.written < b.samples && s.firstTime("rw2_partial"):
+			s.log.Warn("receiver confirmed fewer samples than sent; the rest are dropped (partial_write)",
 				"sent", b.samples, "written", ans.written)
 		}
 	}
@@ -447,15 +446,14 @@ func (s *sink) count(status string, bytes int, errText, detail string) {
 	}
 }
 
-// warnOnce logs msg the first time key happens to the storage.
-func (s *sink) warnOnce(key, msg string, args ...any) {
+// firstTime reports whether key happens to the storage for the first time: what is logged
+// once per storage.
+func (s *sink) firstTime(key string) bool {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	first := !s.seen[key]
 	s.seen[key] = true
-	s.mu.Unlock()
-	if first {
-		s.log.Warn(msg, args...)
-	}
+	return first
 }
 
 // redactErr keeps the URL's secrets (user info, secret query parameters) out of error texts.

@@ -108,7 +108,7 @@ func partialSuccess(body []byte) (rejected int64, msg string) {
 		}
 		ps = ps[n:]
 		switch {
-		case key == 1<<3|0: // rejected_data_points, varint
+		case key == 1<<3: // rejected_data_points (field 1), varint
 			v, n := binary.Uvarint(ps)
 			if n <= 0 {
 				return rejected, msg

@@ -136,7 +136,7 @@ func TestRW2Confirmation(t *testing.T) {
 	}, {
 		name:    "unconfirmed",
 		written: func(int) int { return -1 },
-		check: func(t *testing.T, r *results.Write, sent int) {
+		check: func(t *testing.T, r *results.Write, _ int) {
 			if r.AckedSamples != r.GeneratedSamples || r.UnconfirmedSamples != r.AckedSamples || r.Dropped() != 0 {
 				t.Errorf("account %+v: want all acked and all unconfirmed", r)
 			}

@@ -40,8 +40,10 @@ func TestEncodersIntoPrometheus(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now().Add(-time.Minute).Truncate(time.Second)
-	gen, err := workload.New(profile, workload.Options{Seed: 1, Start: start, Targets: 2, ScrapeInterval: 10 * time.Second,
-		ChurnPercent: 50, ChurnInterval: 10 * time.Second})
+	gen, err := workload.New(profile, workload.Options{
+		Seed: 1, Start: start, Targets: 2, ScrapeInterval: 10 * time.Second,
+		ChurnPercent: 50, ChurnInterval: 10 * time.Second,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +61,7 @@ func TestEncodersIntoPrometheus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer recv.Close()
+			defer func() { _ = recv.Close() }()
 			var body []byte
 			var samples int
 			url, contentType, encoding := recv.URL+promreceiver.WritePath, "application/x-protobuf", "snappy"

@@ -68,8 +68,10 @@ func TestOTLPReadBackFromPrometheus(t *testing.T) {
 	st := config.Storage{WriteURL: recv.URL + promreceiver.OTLPPath, ReadURL: recv.URL, Protocol: config.ProtocolOTLP}
 	cfg.RemoteStorages = map[string]config.Storage{"prom": st}
 	start := time.Now()
-	gen, err := workload.New(p, workload.Options{Seed: 1, Start: start, Targets: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval,
-		ChurnPercent: cfg.ScrapeConfigUpdatePercent, ChurnInterval: cfg.ScrapeConfigUpdateInterval})
+	gen, err := workload.New(p, workload.Options{
+		Seed: 1, Start: start, Targets: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval,
+		ChurnPercent: cfg.ScrapeConfigUpdatePercent, ChurnInterval: cfg.ScrapeConfigUpdateInterval,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

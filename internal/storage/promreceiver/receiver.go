@@ -25,6 +25,7 @@ import (
 	remoteapi "github.com/prometheus/client_golang/exp/api/remote"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
@@ -92,7 +93,7 @@ func Start(dir string, logger *slog.Logger, opts Options) (*Receiver, error) {
 	mux.Handle("/api/v1/query", locked(r.mu.RLocker(), http.HandlerFunc(r.query)))
 	mux.Handle("/api/v1/query_range", locked(r.mu.RLocker(), http.HandlerFunc(r.query)))
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})) // its TSDB's and handlers' metrics
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
@@ -149,16 +150,16 @@ type Sample struct {
 
 // Series reads every float sample of every series matching ms in [mint, maxt] straight from
 // the TSDB, keyed by the series' labels in their String form.
-func (r *Receiver) Series(mint, maxt int64, ms ...*labels.Matcher) (map[string][]Sample, error) {
+func (r *Receiver) Series(mint, maxt int64, ms ...*labels.Matcher) (_ map[string][]Sample, err error) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	q, err := r.db.Querier(mint, maxt)
 	if err != nil {
 		return nil, err
 	}
-	defer q.Close()
+	defer func() { err = errors.Join(err, q.Close()) }()
 	if len(ms) == 0 {
-		ms = []*labels.Matcher{labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, ".+")}
+		ms = []*labels.Matcher{labels.MustNewMatcher(labels.MatchRegexp, model.MetricNameLabel, ".+")}
 	}
 	out := map[string][]Sample{}
 	set := q.Select(context.Background(), true, nil, ms...)
