@@ -32,10 +32,24 @@ type encoderV2 struct {
 	samples int   // samples in the request
 	oldest  int64 // smallest timestamp, ms
 	invalid int   // samples refused for invalid labels since the last reset
+
+	// The fast path (StartTarget, AppendSeries), when the workload names its series.
+	tpl        *v2Templates
+	epoch      uint32   // the request's number: refOf[id] holds when epochOf[id] == epoch
+	refOf      []uint32 // by string id of tpl
+	epochOf    []uint32
+	target     []string // the current target's label values, valid until the next StartTarget
+	targetOK   bool
+	targetRefs []uint32 // their refs in this request, when targetFresh
+	fresh      bool
 }
 
-func newEncoderV2(meta metadata) *encoderV2 {
-	e := &encoderV2{meta: meta, refs: map[string]uint32{}}
+// newEncoderV2 makes an encoder; tpl, when not nil, enables the fast path.
+func newEncoderV2(meta metadata, tpl *v2Templates) *encoderV2 {
+	e := &encoderV2{meta: meta, refs: map[string]uint32{}, tpl: tpl}
+	if tpl != nil {
+		e.refOf, e.epochOf = make([]uint32, len(tpl.strs)), make([]uint32, len(tpl.strs))
+	}
 	e.reset()
 	return e
 }
@@ -45,6 +59,11 @@ func (e *encoderV2) reset() {
 	e.series, e.symbols, e.arena = e.series[:0], e.symbols[:0], e.arena[:0]
 	e.samples, e.oldest = 0, 0
 	e.ref("")
+	if e.epoch++; e.epoch == 0 { // wrapped: no stale epoch may match
+		clear(e.epochOf)
+		e.epoch = 1
+	}
+	e.fresh = false
 }
 
 // ref is the symbol's index, added to the table on first use.
@@ -75,11 +94,8 @@ func (e *encoderV2) Append(labels []workload.Label, t int64, v float64) {
 	}
 	m := e.meta[metricName(labels)]
 	e.lrefs = e.lrefs[:0]
-	refsLen := 0
 	for _, l := range labels {
-		n, v := e.ref(l.Name), e.ref(l.Value)
-		e.lrefs = append(e.lrefs, n, v)
-		refsLen += uvarintLen(uint64(n)) + uvarintLen(uint64(v))
+		e.lrefs = append(e.lrefs, e.ref(l.Name), e.ref(l.Value))
 	}
 	var helpRef, unitRef uint32
 	if m.help != "" {
@@ -88,7 +104,15 @@ func (e *encoderV2) Append(labels []workload.Label, t int64, v float64) {
 	if m.unit != "" {
 		unitRef = e.ref(m.unit)
 	}
-	typ := rw2Type[m.typ]
+	e.write(rw2Type[m.typ], helpRef, unitRef, t, v)
+}
+
+// write encodes a TimeSeries of the labels in lrefs, the metadata and one sample.
+func (e *encoderV2) write(typ uint64, helpRef, unitRef uint32, t int64, v float64) {
+	refsLen := 0
+	for _, r := range e.lrefs {
+		refsLen += uvarintLen(uint64(r))
+	}
 	metaLen := 0
 	if typ != 0 {
 		metaLen += 1 + uvarintLen(typ)
@@ -140,6 +164,121 @@ func (e *encoderV2) Append(labels []workload.Label, t int64, v float64) {
 		e.oldest = t
 	}
 	e.samples++
+}
+
+// StartTarget takes the target's label values (in the order of the templates' names) for
+// the AppendSeries calls that follow.
+func (e *encoderV2) StartTarget(values []string) {
+	e.target, e.targetOK, e.fresh = values, len(values) == len(e.tpl.names), false
+	for _, v := range values {
+		if v == "" {
+			e.targetOK = false
+		}
+	}
+}
+
+// AppendSeries encodes a sample of series s of the current target, from labels checked and
+// interned once: per label a slice lookup while the string is already in this request's
+// table, the map only for a string's first use in a request.
+func (e *encoderV2) AppendSeries(s int, t int64, v float64) {
+	st := &e.tpl.series[s]
+	if !st.valid || !e.targetOK {
+		e.invalid++
+		return
+	}
+	if !e.fresh { // the target's values, once per target and request
+		e.targetRefs = e.targetRefs[:0]
+		for _, tv := range e.target {
+			e.targetRefs = append(e.targetRefs, e.ref(tv))
+		}
+		e.fresh = true
+	}
+	e.lrefs = e.lrefs[:0]
+	for _, id := range st.labels {
+		if id < 0 {
+			e.lrefs = append(e.lrefs, e.targetRefs[-1-int(id)])
+		} else {
+			e.lrefs = append(e.lrefs, e.idRef(id))
+		}
+	}
+	var helpRef, unitRef uint32
+	if st.help >= 0 {
+		helpRef = e.idRef(st.help)
+	}
+	if st.unit >= 0 {
+		unitRef = e.idRef(st.unit)
+	}
+	e.write(st.typ, helpRef, unitRef, t, v)
+}
+
+// idRef is the ref of the templates' string id in this request.
+func (e *encoderV2) idRef(id int32) uint32 {
+	if e.epochOf[id] == e.epoch {
+		return e.refOf[id]
+	}
+	r := e.ref(e.tpl.strs[id])
+	e.refOf[id], e.epochOf[id] = r, e.epoch
+	return r
+}
+
+// v2Templates are a workload's series prepared for encoderV2.AppendSeries, built once and
+// shared read-only: every string a series carries interned, with the target labels' places.
+type v2Templates struct {
+	names  []string // the target labels, sorted
+	strs   []string // by id
+	series []v2Series
+}
+
+// v2Series is one series: its labels in order as name id, value id pairs (a value id -1-j is
+// the target's j-th value), its metadata, and whether its labels pass validLabels.
+type v2Series struct {
+	labels     []int32
+	typ        uint64
+	help, unit int32 // string ids, -1 for none
+	valid      bool
+}
+
+func newV2Templates(w namedSeries, meta metadata) *v2Templates {
+	tp := &v2Templates{names: w.TargetLabelNames()}
+	ids := map[string]int32{}
+	intern := func(s string) int32 {
+		id, ok := ids[s]
+		if !ok {
+			id = int32(len(tp.strs))
+			ids[s] = id
+			tp.strs = append(tp.strs, s)
+		}
+		return id
+	}
+	for s := range w.SeriesPerTarget() {
+		own := w.SeriesLabels(s)
+		var st v2Series
+		var merged []workload.Label
+		i := 0
+		for j, name := range tp.names {
+			for ; i < len(own) && own[i].Name < name; i++ {
+				st.labels = append(st.labels, intern(own[i].Name), intern(own[i].Value))
+				merged = append(merged, own[i])
+			}
+			st.labels = append(st.labels, intern(name), int32(-1-j))
+			merged = append(merged, workload.Label{Name: name, Value: "x"})
+		}
+		for ; i < len(own); i++ {
+			st.labels = append(st.labels, intern(own[i].Name), intern(own[i].Value))
+			merged = append(merged, own[i])
+		}
+		st.valid = validLabels(merged)
+		m := meta[metricName(own)]
+		st.typ, st.help, st.unit = rw2Type[m.typ], -1, -1
+		if m.help != "" {
+			st.help = intern(m.help)
+		}
+		if m.unit != "" {
+			st.unit = intern(m.unit)
+		}
+		tp.series = append(tp.series, st)
+	}
+	return tp
 }
 
 // body is the encoded request, valid until the next reset.

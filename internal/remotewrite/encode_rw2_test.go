@@ -5,10 +5,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
 
+	tsbench "github.com/tsbench/tsbench"
 	"github.com/tsbench/tsbench/internal/workload"
 )
 
@@ -39,7 +41,7 @@ type testSample struct {
 }
 
 func TestEncodeV2DecodesWithWritev2(t *testing.T) {
-	e := newEncoderV2(testMetadata())
+	e := newEncoderV2(testMetadata(), nil)
 	target := func(name string, extra ...workload.Label) []workload.Label {
 		return sortedLabels(append(append([]workload.Label{{Name: "__name__", Value: name}}, extra...),
 			workload.Label{Name: "instance", Value: "host-000001:9100"}, workload.Label{Name: "job", Value: "node_exporter"}))
@@ -102,7 +104,7 @@ func TestEncodeV2DecodesWithWritev2(t *testing.T) {
 }
 
 func TestEncodeV2RefusesInvalidLabels(t *testing.T) {
-	e := newEncoderV2(testMetadata())
+	e := newEncoderV2(testMetadata(), nil)
 	e.Append([]workload.Label{{Name: "__name__", Value: "a"}, {Name: "b-c", Value: "x"}}, 1, 1)
 	e.Append([]workload.Label{{Name: "job", Value: "x"}}, 1, 1)
 	if e.invalid != 2 || e.samples != 0 {
@@ -111,7 +113,7 @@ func TestEncodeV2RefusesInvalidLabels(t *testing.T) {
 }
 
 func TestEncodeV2DoesNotAllocate(t *testing.T) {
-	e := newEncoderV2(testMetadata())
+	e := newEncoderV2(testMetadata(), nil)
 	labels := []workload.Label{{Name: "__name__", Value: "node_cpu_seconds_total"}, {Name: "cpu", Value: "0"}, {Name: "instance", Value: "host-000001:9100"}, {Name: "job", Value: "node_exporter"}}
 	other := []workload.Label{{Name: "__name__", Value: "node_load1"}, {Name: "instance", Value: "host-000002:9100"}, {Name: "job", Value: "node_exporter"}}
 	for range 600 { // grow the buffers and the map first
@@ -129,5 +131,107 @@ func TestEncodeV2DoesNotAllocate(t *testing.T) {
 	})
 	if allocs > 0 {
 		t.Errorf("Append allocates %.2f times per sample", allocs/2)
+	}
+}
+
+// decodedV2 is a 2.0 request with every reference resolved: per series its labels, samples
+// and metadata strings, so two encodings with their symbols in another order compare equal.
+type decodedV2 struct {
+	Labels     []workload.Label
+	Samples    []writev2.Sample
+	Type       writev2.Metadata_MetricType
+	Help, Unit string
+}
+
+func decodeV2(t *testing.T, body []byte) []decodedV2 {
+	t.Helper()
+	var req writev2.Request
+	if err := req.Unmarshal(body); err != nil {
+		t.Fatal(err)
+	}
+	var out []decodedV2
+	for _, ts := range req.Timeseries {
+		d := decodedV2{Samples: ts.Samples, Type: ts.Metadata.Type, Help: req.Symbols[ts.Metadata.HelpRef], Unit: req.Symbols[ts.Metadata.UnitRef]}
+		for j := 0; j+1 < len(ts.LabelsRefs); j += 2 {
+			d.Labels = append(d.Labels, workload.Label{Name: req.Symbols[ts.LabelsRefs[j]], Value: req.Symbols[ts.LabelsRefs[j+1]]})
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// labelsOnlyV2 hides the 2.0 encoder's fast path: Scrape then gives every label.
+type labelsOnlyV2 struct{ e *encoderV2 }
+
+func (l labelsOnlyV2) Append(labels []workload.Label, t int64, v float64) { l.e.Append(labels, t, v) }
+
+// The fast path (prepared series) encodes what the labels path does, over requests that
+// end within a target's scrape, churn and replicas included.
+func TestEncodeV2SeriesPathMatchesLabelsPath(t *testing.T) {
+	profile, err := workload.LoadProfile(tsbench.Assets, "profiles/node_exporter.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	profile.Series[0].Help, profile.Series[0].Unit = "help of the first", "seconds"
+	gen, err := workload.New(profile, workload.Options{Seed: 3, Start: time.UnixMilli(1_700_000_000_000), Targets: 3, Replicas: 2,
+		ScrapeInterval: 10 * time.Second, ChurnPercent: 50, ChurnInterval: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := newMetadata(profile.Series)
+	fast, slow := newEncoderV2(meta, newV2Templates(gen, meta)), newEncoderV2(meta, nil)
+	var got, want []decodedV2
+	for k := range int64(3) {
+		for target := range gen.Targets() {
+			gen.Scrape(fast, target, k)
+			gen.Scrape(labelsOnlyV2{slow}, target, k)
+			if fast.samples >= 700 { // mid-scrape, as the writer flushes: the next target's refs are redone
+				got, want = append(got, decodeV2(t, fast.body())...), append(want, decodeV2(t, slow.body())...)
+				fast.reset()
+				slow.reset()
+			}
+		}
+	}
+	got, want = append(got, decodeV2(t, fast.body())...), append(want, decodeV2(t, slow.body())...)
+	if len(want) == 0 || fast.invalid != slow.invalid {
+		t.Fatalf("%d series, invalid %d and %d", len(want), fast.invalid, slow.invalid)
+	}
+	opt := cmp.Comparer(func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) })
+	if diff := cmp.Diff(want, got, opt); diff != "" {
+		t.Errorf("series path (-labels path +series path):\n%s", diff)
+	}
+}
+
+func TestEncodeV2SeriesDoesNotAllocate(t *testing.T) {
+	profile, err := workload.LoadProfile(tsbench.Assets, "profiles/node_exporter.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := workload.New(profile, workload.Options{Seed: 1, Start: time.UnixMilli(1_700_000_000_000), Targets: 2, ScrapeInterval: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := newMetadata(profile.Series)
+	e := newEncoderV2(meta, newV2Templates(gen, meta))
+	values := []string{"host-000001:9100", "node_exporter", "0"}
+	e.StartTarget(values)
+	for s := range gen.SeriesPerTarget() {
+		e.AppendSeries(s, 1, 1)
+	}
+	e.reset()
+	s := 0
+	allocs := testing.AllocsPerRun(2000, func() {
+		if s == 0 {
+			if e.samples > 2000 {
+				e.body()
+				e.reset()
+			}
+			e.StartTarget(values)
+		}
+		e.AppendSeries(s, 1_700_000_000_000, 0.42)
+		s = (s + 1) % gen.SeriesPerTarget()
+	})
+	if allocs > 0 {
+		t.Errorf("AppendSeries allocates %.2f times per sample", allocs)
 	}
 }

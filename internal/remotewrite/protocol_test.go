@@ -246,8 +246,8 @@ func TestRejectedSamples(t *testing.T) {
 
 // BenchmarkProtocols generates, encodes and compresses the same workload — ten scrapes of ten
 // node_exporter targets, requests of up to 5000 samples (the default maxSamplesPerRequest) —
-// in each protocol, on one goroutine, as the writer does: remote write 1.0 through its
-// prepared series, 2.0 and OTLP from each sample's labels. Reported: the CPU per million
+// in each protocol, on one goroutine, as the writer does: remote write 1.0 and 2.0 through
+// their prepared series, OTLP from each sample's labels. Reported: the CPU per million
 // samples (generation included, the same for all) and the bytes on the wire per sample.
 func BenchmarkProtocols(b *testing.B) {
 	profile, err := workload.LoadProfile(tsbench.Assets, "profiles/node_exporter.json")
@@ -264,7 +264,7 @@ func BenchmarkProtocols(b *testing.B) {
 	} {
 		b.Run("protocol="+tc.name, func(b *testing.B) {
 			rw1 := encoder{tpl: newTemplates(gen)}
-			rw2 := newEncoderV2(meta)
+			rw2 := newEncoderV2(meta, newV2Templates(gen, meta))
 			otlp := newEncoderOTLP(meta)
 			var gz gzipper
 			var packed []byte

@@ -73,7 +73,7 @@ func TestEncodersIntoPrometheus(t *testing.T) {
 				}
 				body, samples = snappy.Encode(nil, e.buf), e.samples
 			case "prometheus-rw2":
-				e := newEncoderV2(meta)
+				e := newEncoderV2(meta, nil)
 				for _, s := range in.samples {
 					e.Append(s.labels, s.t, s.v)
 				}

@@ -57,10 +57,11 @@ type Writer struct {
 	workers    int // generateWorkers
 	maxSamples int
 	compress   func(dst, src []byte) []byte
-	tpl        *templates  // nil when the workload does not name its series, or a storage takes another protocol than 1.0
-	use        [wires]bool // the wire encodings some storage takes
-	meta       metadata    // the profile's types, help and units, for 2.0 and OTLP
-	batches    sync.Pool   // *batch, with its buffer
+	tpl        *templates   // nil when the workload does not name its series, or a storage takes OTLP
+	v2tpl      *v2Templates // the same for remote write 2.0, when a storage takes it
+	use        [wires]bool  // the wire encodings some storage takes
+	meta       metadata     // the profile's types, help and units, for 2.0 and OTLP
+	batches    sync.Pool    // *batch, with its buffer
 	sender     senderConfig
 	log        *slog.Logger
 	m          *Metrics
@@ -112,17 +113,20 @@ func New(cfg *config.Config, wl Workload, logger *slog.Logger, m *Metrics) (*Wri
 			w.use[wireOf(st)] = true
 		}
 	}
-	// The 1.0 encoder's prepared series take the generator's label-less fast path, which the
-	// other encoders cannot: with them, every encoder gets each sample's labels.
-	if ns, ok := wl.(namedSeries); ok && w.use == [wires]bool{wireRW1: true} {
-		w.tpl = newTemplates(ns)
-	}
 	if ps, ok := wl.(profiled); ok {
 		series := make([]workload.Series, wl.SeriesPerTarget())
 		for i := range series {
 			series[i] = ps.Series(i)
 		}
 		w.meta = newMetadata(series)
+	}
+	// The 1.0 and 2.0 encoders' prepared series take the generator's label-less fast path,
+	// which the OTLP encoder cannot: with it, every encoder gets each sample's labels.
+	if ns, ok := wl.(namedSeries); ok && !w.use[wireOTLP] && !w.use[wireOTLPGzip] {
+		w.tpl = newTemplates(ns)
+		if w.use[wireRW2] {
+			w.v2tpl = newV2Templates(ns, w.meta)
+		}
 	}
 	for _, name := range cfg.StorageNames() {
 		st := cfg.RemoteStorages[name]
@@ -239,7 +243,7 @@ func (w *Writer) newShardAppender(shard int, openOldest *atomic.Int64) *shardApp
 	a := &shardAppender{w: w, shard: shard, openOldest: openOldest}
 	a.enc.tpl = w.tpl
 	if w.use[wireRW2] {
-		a.v2 = newEncoderV2(w.meta)
+		a.v2 = newEncoderV2(w.meta, w.v2tpl)
 	}
 	if w.use[wireOTLP] || w.use[wireOTLPGzip] {
 		a.otlp = newEncoderOTLP(w.meta)
@@ -273,11 +277,24 @@ func (a *shardAppender) open() (samples int, oldest int64) {
 	return 0, 0
 }
 
-// StartTarget and AppendSeries take the generator's fast path (workload.SeriesAppender).
-func (a *shardAppender) StartTarget(values []string) { a.enc.StartTarget(values) }
+// StartTarget and AppendSeries take the generator's fast path (workload.SeriesAppender),
+// offered only when every encoder in use has its templates (1.0, 2.0).
+func (a *shardAppender) StartTarget(values []string) {
+	if a.w.use[wireRW1] {
+		a.enc.StartTarget(values)
+	}
+	if a.v2 != nil {
+		a.v2.StartTarget(values)
+	}
+}
 
 func (a *shardAppender) AppendSeries(s int, t int64, v float64) {
-	a.enc.AppendSeries(s, t, v)
+	if a.w.use[wireRW1] {
+		a.enc.AppendSeries(s, t, v)
+	}
+	if a.v2 != nil {
+		a.v2.AppendSeries(s, t, v)
+	}
 	a.appended(t)
 }
 
