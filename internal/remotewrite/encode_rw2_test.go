@@ -173,8 +173,10 @@ func TestEncodeV2SeriesPathMatchesLabelsPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	profile.Series[0].Help, profile.Series[0].Unit = "help of the first", "seconds"
-	gen, err := workload.New(profile, workload.Options{Seed: 3, Start: time.UnixMilli(1_700_000_000_000), Targets: 3, Replicas: 2,
-		ScrapeInterval: 10 * time.Second, ChurnPercent: 50, ChurnInterval: 10 * time.Second})
+	gen, err := workload.New(profile, workload.Options{
+		Seed: 3, Start: time.UnixMilli(1_700_000_000_000), Targets: 3, Replicas: 2,
+		ScrapeInterval: 10 * time.Second, ChurnPercent: 50, ChurnInterval: 10 * time.Second,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,12 @@ package remotewrite
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"net/http"
 	"strconv"
 
 	"github.com/klauspost/compress/gzip"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/tsbench/tsbench/internal/config"
 )
@@ -92,83 +92,59 @@ func writtenRW2(h http.Header) int64 {
 }
 
 // partialSuccess reads an OTLP ExportMetricsServiceResponse: the points its partial_success
-// says were rejected, and its message. An empty or unreadable body rejects nothing.
+// says were rejected, and its message. An empty body rejects nothing; so does a body that is
+// not such a message (what it did decode is kept). Fields repeat as protobuf merges them: a
+// later value wins.
 //
 //	ExportMetricsServiceResponse { ExportMetricsPartialSuccess partial_success = 1; }
 //	ExportMetricsPartialSuccess  { int64 rejected_data_points = 1; string error_message = 2; }
 func partialSuccess(body []byte) (rejected int64, msg string) {
-	ps, ok := field(body, 1)
-	if !ok {
-		return 0, ""
-	}
-	for len(ps) > 0 {
-		key, n := binary.Uvarint(ps)
-		if n <= 0 {
+	for len(body) > 0 {
+		num, typ, n := protowire.ConsumeTag(body)
+		if n < 0 {
 			return rejected, msg
 		}
-		ps = ps[n:]
-		switch {
-		case key == 1<<3: // rejected_data_points (field 1), varint
-			v, n := binary.Uvarint(ps)
-			if n <= 0 {
+		body = body[n:]
+		if num != 1 || typ != protowire.BytesType {
+			if n = protowire.ConsumeFieldValue(num, typ, body); n < 0 {
 				return rejected, msg
 			}
-			rejected, ps = int64(v), ps[n:]
-		case key&7 == 2: // error_message, or an unknown length-delimited field
-			l, n := binary.Uvarint(ps)
-			if n <= 0 || uint64(len(ps)-n) < l {
-				return rejected, msg
-			}
-			if key>>3 == 2 {
-				msg = string(ps[n : n+int(l)])
-			}
-			ps = ps[n+int(l):]
-		default:
+			body = body[n:]
+			continue
+		}
+		ps, n := protowire.ConsumeBytes(body)
+		if n < 0 {
 			return rejected, msg
+		}
+		body = body[n:]
+		for len(ps) > 0 {
+			num, typ, n := protowire.ConsumeTag(ps)
+			if n < 0 {
+				return rejected, msg
+			}
+			ps = ps[n:]
+			switch {
+			case num == 1 && typ == protowire.VarintType:
+				v, n := protowire.ConsumeVarint(ps)
+				if n < 0 {
+					return rejected, msg
+				}
+				rejected, ps = int64(v), ps[n:]
+			case num == 2 && typ == protowire.BytesType:
+				b, n := protowire.ConsumeBytes(ps)
+				if n < 0 {
+					return rejected, msg
+				}
+				msg, ps = string(b), ps[n:]
+			default:
+				if n = protowire.ConsumeFieldValue(num, typ, ps); n < 0 {
+					return rejected, msg
+				}
+				ps = ps[n:]
+			}
 		}
 	}
 	return rejected, msg
-}
-
-// field returns the first length-delimited field num of a message, skipping the others.
-func field(b []byte, num uint64) ([]byte, bool) {
-	for len(b) > 0 {
-		key, n := binary.Uvarint(b)
-		if n <= 0 {
-			return nil, false
-		}
-		b = b[n:]
-		switch key & 7 {
-		case 0:
-			_, n := binary.Uvarint(b)
-			if n <= 0 {
-				return nil, false
-			}
-			b = b[n:]
-		case 1:
-			if len(b) < 8 {
-				return nil, false
-			}
-			b = b[8:]
-		case 5:
-			if len(b) < 4 {
-				return nil, false
-			}
-			b = b[4:]
-		case 2:
-			l, n := binary.Uvarint(b)
-			if n <= 0 || uint64(len(b)-n) < l {
-				return nil, false
-			}
-			if key>>3 == num {
-				return b[n : n+int(l)], true
-			}
-			b = b[n+int(l):]
-		default:
-			return nil, false
-		}
-	}
-	return nil, false
 }
 
 // rejectedSamples turns an OTLP answer's rejected points into samples of the batch. A point

@@ -18,6 +18,8 @@ import (
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/snappy"
 	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	tsbench "github.com/tsbench/tsbench"
 	"github.com/tsbench/tsbench/internal/config"
@@ -335,4 +337,60 @@ func BenchmarkProtocols(b *testing.B) {
 			b.ReportMetric(float64(wire)/float64(samples), "wire-bytes/sample")
 		})
 	}
+}
+
+// FuzzPartialSuccess reads OTLP answers as the upstream types do: for a well-formed protobuf
+// answer pmetricotlp decodes, partialSuccess finds the same rejected points and message.
+// (pmetricotlp also takes some malformed groups, which no receiver sends.)
+func FuzzPartialSuccess(f *testing.F) {
+	for _, seed := range []func(pmetricotlp.ExportPartialSuccess){
+		func(pmetricotlp.ExportPartialSuccess) {},
+		func(ps pmetricotlp.ExportPartialSuccess) { ps.SetRejectedDataPoints(3) },
+		func(ps pmetricotlp.ExportPartialSuccess) {
+			ps.SetRejectedDataPoints(1 << 40)
+			ps.SetErrorMessage("too old")
+		},
+	} {
+		r := pmetricotlp.NewExportResponse()
+		seed(r.PartialSuccess())
+		b, err := r.MarshalProto()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte{0x0a, 0x02, 0x08, 0x01, 0x0a, 0x02, 0x08, 0x05}) // a repeated partial_success merges
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := pmetricotlp.NewExportResponse()
+		if err := r.UnmarshalProto(body); err != nil || !wellFormed(body, 1) {
+			return
+		}
+		rejected, msg := partialSuccess(body)
+		if want := r.PartialSuccess(); rejected != want.RejectedDataPoints() || msg != want.ErrorMessage() {
+			t.Errorf("partialSuccess(%x) = %d, %q; pmetricotlp reads %d, %q", body, rejected, msg, want.RejectedDataPoints(), want.ErrorMessage())
+		}
+	})
+}
+
+// wellFormed reports whether b is a sequence of whole protobuf fields, and so is the payload
+// of every length-delimited field numbered nested (the partial_success message).
+func wellFormed(b []byte, nested protowire.Number) bool {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return false
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return false
+		}
+		if num == nested && typ == protowire.BytesType {
+			payload, _ := protowire.ConsumeBytes(b[n:])
+			if !wellFormed(payload, 0) {
+				return false
+			}
+		}
+		b = b[n+m:]
+	}
+	return true
 }
