@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/snappy"
+	"github.com/prometheus/client_golang/prometheus"
 	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -393,4 +394,26 @@ func wellFormed(b []byte, nested protowire.Number) bool {
 		b = b[n+m:]
 	}
 	return true
+}
+
+// A run writes its shard's part of the workload: the writer of a part knows the profile's
+// types, so 2.0 and OTLP send them.
+func TestWriterOfPartHasMetadata(t *testing.T) {
+	profile, err := workload.LoadProfile(tsbench.Assets, "profiles/node_exporter.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := workload.New(profile, workload.Options{Seed: 1, Start: time.Now(), Targets: 4, ScrapeInterval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.RemoteStorages = map[string]config.Storage{"s": {WriteURL: "http://s.test/api/v1/write", Protocol: config.ProtocolRW2}}
+	w, err := New(&cfg, gen.Part(1, 2), slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := w.meta["node_cpu_seconds_total"]; m.typ != typeCounter || w.v2tpl == nil {
+		t.Errorf("metadata of node_cpu_seconds_total %+v, 2.0 templates %v: want a counter, prepared series", m, w.v2tpl != nil)
+	}
 }

@@ -46,6 +46,15 @@ func TestOTLPNames(t *testing.T) {
 	if diff := cmp.Diff(want, otlpNames(p.Series)); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)
 	}
+	// A run verifies its shard's part of the workload: the part names the same.
+	gen, err := workload.New(p, workload.Options{Seed: 1, Start: time.Now(), Targets: 2, ScrapeInterval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	if v := New(&cfg, gen.Part(0, 2), nil, nil, slog.New(slog.DiscardHandler)); !cmp.Equal(want, v.otlp) {
+		t.Errorf("the verifier of a part maps %v", v.otlp)
+	}
 }
 
 // The whole chain: the workload written over OTLP into Prometheus' own receiver, read back

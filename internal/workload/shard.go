@@ -50,6 +50,10 @@ func (p *Part) TargetLabelNames() []string { return p.g.TargetLabelNames() }
 // whole workload's, so an encoder prepares them once for every part.
 func (p *Part) SeriesLabels(s int) []Label { return p.g.SeriesLabels(s) }
 
+// Series is profile series s (its type, help and unit too), as Generator.Series: what
+// remote write 2.0 and OTLP send as metadata and the OTLP read-back names by.
+func (p *Part) Series(s int) Series { return p.g.Series(s) }
+
 // ScrapeInterval is the interval between two scrapes of a target.
 func (p *Part) ScrapeInterval() time.Duration { return p.g.ScrapeInterval() }
 
