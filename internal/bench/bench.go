@@ -115,7 +115,8 @@ func storageNames(cfg *config.Config) []string {
 
 // Warnings are the things a user should know before the run starts.
 func (p *Prepared) Warnings() []string {
-	return append(p.Config.Warnings(), p.Plan.Warnings()...)
+	w := append(p.Config.Warnings(), p.Plan.Warnings()...)
+	return append(w, p.Config.HistoryWarnings(len(p.Profile.Series))...)
 }
 
 // Run runs the benchmark until ctx ends or the configured duration passes, then shuts down
@@ -128,7 +129,7 @@ func Run(ctx context.Context, p *Prepared, opts Options) (*results.Run, error) {
 	var locals []*storage.Local
 	if len(cfg.RemoteStorages) == 0 {
 		var err error
-		if locals, err = startLocals(ctx, opts.Keep, opts.Logger); err != nil {
+		if locals, err = startLocals(ctx, opts.Keep, cfg.History, opts.Logger); err != nil {
 			return nil, err
 		}
 		defer stopLocals(locals, opts)

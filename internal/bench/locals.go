@@ -8,12 +8,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tsbench/tsbench/internal/storage"
 )
 
 // startLocals starts the default storages side by side; if one fails, the others are stopped.
-func startLocals(ctx context.Context, keep bool, logger *slog.Logger) ([]*storage.Local, error) {
+// Their retention covers the history.
+func startLocals(ctx context.Context, keep bool, history time.Duration, logger *slog.Logger) ([]*storage.Local, error) {
 	var (
 		mu     sync.Mutex
 		locals []*storage.Local
@@ -22,7 +24,7 @@ func startLocals(ctx context.Context, keep bool, logger *slog.Logger) ([]*storag
 	)
 	for _, kind := range defaultStorages() {
 		wg.Go(func() {
-			l, err := storage.Start(ctx, kind, kind, keep, logger)
+			l, err := storage.StartFor(ctx, kind, kind, keep, history, logger)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

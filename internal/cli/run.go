@@ -68,8 +68,8 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) (in
 // runFlags are run's flags; everything else is in the config.
 type runFlags struct {
 	config, out, listen, logLevel, shard string
-	duration                             time.Duration
-	durationSet, keep, hold              bool
+	duration, history                    time.Duration
+	durationSet, historySet, keep, hold  bool
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
@@ -77,6 +77,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 	fs := newFlagSet("run", stderr)
 	fs.StringVar(&f.config, "config", "", "benchmark config (YAML); without it, local VictoriaMetrics and Prometheus get the default load")
 	fs.DurationVar(&f.duration, "duration", 0, "how long the load runs, overriding the config's duration (0 = until interrupted)")
+	fs.DurationVar(&f.history, "history", 0, "start the workload's clock this far in the past, overriding the config's history: each storage catches up, then the load goes on live (e.g. 6h)")
 	fs.StringVar(&f.out, "out", "out", "directory for results.json and report.html")
 	fs.StringVar(&f.listen, "httpListenAddr", "127.0.0.1:8436", "address of tsbench's own /metrics (\"\" for none)")
 	fs.BoolVar(&f.keep, "keep", false, "leave the storages tsbench started running, and print their URLs")
@@ -89,7 +90,10 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 	if fs.NArg() > 0 {
 		return f, usageErrorf("unexpected argument %q: run takes only flags", fs.Arg(0))
 	}
-	fs.Visit(func(fl *flag.Flag) { f.durationSet = f.durationSet || fl.Name == "duration" })
+	fs.Visit(func(fl *flag.Flag) {
+		f.durationSet = f.durationSet || fl.Name == "duration"
+		f.historySet = f.historySet || fl.Name == "history"
+	})
 	return f, nil
 }
 
@@ -124,6 +128,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	}
 	if p.Config.Shard.Of() > 1 && len(p.Config.RemoteStorages) == 0 {
 		return ExitUsage, usageErrorf("shard %s: shards write to shared storages: name them in remoteStorages (each shard would start its own local ones)", p.Config.Shard)
+	}
+	if f.historySet {
+		p.Config.History = f.history
+		if err := p.Config.Validate(); err != nil {
+			return ExitUsage, usageErrorf("-history %s: %s", f.history, joinLines(err))
+		}
 	}
 	for _, w := range p.Warnings() {
 		logger.Warn("config warning", "detail", w)

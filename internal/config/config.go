@@ -26,7 +26,8 @@ import (
 type Config struct {
 	// Seed makes the workload reproducible: seed + config + start time give every sample.
 	Seed uint64 `yaml:"seed" json:"seed"`
-	// Duration of the load; 0 runs until interrupted.
+	// Duration of the load; 0 runs until interrupted. With History, it counts from the moment
+	// a storage has caught up with the wall clock.
 	Duration time.Duration `yaml:"duration" json:"duration"`
 	// StartTime anchors the scrape schedule and churn; zero means the moment the run starts.
 	// Shards given the same startTime (and duration) write exactly the same workload however
@@ -38,6 +39,9 @@ type Config struct {
 	// LeadShard is the shard that runs, once per storage across the shards, the query load,
 	// the storages' observation and snapshot, and the read-back's rule comparison.
 	LeadShard int `yaml:"leadShard" json:"leadShard"`
+	// History starts the workload's clock this far in the past: each storage first receives
+	// [start − history, start) as fast as it accepts it, then the load goes on live (issue 12).
+	History time.Duration `yaml:"history" json:"history,omitempty"`
 	// Profile is the path of a profile captured by `tsbench profile capture`; empty means the
 	// embedded node_exporter profile.
 	Profile string `yaml:"profile" json:"profile,omitempty"`
@@ -274,6 +278,34 @@ func (c *Config) churnWarnings() []string {
 	return w
 }
 
+// CatchUpSamplesPerSecond is the ingestion rate the history warning assumes of a storage
+// catching up: about what the local VictoriaMetrics and Prometheus each take on a 2-core
+// machine while tsbench generates for both (README, "History").
+const CatchUpSamplesPerSecond = 200_000
+
+// HistoryWarnings warns of a history whose catch-up would take longer than duration, for a
+// profile of seriesPerTarget series. While a storage catches up at R samples/s, the live load
+// (r samples/s) goes on, so catching up history H takes T = H·r / (R − r).
+func (c *Config) HistoryWarnings(seriesPerTarget int) []string {
+	if c.History <= 0 || c.ScrapeInterval <= 0 {
+		return nil
+	}
+	rate := float64(c.TargetsCount*max(1, c.WriteReplicas)*seriesPerTarget) / c.ScrapeInterval.Seconds()
+	samples := rate * c.History.Seconds()
+	if rate >= CatchUpSamplesPerSecond {
+		return []string{fmt.Sprintf("history: %s at %.0f samples/s (targetsCount × %d series / scrapeInterval) is %.3g samples per storage; "+
+			"a storage ingesting %d samples/s never catches up with a live load this large: lower targetsCount or history",
+			shortDuration(c.History), rate, seriesPerTarget, samples, CatchUpSamplesPerSecond)}
+	}
+	est := time.Duration(c.History.Seconds() * rate / (CatchUpSamplesPerSecond - rate) * float64(time.Second)).Round(time.Second)
+	if c.Duration == 0 || est <= c.Duration {
+		return nil
+	}
+	return []string{fmt.Sprintf("history: %s at %.0f samples/s (targetsCount × %d series / scrapeInterval) is %.3g samples per storage; "+
+		"at %d samples/s a storage takes about %s to catch up, longer than duration (%s); the run lasts about %s",
+		shortDuration(c.History), rate, seriesPerTarget, samples, CatchUpSamplesPerSecond, est, shortDuration(c.Duration), est+c.Duration)}
+}
+
 // URLReplicas is the number of copies sent to each write URL of the storage name: its own
 // writeURLReplicas where set, else the top-level one.
 func (c *Config) URLReplicas(name string) int {
@@ -310,6 +342,20 @@ func (c *Config) problems() []error {
 		bad("shard", "%v", err)
 	} else if c.LeadShard < 0 || c.LeadShard >= c.Shard.Count {
 		bad("leadShard", "must be between 0 and %d (shard %s)", c.Shard.Count-1, c.Shard)
+	}
+	if c.History < 0 {
+		bad("history", "must be >= 0 (0 starts the workload's clock now)")
+	} else if c.History > 0 && c.History < c.ScrapeInterval {
+		bad("history", "%s is shorter than one scrapeInterval (%s): it holds no scrape; set 0, or at least %s",
+			shortDuration(c.History), shortDuration(c.ScrapeInterval), shortDuration(c.ScrapeInterval))
+	}
+	if c.History > 0 && c.ScrapeModeOn() {
+		bad("history", "scrape mode serves its targets at the wall clock to an agent that scrapes them live: history needs sender: %s", SenderTsbench)
+	}
+	if c.History > 0 && c.Shard.Of() > 1 {
+		// Each shard would catch up on its own, while the lead shard's query load and rule
+		// comparison need every shard's history written.
+		bad("history", "not with shards (shard %s): each shard would catch up on its own; run history in one tsbench", c.Shard)
 	}
 	if c.TargetsCount < 1 {
 		bad("targetsCount", "must be >= 1")

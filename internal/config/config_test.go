@@ -68,6 +68,12 @@ func TestBadConfigs(t *testing.T) {
 			`compression: must be fast or better, not "gzip"`,
 			"generateWorkers: must be >= 1 (default: the cores tsbench may use",
 		},
+		"history.bad.yaml":          {"history: 10s is shorter than one scrapeInterval (30s): it holds no scrape; set 0, or at least 30s"},
+		"history-negative.bad.yaml": {"history: must be >= 0 (0 starts the workload's clock now)"},
+		"history-modes.bad.yaml": {
+			"history: scrape mode serves its targets at the wall clock to an agent that scrapes them live: history needs sender: tsbench",
+			"history: not with shards (shard 0/2): each shard would catch up on its own; run history in one tsbench",
+		},
 		"rangequery.bad.yaml": {
 			"rangeQueries[0].expr: must be set",
 			"rangeQueries[0].step: must be > 0",
@@ -599,5 +605,34 @@ func TestHelmValuesLoadWithWarnings(t *testing.T) {
 		if !strings.Contains(w, key+": "+helmWarning) {
 			t.Errorf("no warning for %s in:\n%s", key, w)
 		}
+	}
+}
+
+// TestHistoryWarnings checks the catch-up estimate: 200 targets × 839 series / 10s = 16780
+// samples/s live; catching up 6h at 200k samples/s takes 6h × 16780 / (200000 − 16780) ≈
+// 32m58s, longer than 3m; 10m takes about 55s, shorter than 3m; a live load as large as the
+// assumed catch-up rate never catches up.
+func TestHistoryWarnings(t *testing.T) {
+	tests := []struct {
+		name    string
+		history time.Duration
+		targets int
+		want    []string
+	}{
+		{"none", 0, 200, nil},
+		{"short", 10 * time.Minute, 200, nil},
+		{"long", 6 * time.Hour, 200, []string{"history: 6h at 16780 samples/s (targetsCount × 839 series / scrapeInterval) is 3.62e+08 samples per storage; " +
+			"at 200000 samples/s a storage takes about 32m58s to catch up, longer than duration (3m); the run lasts about 35m58s"}},
+		{"never", time.Hour, 2400, []string{"history: 1h at 201360 samples/s (targetsCount × 839 series / scrapeInterval) is 7.25e+08 samples per storage; " +
+			"a storage ingesting 200000 samples/s never catches up with a live load this large: lower targetsCount or history"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Default()
+			c.History, c.TargetsCount = tc.history, tc.targets
+			if diff := cmp.Diff(tc.want, c.HistoryWarnings(839)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }

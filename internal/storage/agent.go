@@ -25,7 +25,7 @@ func agentSpec(kind string, setup AgentSetup) (spec, error) {
 	case KindVMAgent:
 		return spec{
 			kind: kind, binary: "vmagent", pkg: "victoria-metrics", readyPath: "/health",
-			args: func(addr, dataDir, workDir string) ([]string, error) {
+			args: func(addr, dataDir, workDir string, _ int) ([]string, error) { // an agent keeps no data: no retention
 				flags, err := setup(workDir)
 				return append([]string{"-httpListenAddr=" + addr, "-remoteWrite.tmpDataPath=" + dataDir}, flags...), err
 			},
@@ -33,7 +33,7 @@ func agentSpec(kind string, setup AgentSetup) (spec, error) {
 	case KindPrometheusAgent:
 		return spec{
 			kind: kind, binary: "prometheus", pkg: "prometheus", readyPath: "/-/ready",
-			args: func(addr, dataDir, workDir string) ([]string, error) {
+			args: func(addr, dataDir, workDir string, _ int) ([]string, error) { // an agent keeps no data: no retention
 				flags, err := setup(workDir)
 				return append([]string{"--enable-feature=agent", "--web.listen-address=" + addr, "--storage.agent.path=" + dataDir}, flags...), err
 			},
@@ -56,7 +56,7 @@ func StartAgent(ctx context.Context, kind, name string, setup AgentSetup, keep b
 		return nil, &ErrMissingBinary{Binary: sp.binary, Package: sp.pkg}
 	}
 	for attempt := 1; ; attempt++ {
-		l, err := startOnce(ctx, sp, bin, kind, name, keep, logger)
+		l, err := startOnce(ctx, sp, bin, kind, name, keep, 0, logger)
 		if errors.Is(err, errPortTaken) && attempt < 3 {
 			logger.Warn("agent port taken before it could bind; trying another", "agent", name, "attempt", attempt)
 			continue

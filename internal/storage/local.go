@@ -50,18 +50,30 @@ type Local struct {
 // spec says how to start one kind of storage.
 type spec struct {
 	kind, binary, pkg, readyPath string
-	args                         func(addr, dataDir, workDir string) ([]string, error)
+	args                         func(addr, dataDir, workDir string, retentionDays int) ([]string, error)
 	// urls sets the storage's URLs from its root; nil: the Prometheus API's own.
 	urls func(root string, st *config.Storage)
 	// setup prepares a ready storage for writes (InfluxDB's database); nil: nothing to do.
 	setup func(ctx context.Context, root string) error
 }
 
+// RetentionDays is the retention a local storage gets for a run whose workload begins history
+// in the past: the storage's own default (VictoriaMetrics 31 days, Prometheus 15), or the
+// history plus a day when that is longer. A storage drops data older than its retention, and
+// VictoriaMetrics refuses to ingest it: a shorter one would lose the history being written.
+func RetentionDays(kind string, history time.Duration) int {
+	days := 15
+	if kind == KindVictoriaMetrics {
+		days = 31
+	}
+	return max(days, int((history+24*time.Hour-1)/(24*time.Hour))+1)
+}
+
 func specs() map[string]spec {
 	return map[string]spec{
 		KindVictoriaMetrics: {
 			kind: KindVictoriaMetrics, binary: "victoria-metrics", pkg: "victoria-metrics", readyPath: "/health",
-			args: func(addr, dataDir, _ string) ([]string, error) {
+			args: func(addr, dataDir, _ string, retentionDays int) ([]string, error) {
 				return []string{
 					"-httpListenAddr=" + addr,
 					"-storageDataPath=" + dataDir,
@@ -71,13 +83,13 @@ func specs() map[string]spec {
 					// /api/v1/series refuses more than 30000 series by default, fewer than the
 					// default workload writes (200 targets × 839 series).
 					"-search.maxSeries=10000000",
-					"-retentionPeriod=1",
+					"-retentionPeriod=" + strconv.Itoa(retentionDays) + "d",
 				}, nil
 			},
 		},
 		KindPrometheus: {
 			kind: KindPrometheus, binary: "prometheus", pkg: "prometheus", readyPath: "/-/ready",
-			args: func(addr, dataDir, workDir string) ([]string, error) {
+			args: func(addr, dataDir, workDir string, retentionDays int) ([]string, error) {
 				cfg := filepath.Join(workDir, "prometheus.yml")
 				// No scrape configs: every sample comes over remote write.
 				if err := os.WriteFile(cfg, []byte("global: {}\n"), 0o644); err != nil {
@@ -89,6 +101,7 @@ func specs() map[string]spec {
 					"--web.listen-address=" + addr,
 					"--web.enable-remote-write-receiver",
 					"--web.enable-admin-api",
+					"--storage.tsdb.retention.time=" + strconv.Itoa(retentionDays) + "d",
 				}, nil
 			},
 		},
@@ -102,8 +115,9 @@ func specs() map[string]spec {
 // influxArgs writes an InfluxDB 1.x config: HTTP on addr without auth, its RPC (backup)
 // service on another free port (its default, 8088, would collide between instances), every
 // dir under dataDir, and nothing else running: no reporting, monitor store, subscriber or
-// continuous queries.
-func influxArgs(addr, dataDir, workDir string) ([]string, error) {
+// continuous queries. Its database's default retention policy (autogen) keeps data forever,
+// so the retention tsbench asks for is already covered.
+func influxArgs(addr, dataDir, workDir string, _ int) ([]string, error) {
 	rpc, err := freePort()
 	if err != nil {
 		return nil, err
@@ -176,6 +190,12 @@ func (e *ErrMissingBinary) Error() string {
 // Start starts a storage of the given kind named name on a free loopback port and waits until
 // it is ready (or ctx ends, or it exits). Unless keep is set, the storage dies with tsbench.
 func Start(ctx context.Context, kind, name string, keep bool, logger *slog.Logger) (*Local, error) {
+	return StartFor(ctx, kind, name, keep, 0, logger)
+}
+
+// StartFor is Start for a run whose workload begins history in the past: the storage's
+// retention covers it (RetentionDays).
+func StartFor(ctx context.Context, kind, name string, keep bool, history time.Duration, logger *slog.Logger) (*Local, error) {
 	sp, ok := specs()[kind]
 	if !ok {
 		return nil, fmt.Errorf("storage kind %q: tsbench starts only %s, %s and %s", kind, KindVictoriaMetrics, KindPrometheus, KindInfluxDB)
@@ -187,7 +207,7 @@ func Start(ctx context.Context, kind, name string, keep bool, logger *slog.Logge
 	// A free port is free when asked, not always when the storage binds it: another process
 	// may take it in between. Then the storage exits at once, and a new port is tried.
 	for attempt := 1; ; attempt++ {
-		l, err := startOnce(ctx, sp, bin, kind, name, keep, logger)
+		l, err := startOnce(ctx, sp, bin, kind, name, keep, RetentionDays(kind, history), logger)
 		if !errors.Is(err, errPortTaken) || attempt == 3 {
 			return l, err
 		}
@@ -200,7 +220,7 @@ var errPortTaken = errors.New("port taken")
 
 // startOnce starts the storage on a free port and waits until it is ready. On failure it
 // stops it and removes its dir, so the error carries the end of its log.
-func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, logger *slog.Logger) (*Local, error) {
+func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, retentionDays int, logger *slog.Logger) (*Local, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -214,7 +234,7 @@ func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, 
 		DataDir: filepath.Join(workDir, "data"), LogPath: filepath.Join(workDir, "log.txt"),
 		workDir: workDir, done: make(chan struct{}),
 	}
-	args, err := sp.args("127.0.0.1:"+strconv.Itoa(port), l.DataDir, workDir)
+	args, err := sp.args("127.0.0.1:"+strconv.Itoa(port), l.DataDir, workDir, retentionDays)
 	if err != nil {
 		return nil, errors.Join(err, os.RemoveAll(workDir))
 	}

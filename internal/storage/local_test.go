@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -214,5 +215,31 @@ func TestStartMissingBinary(t *testing.T) {
 	want := `prometheus not found on PATH: install the Debian package "prometheus"`
 	if err == nil || len(err.Error()) < len(want) || err.Error()[:len(want)] != want {
 		t.Errorf("got %v, want prefix %q", err, want)
+	}
+}
+
+// TestRetentionCoversHistory checks the retention flags of the local storages: their own
+// defaults up to the history they cover, the history plus a day beyond.
+func TestRetentionCoversHistory(t *testing.T) {
+	tests := []struct {
+		kind    string
+		history time.Duration
+		want    string
+	}{
+		{KindVictoriaMetrics, 0, "-retentionPeriod=31d"},
+		{KindVictoriaMetrics, 6 * time.Hour, "-retentionPeriod=31d"},
+		{KindVictoriaMetrics, 40 * 24 * time.Hour, "-retentionPeriod=41d"},
+		{KindPrometheus, 0, "--storage.tsdb.retention.time=15d"},
+		{KindPrometheus, 14 * 24 * time.Hour, "--storage.tsdb.retention.time=15d"},
+		{KindPrometheus, 20*24*time.Hour + time.Hour, "--storage.tsdb.retention.time=22d"},
+	}
+	for _, tc := range tests {
+		args, err := specs()[tc.kind].args("127.0.0.1:1", t.TempDir(), t.TempDir(), RetentionDays(tc.kind, tc.history))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(args, tc.want) {
+			t.Errorf("%s with history %s: args %q, want %s", tc.kind, tc.history, args, tc.want)
+		}
 	}
 }
