@@ -33,6 +33,7 @@ type batch struct {
 	samples int64
 	points  int64 // OTLP data points (a summary or histogram point is several samples)
 	oldest  int64 // smallest sample timestamp, ms
+	history bool  // made while its lane was catching up (Config.History)
 	refs    atomic.Int32
 	pool    *sync.Pool
 }
@@ -98,6 +99,13 @@ type sink struct {
 	seen        map[string]bool               // statuses already logged
 	droppedC    map[string]prometheus.Counter // by reason
 	requestsC   map[string]prometheus.Counter // by status
+
+	// The catch-up of a run with history (history.go); settled is signalled on every settle.
+	settled                               *sync.Cond
+	catchingUp                            bool  // a history batch may still come: push waits, never drops
+	histGenerated, histAcked, histSettled int64 // of the batches marked history
+	histDone                              int64 // unix ms when the last history batch settled, 0 before
+	onHistoryDone                         func(at int64)
 }
 
 // endpoint is one URL a storage's data goes to, with a queue and a sender per shard.
@@ -110,13 +118,15 @@ type endpoint struct {
 }
 
 func newSink(name string, w wire, maxPending int64, logger *slog.Logger, m *Metrics) *sink {
-	return &sink{
+	s := &sink{
 		name: name, wire: w, maxPending: maxPending, log: logger, m: m,
 		generatedC: m.generated.WithLabelValues(name), ackedC: m.acked.WithLabelValues(name),
 		retriesC: m.retries.WithLabelValues(name), sentBytesC: m.sentBytes.WithLabelValues(name),
 		dropped: map[string]int64{}, requests: map[string]int64{}, seen: map[string]bool{},
 		droppedC: map[string]prometheus.Counter{}, requestsC: map[string]prometheus.Counter{},
 	}
+	s.settled = sync.NewCond(&s.mu)
+	return s
 }
 
 func (s *sink) addEndpoint(rawURL string, client *storage.Client, shards int) {
@@ -134,9 +144,12 @@ func (s *sink) push(shard int, b *batch) {
 	for _, ep := range s.endpoints {
 		s.generated += b.samples
 		s.pending += b.samples
+		if b.history {
+			s.histGenerated += b.samples
+		}
 		b.refs.Add(1) // the endpoint's, until settled or dropped
 		ep.queues[shard] = append(ep.queues[shard], b)
-		for s.pending > s.maxPending {
+		for s.pending > s.maxPending && !s.catchingUp { // catching up, the generator waits instead
 			if !s.dropOldestLocked() {
 				break
 			}
@@ -168,7 +181,7 @@ func (s *sink) dropOldestLocked() bool {
 	b := (*q)[0]
 	(*q)[0] = nil
 	*q = (*q)[1:]
-	s.settleLocked(b.samples, reasonQueueFull)
+	s.settleBatchLocked(b, 0, reasonQueueFull)
 	b.release()
 	return true
 }
@@ -184,9 +197,27 @@ func (s *sink) dropGenerated(n int64, reason string) {
 	s.generatedC.Add(float64(n * copies))
 }
 
+// settleBatchLocked settles b: acked of its samples acknowledged, the rest dropped for reason;
+// in the history account too when b is history.
+func (s *sink) settleBatchLocked(b *batch, acked int64, reason string) {
+	if acked > 0 {
+		s.settleLocked(acked, "")
+	}
+	if acked < b.samples {
+		s.settleLocked(b.samples-acked, reason)
+	}
+	if !b.history {
+		return
+	}
+	s.histSettled += b.samples
+	s.histAcked += acked
+	s.checkHistoryDoneLocked()
+}
+
 // settleLocked moves n pending samples to acked (reason "") or dropped{reason}.
 func (s *sink) settleLocked(n int64, reason string) {
 	s.pending -= n
+	s.settled.Broadcast()
 	if reason == "" {
 		s.acked += n
 		s.lastAck = time.Now().UnixMilli()
@@ -256,12 +287,7 @@ func (s *sink) runSender(ctx context.Context, ep *endpoint, shard int, cfg sende
 		s.mu.Lock()
 		if settled { // an unsettled batch stays in flight: still pending, still lagging
 			ep.inflight[shard] = nil
-			if o.acked > 0 {
-				s.settleLocked(o.acked, "")
-			}
-			if o.acked < b.samples {
-				s.settleLocked(b.samples-o.acked, o.reason)
-			}
+			s.settleBatchLocked(b, o.acked, o.reason)
 			if o.unconfirmed {
 				s.unconfirmed += o.acked
 			}
@@ -488,16 +514,7 @@ func retryAfter(resp *http.Response) time.Duration {
 // lagLocked is now minus the scheduled time of the oldest pending sample of the storage, 0
 // when nothing is pending.
 func (s *sink) lagLocked(nowMs int64) float64 {
-	oldest := int64(-1)
-	for _, ep := range s.endpoints {
-		for i := range ep.queues {
-			for _, b := range []*batch{ep.inflight[i], first(ep.queues[i])} {
-				if b != nil && (oldest < 0 || b.oldest < oldest) {
-					oldest = b.oldest
-				}
-			}
-		}
-	}
+	oldest := s.oldestLocked()
 	if oldest < 0 {
 		return 0
 	}

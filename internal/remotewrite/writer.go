@@ -1,6 +1,7 @@
 package remotewrite
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -38,7 +39,8 @@ type profiled interface {
 	Series(s int) workload.Series
 }
 
-// Writer generates the workload once and writes it to every storage.
+// Writer generates the workload and writes it to every storage: once for all of them, or,
+// with history, once per storage (see lane).
 type Writer struct {
 	// DrainTimeout bounds how long pending samples are still sent after the load stops.
 	DrainTimeout time.Duration
@@ -67,15 +69,13 @@ type Writer struct {
 	m          *Metrics
 	copies     map[string]int
 
-	start, stop atomic.Int64   // unix ms: load start and the moment generation stopped
-	openOldest  []atomic.Int64 // per appender (worker × shard): oldest timestamp not yet in a batch, 0 if none
-	stale       atomic.Int64   // staleness markers, one per series a churned target left
-	// produced counts the samples Scrape reports it produced (values + staleness markers), at
-	// the source and apart from the queues' own count: see Results.
-	produced atomic.Int64
-	// generatedBefore is set when generation stopped: the earliest scheduled time (ms) of a
-	// scrape some generate worker did not make. See GeneratedBefore.
-	generatedBefore atomic.Int64
+	lanes    []*lane          // one for every storage, or one per storage with history
+	laneOf   map[string]*lane // by storage name
+	duration time.Duration    // of each storage's live phase, with history
+	skew     int64            // catchUpSkew, ms
+
+	start, stop atomic.Int64  // unix ms: load start and the moment every lane stopped generating
+	genDone     chan struct{} // closed when every lane stopped generating
 }
 
 // New builds one pipeline per storage that writes: one endpoint per URL of its writeURL list
@@ -93,7 +93,10 @@ func New(cfg *config.Config, wl Workload, logger *slog.Logger, m *Metrics) (*Wri
 		log:          logger.With("component", "remotewrite"),
 		m:            m,
 		copies:       map[string]int{},
-		openOldest:   make([]atomic.Int64, cfg.WriteConcurrency*max(1, cfg.GenerateWorkers)),
+		laneOf:       map[string]*lane{},
+		duration:     cfg.Duration,
+		skew:         catchUpSkew(cfg.ScrapeInterval),
+		genDone:      make(chan struct{}),
 		sender: senderConfig{
 			userAgent:        "tsbench/" + version(),
 			maxRetryDuration: cfg.MaxRetryDuration,
@@ -156,11 +159,35 @@ func New(cfg *config.Config, wl Workload, logger *slog.Logger, m *Metrics) (*Wri
 		w.sinks = append(w.sinks, s)
 		w.byName[name] = s
 	}
+	if cfg.History > 0 {
+		for _, s := range w.sinks {
+			s.catchingUp = true
+			w.addLane([]*sink{s}, true)
+		}
+	} else if len(w.sinks) > 0 {
+		w.addLane(w.sinks, false)
+	}
 	if n := wl.Targets(); n < w.shards {
 		w.log.Warn("fewer targets than writeConcurrency: a target's series all go through one connection, so only as many connections as targets carry data",
 			"targets", n, "write_concurrency", w.shards)
 	}
 	return w, nil
+}
+
+func (w *Writer) addLane(sinks []*sink, catchUp bool) {
+	ln := &lane{
+		sinks: sinks, catchUp: catchUp, caughtUp: make(chan struct{}),
+		openOldest: make([]atomic.Int64, w.shards*w.workers),
+	}
+	if catchUp {
+		ln.behind.Store(int32(w.workers))
+	} else {
+		close(ln.caughtUp) // nothing to catch up: live from the start
+	}
+	w.lanes = append(w.lanes, ln)
+	for _, s := range sinks {
+		w.laneOf[s.name] = ln
+	}
 }
 
 // replicaURL adds extra_label=url_replica=N when the data is sent more than once.
@@ -189,10 +216,18 @@ func version() string {
 // for at most DrainTimeout, and returns nil. What is left is counted as pending.
 func (w *Writer) Run(ctx context.Context) error {
 	w.start.Store(time.Now().UnixMilli())
+	for _, ln := range w.lanes {
+		if !ln.catchUp { // live from the start, until End when set
+			ln.caughtUpAt.Store(w.start.Load())
+			if !w.End.IsZero() {
+				ln.end.Store(w.End.UnixMilli())
+			}
+		}
+	}
 	stop := make(chan struct{}) // closed at the drain deadline
 	sendCtx, cancelSend := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelSend()
-	genDone := make(chan struct{})
+	genDone := w.genDone
 	var senders sync.WaitGroup
 	for _, s := range w.sinks {
 		for _, ep := range s.endpoints {
@@ -206,12 +241,19 @@ func (w *Writer) Run(ctx context.Context) error {
 	lagLoop.Go(func() { w.watchLag(lagDone) })
 
 	var gens sync.WaitGroup
-	nextDue := make([]int64, w.workers)
-	for worker := range w.workers {
-		gens.Go(func() { nextDue[worker] = w.generate(ctx, worker) })
+	for _, ln := range w.lanes {
+		gens.Go(func() {
+			var lg sync.WaitGroup
+			nextDue := make([]int64, w.workers)
+			for worker := range w.workers {
+				lg.Go(func() { nextDue[worker] = w.generate(ctx, ln, worker) })
+			}
+			lg.Wait()
+			ln.nextDue.Store(slices.Min(nextDue))
+			ln.stopped.Store(time.Now().UnixMilli())
+		})
 	}
 	gens.Wait()
-	w.generatedBefore.Store(slices.Min(nextDue))
 	w.stop.Store(time.Now().UnixMilli())
 	close(genDone)
 	deadline := time.AfterFunc(w.DrainTimeout, func() { close(stop); cancelSend() })
@@ -230,7 +272,9 @@ func (w *Writer) Run(ctx context.Context) error {
 // takes; every encoder gets the same samples, so their counts agree.
 type shardAppender struct {
 	w          *Writer
+	ln         *lane
 	shard      int
+	history    bool // the worker is catching up: its batches are history
 	openOldest *atomic.Int64
 	enc        encoder      // remote write 1.0
 	v2         *encoderV2   // remote write 2.0, when a storage takes it
@@ -239,8 +283,8 @@ type shardAppender struct {
 	gz         gzipper
 }
 
-func (w *Writer) newShardAppender(shard int, openOldest *atomic.Int64) *shardAppender {
-	a := &shardAppender{w: w, shard: shard, openOldest: openOldest}
+func (w *Writer) newShardAppender(ln *lane, shard int, openOldest *atomic.Int64, history bool) *shardAppender {
+	a := &shardAppender{w: w, ln: ln, shard: shard, openOldest: openOldest, history: history}
 	a.enc.tpl = w.tpl
 	if w.use[wireRW2] {
 		a.v2 = newEncoderV2(w.meta, w.v2tpl)
@@ -321,7 +365,7 @@ func (a *shardAppender) dropInvalid() {
 	if a.otlp != nil {
 		invalid[wireOTLP], invalid[wireOTLPGzip] = int64(a.otlp.invalid), int64(a.otlp.invalid)
 	}
-	for _, s := range a.w.sinks {
+	for _, s := range a.ln.sinks {
 		if n := invalid[s.wire]; n > 0 {
 			s.dropGenerated(n, reasonInvalidLabels)
 		}
@@ -376,8 +420,8 @@ func (a *shardAppender) snappy(body []byte) []byte {
 // push copies data into a batch and queues it for every storage that takes the wire.
 func (a *shardAppender) push(wire wire, data []byte, samples, points, oldest int64) {
 	b := a.w.newBatch(data, samples, oldest)
-	b.points = points
-	for _, s := range a.w.sinks {
+	b.points, b.history = points, a.history
+	for _, s := range a.ln.sinks {
 		if s.wire == wire {
 			s.push(a.shard, b)
 		}
@@ -402,14 +446,17 @@ func (w *Writer) newBatch(data []byte, samples, oldest int64) *batch {
 		b.data = make([]byte, len(data), len(data)+len(data)/8) // room for the next, a little larger
 	}
 	b.data = append(b.data[:0], data...)
-	b.samples, b.oldest = samples, oldest
+	b.samples, b.oldest, b.history = samples, oldest, false
 	b.refs.Store(1)
 	return b
 }
 
-// generate walks the scrape schedule of the worker's targets in time order until ctx ends.
-// It returns the scheduled time (ms) of the first scrape it did not generate.
-func (w *Writer) generate(ctx context.Context, worker int) (nextDue int64) {
+// generate walks the scrape schedule of the worker's targets in time order until ctx ends
+// or the lane's end. It returns the scheduled time (ms) of the first scrape it did not
+// generate. A worker of a lane catching up makes every scrape due at once, waiting for room
+// before each (lane.waitRoom); once it finds nothing due it has caught up, and goes on at the
+// wall clock's pace with the same cursor.
+func (w *Writer) generate(ctx context.Context, ln *lane, worker int) (nextDue int64) {
 	var targets []int
 	for t := range w.work.Targets() {
 		if workerOf(t, w.shards, w.workers) == worker {
@@ -420,12 +467,13 @@ func (w *Writer) generate(ctx context.Context, worker int) (nextDue int64) {
 	slices.SortFunc(targets, func(a, b int) int {
 		return int(w.work.ScrapeTime(a, 0) - w.work.ScrapeTime(b, 0))
 	})
+	behind := ln.catchUp
 	apps := make([]*shardAppender, w.shards) // made for the shards this worker feeds
 	appOf := make([]workload.Appender, len(targets))
 	for i, t := range targets {
 		shard := shardOf(t, w.shards)
 		if apps[shard] == nil {
-			apps[shard] = w.newShardAppender(shard, &w.openOldest[worker*w.shards+shard])
+			apps[shard] = w.newShardAppender(ln, shard, &ln.openOldest[worker*w.shards+shard], behind)
 		}
 		appOf[i] = apps[shard]
 		if w.tpl == nil { // no templates (or a protocol other than 1.0): no fast path
@@ -445,23 +493,48 @@ func (w *Writer) generate(ctx context.Context, worker int) (nextDue int64) {
 			}
 		}
 	}
-	step := min(100*time.Millisecond, w.work.ScrapeInterval())
-	pos, k := 0, int64(0)
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	end := int64(math.MaxInt64)
-	if !w.End.IsZero() {
-		end = w.End.UnixMilli()
+	caughtUp := func() {
+		flushAll(math.MaxInt64) // the last history batches
+		for _, a := range apps {
+			if a != nil {
+				a.history = false
+			}
+		}
+		behind = false
+		ln.workerCaughtUp(w.duration)
 	}
-	// scrape generates every scrape due at or before limit and before end, in time order.
+	pos, k := 0, int64(0)
+	next := func() int64 {
+		if len(targets) == 0 {
+			return math.MaxInt64
+		}
+		return w.work.ScrapeTime(targets[pos], k)
+	}
+	need := int64(2 * w.work.SeriesPerTarget()) // a scrape's values and staleness markers
+	// scrape generates every scrape due at or before limit and before the lane's end, in time
+	// order. A worker still behind looks at the clock again when it reaches limit, waits for
+	// room before each scrape, and has caught up when it finds nothing due.
 	scrape := func(limit int64, stopOnCancel bool) {
-		for len(targets) > 0 {
-			if due := w.work.ScrapeTime(targets[pos], k); due > limit || due >= end {
+		for {
+			due := next()
+			if end := ln.end.Load(); end > 0 && due >= end {
+				return
+			}
+			if due > limit {
+				if !behind {
+					return
+				}
+				if limit = time.Now().UnixMilli(); due > limit {
+					caughtUp()
+				}
+				continue
+			}
+			if behind && stopOnCancel && !ln.waitRoom(ctx, apps, due, need, w.skew) {
 				return
 			}
 			values, stale := w.work.Scrape(appOf[pos], targets[pos], k)
-			w.produced.Add(int64(values + stale))
-			w.stale.Add(int64(stale))
+			ln.produced.Add(int64(values + stale))
+			ln.stale.Add(int64(stale))
 			if pos++; pos == len(targets) {
 				pos, k = 0, k+1
 			}
@@ -470,21 +543,27 @@ func (w *Writer) generate(ctx context.Context, worker int) (nextDue int64) {
 			}
 		}
 	}
+	step := min(100*time.Millisecond, w.work.ScrapeInterval())
+	timer := time.NewTimer(0)
+	defer timer.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			if now := time.Now().UnixMilli(); now >= end {
-				scrape(now, false) // the load ended at End: what was due before it, exactly
+			if end := ln.end.Load(); end > 0 {
+				if now := time.Now().UnixMilli(); now >= end {
+					scrape(now, false) // the load ended at its end: what was due before it, exactly
+				}
 			}
 			flushAll(math.MaxInt64)
-			if len(targets) == 0 {
-				return math.MaxInt64
-			}
-			return w.work.ScrapeTime(targets[pos], k)
+			return next()
 		case <-timer.C:
 		}
 		now := time.Now().UnixMilli()
 		scrape(now, true)
+		if end := ln.end.Load(); end > 0 && now >= end {
+			flushAll(math.MaxInt64)
+			return next()
+		}
 		flushAll(now - w.FlushAfter.Milliseconds())
 		timer.Reset(step)
 	}
@@ -495,8 +574,49 @@ func (w *Writer) generate(ctx context.Context, worker int) (nextDue int64) {
 // last scrapes due before the end may never have been made. A read-back that expects only
 // samples scheduled before it expects exactly what was written.
 func (w *Writer) GeneratedBefore() time.Time {
-	return time.UnixMilli(w.generatedBefore.Load())
+	before := int64(math.MaxInt64)
+	for _, ln := range w.lanes {
+		before = min(before, ln.nextDue.Load())
+	}
+	return time.UnixMilli(before)
 }
+
+// CaughtUp is closed when the storage name has caught up with the wall clock: its history
+// generated and settled. Without history it is closed from the start; for a storage without
+// writes, it is closed when every storage written has caught up.
+func (w *Writer) CaughtUp(name string) <-chan struct{} {
+	if ln, ok := w.laneOf[name]; ok {
+		return ln.caughtUp
+	}
+	return w.AllCaughtUp()
+}
+
+// AllCaughtUp is closed when every storage written has caught up.
+func (w *Writer) AllCaughtUp() <-chan struct{} {
+	all := make(chan struct{})
+	go func() { // ends when the last lane catches up, or stays with a lane that never does
+		for _, ln := range w.lanes {
+			<-ln.caughtUp
+		}
+		close(all)
+	}()
+	return all
+}
+
+// CaughtUpAt is when the storage name caught up (the load's start without history); zero
+// before, and for a storage without writes.
+func (w *Writer) CaughtUpAt(name string) time.Time {
+	if ln, ok := w.laneOf[name]; ok {
+		if at := ln.caughtUpAt.Load(); at != 0 {
+			return time.UnixMilli(at)
+		}
+	}
+	return time.Time{}
+}
+
+// GenerationDone is closed when every storage's load has stopped: ctx ended, End came, or,
+// with history, each storage's live phase lasted duration.
+func (w *Writer) GenerationDone() <-chan struct{} { return w.genDone }
 
 // shardOf spreads targets over shards by a hash. A target's series all go through its shard,
 // which keeps each series' samples in order; sharding by target rather than by series hash
@@ -544,7 +664,9 @@ func (w *Writer) updateLag() {
 	for _, s := range w.sinks {
 		s.mu.Lock()
 		lag := w.lagLocked(s)
-		s.maxLag = max(s.maxLag, lag)
+		if s.liveLocked() {
+			s.maxLag = max(s.maxLag, lag)
+		}
 		pending := s.pending
 		s.mu.Unlock()
 		w.m.lag.WithLabelValues(s.name).Set(lag)
@@ -557,8 +679,9 @@ func (w *Writer) updateLag() {
 func (w *Writer) lagLocked(s *sink) float64 {
 	now := time.Now().UnixMilli()
 	lag := s.lagLocked(now)
-	for i := range w.openOldest {
-		if o := w.openOldest[i].Load(); o > 0 {
+	ln := w.laneOf[s.name]
+	for i := range ln.openOldest {
+		if o := ln.openOldest[i].Load(); o > 0 {
 			lag = max(lag, float64(now-o)/1000)
 		}
 	}
@@ -597,7 +720,9 @@ func (w *Writer) Results(name string) *results.Write {
 	if stopped && s.pending == 0 {
 		lag = 0
 	}
-	s.maxLag = max(s.maxLag, lag)
+	if s.liveLocked() {
+		s.maxLag = max(s.maxLag, lag)
+	}
 	r := &results.Write{
 		GeneratedSamples: s.generated, AckedSamples: s.acked, PendingSamples: s.pending,
 		DroppedSamples: cloneMap(s.dropped), RequestsByStatus: cloneMap(s.requests),
@@ -606,13 +731,26 @@ func (w *Writer) Results(name string) *results.Write {
 		TargetSamplesPerSecond: float64(w.work.SeriesPerTarget()*w.work.Targets()*w.copies[name]) /
 			w.work.ScrapeInterval().Seconds(),
 	}
+	ln := w.laneOf[name]
 	if stopped {
-		r.GeneratedSamples = w.produced.Load() * int64(w.copies[name])
+		r.GeneratedSamples = ln.produced.Load() * int64(w.copies[name])
 	}
 	r.Protocol, r.UnconfirmedSamples = string(s.proto), s.unconfirmed
 	r.Notes = s.notesLocked()
-	if start := w.start.Load(); start != 0 && s.lastAck > start {
+	start := w.start.Load()
+	if start != 0 && s.lastAck > start {
 		r.AchievedSamplesPerSecond = float64(s.acked) / (float64(s.lastAck-start) / 1000)
+	}
+	if ln.catchUp {
+		h := &results.WriteHistory{GeneratedSamples: s.histGenerated, AckedSamples: s.histAcked, CaughtUp: s.histDone != 0}
+		if h.CaughtUp {
+			h.CaughtUpTime = time.UnixMilli(s.histDone).UTC()
+		}
+		if end := cmp.Or(s.histDone, time.Now().UnixMilli()); start != 0 && end > start {
+			h.Seconds = float64(end-start) / 1000
+			h.SamplesPerSecond = float64(s.histAcked) / h.Seconds
+		}
+		r.History = h
 	}
 	return r
 }
@@ -626,6 +764,9 @@ func cloneMap(m map[string]int64) map[string]int64 {
 // WorkloadStats returns the series created by churn and the staleness markers written so
 // far: one marker per series a churned target left, and as many new series.
 func (w *Writer) WorkloadStats() (seriesCreated, staleMarkers int64) {
-	n := w.stale.Load()
+	var n int64
+	for _, ln := range w.lanes { // with history, the lane that got furthest
+		n = max(n, ln.stale.Load())
+	}
 	return n, n
 }

@@ -105,7 +105,9 @@ type Write struct {
 	// the last ack, drain included: a storage that catches up only after the load does not
 	// get credit for the load time alone. 0 before the first ack.
 	AchievedSamplesPerSecond float64 `json:"achievedSamplesPerSecond"`
-	MaxLagSeconds            float64 `json:"maxLagSeconds"`
+	// MaxLagSeconds is the largest lag of the live phase (with history, from the moment the
+	// storage caught up: during the catch-up it lags by design).
+	MaxLagSeconds float64 `json:"maxLagSeconds"`
 	// LagSeconds is the lag at the moment of the snapshot: now − the scheduled time of the
 	// oldest sample not yet acked or dropped (0 when nothing is pending).
 	LagSeconds float64 `json:"lagSeconds"`
@@ -123,6 +125,27 @@ type Write struct {
 	Copies int `json:"copies"`
 	// Timeline holds the write counters every progress interval.
 	Timeline []WritePoint `json:"timeline,omitempty"`
+	// History is the catch-up of a run with history: nil without.
+	History *WriteHistory `json:"history,omitempty"`
+}
+
+// WriteHistory is a storage's catch-up (config history, issue 12): the batches generated
+// while its generator was behind the wall clock, sent as fast as the storage took them. They
+// are in the account above like every other sample.
+type WriteHistory struct {
+	GeneratedSamples int64 `json:"generatedSamples"`
+	AckedSamples     int64 `json:"ackedSamples"`
+	// Seconds is from the load's start until the last history batch settled (until now when
+	// CaughtUp is false).
+	Seconds float64 `json:"seconds"`
+	// SamplesPerSecond is AckedSamples over Seconds: the storage's catch-up rate, the most it
+	// ingested with tsbench sending as fast as it answered.
+	SamplesPerSecond float64 `json:"samplesPerSecond"`
+	// CaughtUp is true once the storage held (or refused) every history sample: its live
+	// phase, its query load and duration began then.
+	CaughtUp bool `json:"caughtUp"`
+	// CaughtUpTime is when; zero when CaughtUp is false.
+	CaughtUpTime time.Time `json:"caughtUpTime,omitzero"`
 }
 
 // WritePoint is a snapshot of the write counters at one moment of the run.

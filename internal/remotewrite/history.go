@@ -1,0 +1,152 @@
+package remotewrite
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
+
+// lane is one walk of the workload's scrape schedule by generateWorkers workers, and the
+// storages it feeds. With no history, one lane feeds every storage: each batch is made once
+// and shared. With history (issue 12), each storage has a lane of its own, so that it
+// catches up at its own pace: a fast storage is never held back by a slow one, for the cost
+// of generating the workload once per storage.
+//
+// A lane catching up generates every scrape due, oldest first, as fast as its storage takes
+// them: before each scrape a worker waits (waitRoom) until the storage has room, instead of
+// dropping. Once nothing is due, the same cursor goes on at the wall clock's pace: history
+// and live phase meet with no gap and no overlap.
+type lane struct {
+	sinks      []*sink
+	catchUp    bool           // history: wait for the storage instead of dropping until caught up
+	openOldest []atomic.Int64 // per appender (worker × shard): oldest timestamp not yet in a batch, 0 if none
+	// produced counts the samples Scrape reports it produced (values + staleness markers), at
+	// the source and apart from the queues' own count: see Writer.Results.
+	produced atomic.Int64
+	stale    atomic.Int64 // staleness markers, one per series a churned target left
+	behind   atomic.Int32 // workers still catching up
+	// end, when set, is where generation stops: no scrape due at or after it is made. A lane
+	// catching up gets it when it has caught up: duration counts from there.
+	end atomic.Int64
+	// stopped is when generation stopped (unix ms, 0 before); nextDue then is the earliest
+	// scheduled time (ms) of a scrape some worker did not make.
+	stopped, nextDue atomic.Int64
+	caughtUp         chan struct{} // closed when the lane's history is generated and settled
+	caughtUpAt       atomic.Int64  // unix ms
+}
+
+// catchUpSkew bounds, in data time, how far the samples a lane has handed to its storage and
+// not yet seen settled (plus those in open batches) may lie apart: a sample never reaches the
+// storage more than this older than the newest one it was sent. A TSDB head refuses samples
+// older than what it may already have compacted (Prometheus: its newest sample minus half a
+// block range, 1h by default, and the end of its last compacted block): a minute keeps far
+// inside that, and still lets ~a minute of the workload be in flight at once.
+func catchUpSkew(interval time.Duration) int64 {
+	return max(time.Minute, 2*interval).Milliseconds()
+}
+
+// waitRoom waits, while the lane catches up, until its storage has room for a scrape of need
+// samples due at t: its pending samples within maxPendingSamples (open batches come on top,
+// at most generateWorkers × writeConcurrency × maxSamplesPerRequest, as in the live phase),
+// and the oldest sample pending or in an open batch no more than skew older than t. It flushes the worker's own open
+// batches first, so that a worker never waits for itself. It returns false when ctx ended.
+func (ln *lane) waitRoom(ctx context.Context, apps []*shardAppender, t, need, skew int64) bool {
+	s := ln.sinks[0] // a lane catching up feeds one storage
+	if !ln.full(s, t, need, skew) {
+		return true
+	}
+	for _, a := range apps {
+		if a != nil {
+			a.flush()
+		}
+	}
+	stop := context.AfterFunc(ctx, func() {
+		s.mu.Lock()
+		s.settled.Broadcast()
+		s.mu.Unlock()
+	})
+	defer stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ln.fullLocked(s, t, need, skew) {
+		if ctx.Err() != nil {
+			return false
+		}
+		s.settled.Wait()
+	}
+	return ctx.Err() == nil
+}
+
+func (ln *lane) full(s *sink, t, need, skew int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ln.fullLocked(s, t, need, skew)
+}
+
+func (ln *lane) fullLocked(s *sink, t, need, skew int64) bool {
+	if s.pending > 0 && s.pending+need > s.maxPending {
+		return true
+	}
+	oldest := s.oldestLocked()
+	for i := range ln.openOldest {
+		if o := ln.openOldest[i].Load(); o > 0 && (oldest < 0 || o < oldest) {
+			oldest = o
+		}
+	}
+	return oldest >= 0 && t-oldest > skew
+}
+
+// workerCaughtUp is called once by each worker of a lane catching up when it first finds
+// nothing due; the last one ends the lane's history.
+func (ln *lane) workerCaughtUp(duration time.Duration) {
+	if ln.behind.Add(-1) != 0 {
+		return
+	}
+	for _, s := range ln.sinks {
+		s.mu.Lock()
+		s.catchingUp = false
+		s.onHistoryDone = func(at int64) {
+			ln.caughtUpAt.Store(at)
+			if duration > 0 {
+				ln.end.Store(at + duration.Milliseconds())
+			}
+			close(ln.caughtUp)
+		}
+		s.checkHistoryDoneLocked()
+		s.mu.Unlock()
+	}
+}
+
+// checkHistoryDoneLocked marks the history done once no history batch can come and every one
+// has settled (acked or dropped).
+func (s *sink) checkHistoryDoneLocked() {
+	if s.catchingUp || s.histDone != 0 || s.histSettled != s.histGenerated || s.onHistoryDone == nil {
+		return
+	}
+	s.histDone = time.Now().UnixMilli()
+	s.onHistoryDone(s.histDone)
+}
+
+// oldestLocked is the scheduled time of the oldest sample pending (queued or in flight), -1
+// when none is.
+func (s *sink) oldestLocked() int64 {
+	oldest := int64(-1)
+	older := func(b *batch) {
+		if b != nil && (oldest < 0 || b.oldest < oldest) {
+			oldest = b.oldest
+		}
+	}
+	for _, ep := range s.endpoints {
+		for i := range ep.queues {
+			older(ep.inflight[i])
+			older(first(ep.queues[i]))
+		}
+	}
+	return oldest
+}
+
+// liveLocked reports whether the storage is in its live phase: it has no history, or has
+// caught up.
+func (s *sink) liveLocked() bool {
+	return s.histDone != 0 || (!s.catchingUp && s.onHistoryDone == nil)
+}
