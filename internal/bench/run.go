@@ -28,12 +28,14 @@ import (
 
 // run is one benchmark's parts, wired to the storages of cfg.
 type run struct {
-	cfg     *config.Config
-	p       *Prepared
-	opts    Options
-	log     *slog.Logger
-	kinds   map[string]string // storage name → kind, where known
-	start   time.Time         // of the load: startTime, or when the run was set up
+	cfg   *config.Config
+	p     *Prepared
+	opts  Options
+	log   *slog.Logger
+	kinds map[string]string // storage name → kind, where known
+	start time.Time         // of the load: startTime, or when the run was set up
+	// clock is where the workload's clock starts: start − history (issue 12).
+	clock   time.Time
 	gen     *workload.Generator
 	part    *workload.Part // the targets this shard generates: all of them without shards
 	writer  *remotewrite.Writer
@@ -72,11 +74,12 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 		r.log = r.log.With("shard", sh.String())
 	}
 	r.last = r.start
+	r.clock = r.start.Add(-cfg.History)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var err error
 	r.gen, err = workload.New(p.Profile, workload.Options{
-		Seed: cfg.Seed, Start: r.start, Targets: cfg.TargetsCount, Replicas: cfg.WriteReplicas,
+		Seed: cfg.Seed, Start: r.clock, Targets: cfg.TargetsCount, Replicas: cfg.WriteReplicas,
 		ScrapeInterval: cfg.ScrapeInterval, ChurnPercent: cfg.ScrapeConfigUpdatePercent,
 		ChurnInterval: cfg.ScrapeConfigUpdateInterval,
 	})
@@ -88,7 +91,7 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 		return nil, &ConfigError{err}
 	}
 	r.writer.DrainTimeout = opts.DrainTimeout
-	if cfg.Duration > 0 {
+	if cfg.Duration > 0 && cfg.History == 0 { // with history, each storage's end comes after it caught up
 		r.writer.End = r.start.Add(cfg.Duration)
 	}
 	qm := query.NewMetrics(reg)
@@ -183,7 +186,19 @@ func (r *run) run(ctx context.Context) (*results.Run, error) {
 		return nil, fmt.Errorf("interrupted while waiting for startTime %s", r.start.UTC().Format(time.RFC3339))
 	}
 	loadCtx, stopLoad := context.WithCancel(ctx)
-	if r.cfg.Duration > 0 {
+	history := r.cfg.History > 0 && r.writes()
+	switch {
+	case history:
+		// Each storage's load lasts duration from the moment it caught up: the writer ends
+		// it, and the run's load ends when every storage's has.
+		go func() {
+			select {
+			case <-r.writer.GenerationDone():
+				stopLoad()
+			case <-loadCtx.Done():
+			}
+		}()
+	case r.cfg.Duration > 0:
 		// The load ends at startTime + duration, not duration after this process started, so
 		// that shards started apart end together.
 		loadCtx, stopLoad = context.WithDeadline(ctx, r.start.Add(r.cfg.Duration))
@@ -205,8 +220,12 @@ func (r *run) run(ctx context.Context) (*results.Run, error) {
 	} else {
 		r.log.Info("no storage gets writes (every writeURL empty, or disableWrite): the run is a query load only, with no read-back")
 	}
-	for _, q := range r.runners {
-		g.Go(func() error { return q.Run(loadCtx) })
+	for name, q := range r.runners {
+		if !history {
+			g.Go(func() error { return q.Run(loadCtx) })
+			continue
+		}
+		g.Go(func() error { return r.queryWhenCaughtUp(loadCtx, name, q) })
 	}
 	g.Go(func() error { r.progress(loadCtx); return nil })
 	if r.cfg.VerifyDelay > 0 {
@@ -229,6 +248,28 @@ func (r *run) run(ctx context.Context) (*results.Run, error) {
 	stopObs()
 	<-obsDone
 	return r.results(verified), nil
+}
+
+// queryWhenCaughtUp runs the query load against the storage name from the moment it has
+// caught up with the wall clock, for duration: what it answers while it ingests history is
+// not the storage under the load the run describes.
+func (r *run) queryWhenCaughtUp(ctx context.Context, name string, q *query.Runner) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-r.writer.CaughtUp(name):
+	}
+	if r.cfg.Duration > 0 {
+		from := r.writer.CaughtUpAt(name)
+		if from.IsZero() { // a storage only queried: from when every storage written caught up
+			from = time.Now()
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, from.Add(r.cfg.Duration))
+		defer cancel()
+	}
+	r.log.Info("storage caught up; query load started", "storage", name)
+	return q.Run(ctx)
 }
 
 // writes reports whether any storage gets writes. With none, nothing is generated and there
@@ -287,8 +328,8 @@ func (r *run) verify(ctx context.Context) map[string]*results.Verify {
 	// The writer stops generating up to a tick before the load's end: check up to the last
 	// scrape time it did generate everything before.
 	to := r.writer.GeneratedBefore().Add(-time.Millisecond)
-	r.log.Info("verifying what each storage returns", "samples", r.cfg.VerifySamples, "to", to)
-	return v.Run(ctx, r.start, to)
+	r.log.Info("verifying what each storage returns", "samples", r.cfg.VerifySamples, "from", r.clock, "to", to)
+	return v.Run(ctx, r.clock, to) // the history too: rules compare from where their windows fill
 }
 
 // verifyDuring checks, every verifyDelay while the load runs, the data written since the
@@ -300,7 +341,7 @@ func (r *run) verifyDuring(ctx context.Context) {
 	}
 	t := time.NewTicker(r.cfg.VerifyDelay)
 	defer t.Stop()
-	from := r.start
+	from := r.clock
 	for {
 		select {
 		case <-ctx.Done():
@@ -352,6 +393,7 @@ func (r *run) results(verified map[string]*results.Verify) *results.Run {
 			ActiveSeries:  int64(r.part.Targets() * r.part.SeriesPerTarget()),
 			SeriesCreated: created, StaleMarkers: stale,
 			ScrapeIntervalSeconds: r.cfg.ScrapeInterval.Seconds(), Seed: r.cfg.Seed,
+			HistorySeconds: r.cfg.History.Seconds(),
 		},
 		Generator: r.obs.Generator(),
 	}
@@ -371,6 +413,9 @@ func (r *run) results(verified map[string]*results.Verify) *results.Run {
 		}
 		if r.cfg.Lead() { // the other shards did not observe the storages
 			s.Resources = r.obs.Resources(name)
+			if s.Write != nil && s.Write.History != nil && s.Resources != nil {
+				s.Resources.History = r.obs.HistoryResources(name, s.Write.History.CaughtUpTime)
+			}
 		}
 		res.Storages = append(res.Storages, s)
 	}

@@ -74,6 +74,42 @@ func (o *Observer) Resources(name string) *results.Resources {
 	return res
 }
 
+// HistoryResources summarises one storage over its catch-up (config history, issue 12): the
+// observations up to the first one at or after caughtUp (zero: all of them, the storage
+// never caught up), means and maxima over the time before caughtUp, disk growth from the
+// first observation to that one, and bytes per sample over what it had acked by then. Nil
+// when the storage was not observed.
+func (o *Observer) HistoryResources(name string, caughtUp time.Time) *results.Resources {
+	ob := o.target(name)
+	if ob == nil {
+		return nil
+	}
+	o.mu.Lock()
+	merged := append([]rates(nil), ob.merged...)
+	o.mu.Unlock()
+	if !caughtUp.IsZero() {
+		for i, r := range merged {
+			if !r.at.Before(caughtUp) {
+				merged = merged[:i+1]
+				break
+			}
+		}
+	}
+	res := summarise(merged, caughtUp)
+	res.Source = ob.source()
+	var acked int64
+	if len(merged) > 0 {
+		acked = merged[len(merged)-1].acked
+	}
+	var why string
+	res.BytesPerSample, why = perSample(res.DiskBytesGrowth, acked, res.Reasons["diskBytesGrowth"])
+	note(res.Reasons, "bytesPerSample", why)
+	if len(res.Reasons) == 0 {
+		res.Reasons = nil
+	}
+	return res
+}
+
 // Generator is tsbench's own CPU and RSS over the load.
 func (o *Observer) Generator() *results.Generator {
 	o.mu.Lock()

@@ -106,6 +106,8 @@ func (ln *lane) workerCaughtUp(duration time.Duration) {
 		s.mu.Lock()
 		s.catchingUp = false
 		s.onHistoryDone = func(at int64) {
+			s.log.Info("storage caught up with the wall clock: live phase and query load start",
+				"history_samples", s.histGenerated, "acked", s.histAcked)
 			ln.caughtUpAt.Store(at)
 			if duration > 0 {
 				ln.end.Store(at + duration.Milliseconds())

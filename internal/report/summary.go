@@ -3,10 +3,12 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/tsbench/tsbench/internal/results"
@@ -197,8 +199,37 @@ func table(r *results.Run) []section {
 		markers := num("markers not stored", "%.0f", lower, fig("verify.missingStaleMarkers"))
 		verify.rows = slices.Insert(verify.rows, slices.IndexFunc(verify.rows, func(rw row) bool { return rw.label == "staleness ignored" })+1, markers)
 	}
+	hist := func(f func(*results.WriteHistory) float64) func(*results.Storage) *float64 {
+		return func(s *results.Storage) *float64 {
+			if s.Write == nil || s.Write.History == nil {
+				return nil
+			}
+			return new(f(s.Write.History))
+		}
+	}
+	histRes := func(f func(*results.Resources) *float64, div float64) func(*results.Storage) *float64 {
+		return func(s *results.Storage) *float64 {
+			if s.Resources == nil || s.Resources.History == nil {
+				return nil
+			}
+			if v := f(s.Resources.History); v != nil {
+				return new(*v / div)
+			}
+			return nil
+		}
+	}
+	history := section{title: "history (catch-up)", rows: []row{
+		num("catch-up samples/s", "%.1f", higher, hist(func(h *results.WriteHistory) float64 { return h.SamplesPerSecond })),
+		num("catch-up seconds", "%.1f", lower, hist(func(h *results.WriteHistory) float64 { return h.Seconds })),
+		num("history generated", "%.0f", noBest, hist(func(h *results.WriteHistory) float64 { return float64(h.GeneratedSamples) })),
+		num("history acked", "%.0f", higher, hist(func(h *results.WriteHistory) float64 { return float64(h.AckedSamples) })),
+		num("cpu cores mean", "%.3f", lower, histRes(func(r *results.Resources) *float64 { return r.CPUCoresMean }, 1)),
+		num("rss max (MiB)", "%.1f", lower, histRes(func(r *results.Resources) *float64 { return r.RSSBytesMax }, 1<<20)),
+		num("disk growth (MiB)", "%.2f", lower, histRes(func(r *results.Resources) *float64 { return r.DiskBytesGrowth }, 1<<20)),
+		num("bytes/sample", "%.3f", lower, histRes(func(r *results.Resources) *float64 { return r.BytesPerSample }, 1)),
+	}}
 	var out []section
-	for _, sec := range []section{write, query, resources, verify} {
+	for _, sec := range []section{history, write, query, resources, verify} {
 		if sec.hasData() {
 			out = append(out, sec)
 		}
@@ -270,8 +301,13 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 	fmt.Fprintf(&b, "tsbench %s → %s, %d targets × %d series, %d series created by churn, %d stale markers\n\n",
 		r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), r.EndTime.UTC().Format("15:04:05Z"),
 		r.Workload.Targets, r.Workload.SeriesPerTarget, r.Workload.SeriesCreated, r.Workload.StaleMarkers)
+	if h := r.Workload.HistorySeconds; h > 0 {
+		fmt.Fprintf(&b, "history: the workload's clock began %s before the start; each storage caught up, then ran live (the figures below cover both phases, \"history\" the catch-up alone)\n\n",
+			time.Duration(h*float64(time.Second)))
+	}
 	writeTable(&b, r)
 	b.WriteString("* best of the storages\n")
+	writeRefusedHistory(&b, r)
 	for _, s := range r.Storages {
 		if s.Write == nil {
 			fmt.Fprintf(&b, "%s: no writes (no writeURL, or disableWrite): only queried, so it has no ingestion figures\n", s.Name)
@@ -635,7 +671,26 @@ func writeRulesNotCompared(b *strings.Builder, r *results.Run) {
 		}
 	}
 	if len(notCompared) > 0 {
-		fmt.Fprintf(b, "\n%d rules not compared: the run is shorter than their windows (run longer to compare them): %s\n",
+		fmt.Fprintf(b, "\n%d rules not compared: the data written is shorter than their windows (run longer, or set history, to compare them): %s\n",
 			len(notCompared), clip(strings.Join(notCompared, ", "), 200))
+	}
+}
+
+// writeRefusedHistory says why a storage refused history: samples older than what it holds
+// of a series (an earlier run of the same workload) or than its head allows.
+func writeRefusedHistory(b *strings.Builder, r *results.Run) {
+	for _, s := range r.Storages {
+		if s.Write == nil || s.Write.History == nil {
+			continue
+		}
+		reasons := slices.Sorted(maps.Keys(s.Write.DroppedSamples))
+		for _, reason := range reasons {
+			if !strings.HasPrefix(reason, "http_4") || s.Write.DroppedSamples[reason] == 0 {
+				continue
+			}
+			fmt.Fprintf(b, "%s: %d samples refused (%s) with history: a storage refuses samples older than what it already holds of a series "+
+				"(Prometheus: out of order, or out of bounds behind its head), as when it holds an earlier run of the same workload; start it empty to compare\n",
+				s.Name, s.Write.DroppedSamples[reason], reason)
+		}
 	}
 }

@@ -36,6 +36,10 @@ type Resources struct {
 	// Crosscheck holds the same figures from each source when both /proc and /metrics
 	// observed the process, so a reader can see they agree.
 	Crosscheck *Crosscheck `json:"crosscheck,omitempty"`
+	// History is the same figures over the storage's catch-up alone (config history): means
+	// and maxima until it caught up, disk growth and bytes per sample at the first
+	// observation after. The figures above cover the whole run, catch-up included.
+	History *Resources `json:"history,omitempty"`
 }
 
 // Crosscheck compares /proc and the storage's own process_* metrics for one process.

@@ -59,6 +59,9 @@ type Workload struct {
 	// ScrapeIntervalSeconds and Seed let a reader recompute every sample.
 	ScrapeIntervalSeconds float64 `json:"scrapeIntervalSeconds"`
 	Seed                  uint64  `json:"seed"`
+	// HistorySeconds is how far before StartTime the workload's clock began (config history):
+	// the data a storage holds at StartTime + t spans up to HistorySeconds + t.
+	HistorySeconds float64 `json:"historySeconds,omitempty"`
 }
 
 // Storage is everything measured for one storage under test.
