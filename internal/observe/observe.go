@@ -141,6 +141,7 @@ func (o *Observer) collect(ctx context.Context, now time.Time) {
 			// The disk growth since the first observation, before the load, over what was
 			// acked by now: nil while either is unknown (results.json has the reason).
 			p.BytesPerSample, _ = perSample(diff(r.disk, ob.merged[0].disk), r.acked, "")
+			p.AckedSamples = r.acked
 			ob.timeline = append(ob.timeline, p)
 			o.mu.Unlock()
 			o.m.set(ob.Name, p)

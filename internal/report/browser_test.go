@@ -29,7 +29,7 @@ import (
 // reportCharts are the charts the issue asks for, in page order.
 var reportCharts = []string{
 	"ingestion rate", "lag", "pending", "dropped", "query latency p50", "query latency p99",
-	"query errors", "CPU", "RSS", "disk", "bytes per sample",
+	"query errors", "CPU", "RSS", "disk", "bytes per sample", "bytes per sample by data held",
 }
 
 // TestReportInBrowser opens report.html in headless Chromium inside a network namespace of

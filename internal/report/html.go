@@ -347,7 +347,31 @@ func charts(r *results.Run) []chart {
 		}
 		out = append(out, c)
 	}
-	return out
+	return append(out, heldChart(r))
+}
+
+// heldChart plots bytes per sample against how much of the workload's time each storage
+// holds (issue 12): at each observation, the samples it had acked over the target rate (the
+// few staleness markers of churn counted in). With history, the first point already holds
+// most of it; without, it grows with the run.
+func heldChart(r *results.Run) chart {
+	origin := r.StartTime.Add(-time.Duration(r.Workload.HistorySeconds * float64(time.Second)))
+	c := chart{Title: "bytes per sample by data held", Unit: "bytes", Start: origin}
+	for i := range r.Storages {
+		s := &r.Storages[i]
+		var pts []chartPoint
+		if s.Resources != nil && s.Write != nil && s.Write.TargetSamplesPerSecond > 0 {
+			for _, p := range s.Resources.Timeline {
+				if p.BytesPerSample == nil || p.AckedSamples <= 0 {
+					continue
+				}
+				held := float64(p.AckedSamples) / s.Write.TargetSamplesPerSecond
+				pts = append(pts, chartPoint{origin.Add(time.Duration(held * float64(time.Second))), *p.BytesPerSample})
+			}
+		}
+		c.Series = append(c.Series, chartSeries{Name: s.Name, Points: pts})
+	}
+	return c
 }
 
 const htmlPage = `<!DOCTYPE html>

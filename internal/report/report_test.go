@@ -82,7 +82,8 @@ func fixture() *results.Run {
 			f := float64(i) / 18
 			r.Timeline = append(r.Timeline, results.ResourcePoint{
 				Time: at(i).Format(time.RFC3339Nano), CPUCores: new(cpu * (1 + float64(i%3)/5)),
-				RSSBytes: new(rss * (0.8 + 0.2*f)), DiskBytes: new(disk * f), BytesPerSample: new(disk / 5_400_000),
+				RSSBytes: new(rss * (0.8 + 0.2*f)), DiskBytes: new(disk * f), BytesPerSample: new(disk / 5_400_000 * (1.2 - 0.4*f)),
+				AckedSamples: int64(i) * 300_000,
 				DiskReadBytesPerSecond: new(float64(0)), DiskWriteBytesPerSecond: new(disk / 180 * (1 + float64(i%2)/5)),
 			})
 		}
@@ -425,6 +426,35 @@ func TestCompareStorageInOneRun(t *testing.T) {
 	for _, want := range []string{`victoriametrics +query\.p99 +0\.045 +\? +— .*!`, `prometheus +query\.p99 +\? +0\.12 +— .*!`} {
 		if !regexp.MustCompile(want).MatchString(b.String()) {
 			t.Errorf("compare lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestSummaryHistory: a run with history shows the catch-up apart, and says why a storage
+// refused history.
+func TestSummaryHistory(t *testing.T) {
+	r := fixture()
+	r.Workload.HistorySeconds = 3600
+	for i := range r.Storages {
+		s := &r.Storages[i]
+		s.Write.History = &results.WriteHistory{GeneratedSamples: 108_000_000, AckedSamples: 108_000_000, Seconds: 400 * float64(i+1), CaughtUp: true}
+		s.Write.History.SamplesPerSecond = float64(s.Write.History.AckedSamples) / s.Write.History.Seconds
+		s.Resources.History = &results.Resources{CPUCoresMean: new(1.5 / float64(i+1)), BytesPerSample: new(1.25 + float64(i))}
+	}
+	r.Storages[1].Write.DroppedSamples = map[string]int64{"http_400": 1200}
+	var b strings.Builder
+	if err := WriteSummary(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"history: the workload's clock began 1h0m0s before the start",
+		"HISTORY (CATCH-UP)",
+		"catch-up samples/s 270000.0 * 135000.0",
+		"bytes/sample 1.250 * 2.250",
+		"victoriametrics: 1200 samples refused (http_400) with history",
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(b.String()), " "), want) { // columns aligned by spaces
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
 		}
 	}
 }

@@ -61,6 +61,9 @@ type ResourcePoint struct {
 	IngestedSamples         *float64 `json:"ingestedSamples"`
 	ActiveSeries            *float64 `json:"activeSeries"`
 	BytesPerSample          *float64 `json:"bytesPerSample"` // disk growth since the first point over the samples acked by then
+	// AckedSamples is what tsbench counted the storage as having acked at this observation:
+	// over the target rate, how much of the workload's time the storage holds.
+	AckedSamples int64 `json:"ackedSamples,omitempty"`
 }
 
 // Generator is tsbench's own resource use, so a reader can see it was not the bottleneck.
