@@ -83,7 +83,7 @@ func fixture() *results.Run {
 			r.Timeline = append(r.Timeline, results.ResourcePoint{
 				Time: at(i).Format(time.RFC3339Nano), CPUCores: new(cpu * (1 + float64(i%3)/5)),
 				RSSBytes: new(rss * (0.8 + 0.2*f)), DiskBytes: new(disk * f), BytesPerSample: new(disk / 5_400_000 * (1.2 - 0.4*f)),
-				AckedSamples: int64(i) * 300_000,
+				AckedSamples:           int64(i) * 300_000,
 				DiskReadBytesPerSecond: new(float64(0)), DiskWriteBytesPerSecond: new(disk / 180 * (1 + float64(i%2)/5)),
 			})
 		}
