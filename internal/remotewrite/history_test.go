@@ -284,3 +284,39 @@ func (h *refuseOlder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.acked += n
 	w.WriteHeader(http.StatusNoContent)
 }
+
+// BenchmarkCatchUp is the catch-up's own ceiling (make bench): 200 targets of the default
+// profile with 10 minutes of history (10 M samples) into a receiver that reads and discards,
+// with the default writeConcurrency, generateWorkers and maxPendingSamples. samples/s is the
+// history's acked samples over the time to catch up: a storage faster than this is measured
+// at tsbench's pace, not its own.
+func BenchmarkCatchUp(b *testing.B) {
+	profile, srv := discardSetup(b)
+	for b.Loop() {
+		cfg := config.Default()
+		cfg.History, cfg.Duration = 10*time.Minute, time.Millisecond
+		cfg.RemoteStorages = map[string]config.Storage{"discard": writeTo(srv.URL)}
+		gen, err := workload.New(profile, workload.Options{
+			Seed: 1, Start: time.Now().Add(-cfg.History), Targets: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval,
+			ChurnPercent: cfg.ScrapeConfigUpdatePercent, ChurnInterval: cfg.ScrapeConfigUpdateInterval,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		w, err := New(&cfg, gen, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		cpu0 := cpuTime()
+		if err := w.Run(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+		cpu := cpuTime() - cpu0
+		h := w.Results("discard").History
+		if h == nil || !h.CaughtUp || h.AckedSamples != h.GeneratedSamples {
+			b.Fatalf("history %+v: want every sample acked", h)
+		}
+		b.ReportMetric(h.SamplesPerSecond, "samples/s")
+		b.ReportMetric(float64(h.AckedSamples)/cpu.Seconds(), "samples/cpu-s")
+	}
+}
