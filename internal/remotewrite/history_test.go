@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -66,10 +67,24 @@ func historyWriter(t *testing.T, history, duration time.Duration, tweak func(*co
 	rcs := map[string]*receiver{}
 	for name, answer := range answers {
 		rc := &receiver{t: t, answer: answer, series: map[string][]int64{}}
-		w.byName[name].endpoints[0].client.HTTP.Transport = memTransport{rc}
+		w.byName[name].endpoints[0].client.HTTP.Transport = handlerTransport{rc}
 		rcs[name] = rc
 	}
 	return w, rcs, want
+}
+
+// handlerTransport serves every request with h in memory, so that in a synctest bubble the
+// fake clock moves while h waits; a request whose context ends fails as the real
+// transport's does.
+type handlerTransport struct{ h http.Handler }
+
+func (ht handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	ht.h.ServeHTTP(rec, req)
+	if err := req.Context().Err(); err != nil {
+		return nil, err
+	}
+	return rec.Result(), nil
 }
 
 // expected is every sample of the workload's scrapes due before end: per series (labels as
@@ -230,7 +245,7 @@ func TestHistoryRefusedCounted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w, _, _ := historyWriter(t, 3*time.Minute, 5*time.Second, nil, map[string]func(int, http.ResponseWriter, *http.Request) bool{"s": nil})
 		h := &refuseOlder{t: t, cut: time.Now().Add(-time.Minute).UnixMilli()}
-		w.byName["s"].endpoints[0].client.HTTP.Transport = memTransport{h}
+		w.byName["s"].endpoints[0].client.HTTP.Transport = handlerTransport{h}
 		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
 		defer cancel()
 		if err := w.Run(ctx); err != nil {
