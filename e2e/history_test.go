@@ -110,11 +110,11 @@ remoteStorages:
 		return
 	}
 
-	// The same workload again: Prometheus holds newer samples of every series, and refuses
-	// each request with an older one (400, out of order).
+	// The same workload again, 5 minutes back: Prometheus holds newer samples of every series,
+	// and refuses each request with an older one (400, out of order).
 	before := ingested["prom"]()
 	rr = runTsbench(t, 3*time.Minute, fmt.Sprintf(`
-history: 15m
+history: 5m
 duration: 10s
 targetsCount: 20
 scrapeInterval: 5s

@@ -213,7 +213,7 @@ func (r *run) run(ctx context.Context) (*results.Run, error) {
 	go func() { _ = r.obs.Run(obsCtx); close(obsDone) }()
 
 	r.log.Info("load started", "storages", r.cfg.StorageNames(), "targets", r.part.Targets(),
-		"series_per_target", r.gen.SeriesPerTarget(), "duration", r.cfg.Duration)
+		"series_per_target", r.gen.SeriesPerTarget(), "duration", r.cfg.Duration, "history", r.cfg.History)
 	var g errgroup.Group
 	if r.writes() {
 		g.Go(func() error { return r.writer.Run(loadCtx) })
@@ -338,6 +338,15 @@ func (r *run) verifyDuring(ctx context.Context) {
 	v := r.verifier()
 	if v == nil {
 		return
+	}
+	if r.cfg.History > 0 {
+		// Until every storage has caught up, the history is not all written: the first check
+		// waits for it, then covers the history too.
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.writer.AllCaughtUp():
+		}
 	}
 	t := time.NewTicker(r.cfg.VerifyDelay)
 	defer t.Stop()
