@@ -393,7 +393,7 @@ svg.chart{border:1px solid #ddd;background:#fff}
 .axis{stroke:#777}.grid{stroke:#d3dae4;stroke-width:1}.ok{color:#0a6b2d}.fail{color:#b00020}
 </style></head><body>
 <h1>tsbench: {{len .R.Storages}} storages, {{.R.Workload.Targets}} targets × {{.R.Workload.SeriesPerTarget}} series</h1>
-<p>{{.Start}} → {{.End}} · seed {{.R.Workload.Seed}} · {{.R.Workload.SeriesCreated}} series created by churn · {{.R.Workload.StaleMarkers}} stale markers</p>
+<p>{{.Start}} → {{.End}}{{if .R.Workload.HistorySeconds}} · history {{.History}}: each storage caught up with the workload's clock, {{.History}} behind at the start, then ran live ("history (catch-up)" rows){{end}} · seed {{.R.Workload.Seed}} · {{.R.Workload.SeriesCreated}} series created by churn · {{.R.Workload.StaleMarkers}} stale markers</p>
 {{range .R.Storages}}{{$name := .Name}}{{range .Problems}}<p class="fail">Problem with {{$name}}: {{.}}</p>
 {{end}}{{with .Write}}{{range .Notes}}<p>Note on {{$name}}: {{.}}</p>
 {{end}}{{end}}{{end}}{{range .R.AccountingErrors}}<p class="fail">Accounting error: {{.}}</p>
@@ -458,6 +458,7 @@ func WriteHTML(w io.Writer, r *results.Run) error {
 		"R": r, "Sections": htmlSections(r), "Charts": svgs, "Cols": len(r.Storages) + 1,
 		"Verdicts": verdicts(r), "Sender": SenderLines(r), "Probes": ProbeRows(r), "Slowest": slowest(r), "SlowestN": slowestPerStorage,
 		"Start": r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), "End": r.EndTime.UTC().Format("2006-01-02 15:04:05Z"),
+		"History": time.Duration(r.Workload.HistorySeconds * float64(time.Second)).String(),
 	})
 }
 
