@@ -62,6 +62,9 @@ func (r *run) record(now time.Time) string {
 				r.timeline[name] = append(tl, p)
 			}
 			r.mu.Unlock()
+			if h := w.History; h != nil && !h.CaughtUp {
+				b.WriteString(" catching up,") // the lag is how far behind the wall clock it still is
+			}
 			fmt.Fprintf(&b, " %.0f samples/s, lag %.1fs, pending %d", p.SamplesPerSecs, p.LagSeconds, p.Pending)
 			if p.Dropped > 0 {
 				fmt.Fprintf(&b, ", dropped %d", p.Dropped)
