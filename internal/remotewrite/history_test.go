@@ -90,7 +90,7 @@ func (ht handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 // expected is every sample of the workload's scrapes due before end: per series (labels as
 // the receiver writes them), its timestamps in order.
 func expected(g *workload.Generator, end int64) map[string][]int64 {
-	app := &collect{series: map[string][]int64{}}
+	app := &timesBySeries{series: map[string][]int64{}}
 	for target := range g.Targets() {
 		for k := int64(0); g.ScrapeTime(target, k) < end; k++ {
 			g.Scrape(app, target, k)
@@ -99,9 +99,9 @@ func expected(g *workload.Generator, end int64) map[string][]int64 {
 	return app.series
 }
 
-type collect struct{ series map[string][]int64 }
+type timesBySeries struct{ series map[string][]int64 }
 
-func (c *collect) Append(labels []workload.Label, t int64, _ float64) {
+func (c *timesBySeries) Append(labels []workload.Label, t int64, _ float64) {
 	var b strings.Builder
 	for _, l := range labels {
 		b.WriteString(l.Name + "=" + l.Value + ",")
