@@ -18,6 +18,7 @@ import (
 // and live phase meet with no gap and no overlap.
 type lane struct {
 	sinks      []*sink
+	use        [wires]bool    // the wire encodings its storages take
 	catchUp    bool           // history: wait for the storage instead of dropping until caught up
 	openOldest []atomic.Int64 // per appender (worker × shard): oldest timestamp not yet in a batch, 0 if none
 	// produced counts the samples Scrape reports it produced (values + staleness markers), at

@@ -187,6 +187,7 @@ func (w *Writer) addLane(sinks []*sink, catchUp bool) {
 	w.lanes = append(w.lanes, ln)
 	for _, s := range sinks {
 		w.laneOf[s.name] = ln
+		ln.use[s.wire] = true
 	}
 }
 
@@ -273,6 +274,7 @@ func (w *Writer) Run(ctx context.Context) error {
 type shardAppender struct {
 	w          *Writer
 	ln         *lane
+	use        [wires]bool // the wire encodings the lane's storages take
 	shard      int
 	history    bool // the worker is catching up: its batches are history
 	openOldest *atomic.Int64
@@ -284,19 +286,21 @@ type shardAppender struct {
 }
 
 func (w *Writer) newShardAppender(ln *lane, shard int, openOldest *atomic.Int64, history bool) *shardAppender {
-	a := &shardAppender{w: w, ln: ln, shard: shard, openOldest: openOldest, history: history}
+	// Only the lane's own storages' encodings: with history, each storage's lane encodes its
+	// protocol alone.
+	a := &shardAppender{w: w, ln: ln, use: ln.use, shard: shard, openOldest: openOldest, history: history}
 	a.enc.tpl = w.tpl
-	if w.use[wireRW2] {
+	if a.use[wireRW2] {
 		a.v2 = newEncoderV2(w.meta, w.v2tpl)
 	}
-	if w.use[wireOTLP] || w.use[wireOTLPGzip] {
+	if a.use[wireOTLP] || a.use[wireOTLPGzip] {
 		a.otlp = newEncoderOTLP(w.meta)
 	}
 	return a
 }
 
 func (a *shardAppender) Append(labels []workload.Label, t int64, v float64) {
-	if a.w.use[wireRW1] {
+	if a.use[wireRW1] {
 		a.enc.Append(labels, t, v)
 	}
 	if a.v2 != nil {
@@ -311,7 +315,7 @@ func (a *shardAppender) Append(labels []workload.Label, t int64, v float64) {
 // open is the samples in the open batch and the oldest one's timestamp.
 func (a *shardAppender) open() (samples int, oldest int64) {
 	switch {
-	case a.w.use[wireRW1]:
+	case a.use[wireRW1]:
 		return a.enc.samples, a.enc.oldest
 	case a.v2 != nil:
 		return a.v2.samples, a.v2.oldest
@@ -324,7 +328,7 @@ func (a *shardAppender) open() (samples int, oldest int64) {
 // StartTarget and AppendSeries take the generator's fast path (workload.SeriesAppender),
 // offered only when every encoder in use has its templates (1.0, 2.0).
 func (a *shardAppender) StartTarget(values []string) {
-	if a.w.use[wireRW1] {
+	if a.use[wireRW1] {
 		a.enc.StartTarget(values)
 	}
 	if a.v2 != nil {
@@ -333,7 +337,7 @@ func (a *shardAppender) StartTarget(values []string) {
 }
 
 func (a *shardAppender) AppendSeries(s int, t int64, v float64) {
-	if a.w.use[wireRW1] {
+	if a.use[wireRW1] {
 		a.enc.AppendSeries(s, t, v)
 	}
 	if a.v2 != nil {
@@ -388,7 +392,7 @@ func (a *shardAppender) flush() {
 		return
 	}
 	n, points := int64(samples), int64(samples)
-	if a.w.use[wireRW1] {
+	if a.use[wireRW1] {
 		a.push(wireRW1, a.snappy(a.enc.buf), n, points, oldest)
 		a.enc.reset()
 	}
@@ -398,10 +402,10 @@ func (a *shardAppender) flush() {
 	}
 	if a.otlp != nil {
 		body, points := a.otlp.body(), int64(a.otlp.points)
-		if a.w.use[wireOTLP] {
+		if a.use[wireOTLP] {
 			a.push(wireOTLP, body, n, points, oldest)
 		}
-		if a.w.use[wireOTLPGzip] {
+		if a.use[wireOTLPGzip] {
 			a.push(wireOTLPGzip, a.gz.compress(body), n, points, oldest)
 		}
 		a.otlp.reset()
