@@ -335,3 +335,53 @@ func BenchmarkCatchUp(b *testing.B) {
 		b.ReportMetric(float64(h.AckedSamples)/cpu.Seconds(), "samples/cpu-s")
 	}
 }
+
+// TestHistoryPerProtocol catches up one storage in remote write 1.0 and one in OTLP: each
+// lane encodes its own storage's protocol only, and each storage gets every sample of the
+// history and the live phase, once.
+func TestHistoryPerProtocol(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, _, want := historyWriter(t, 2*time.Minute, 5*time.Second, func(c *config.Config) {
+			c.RemoteStorages["otlp"] = config.Storage{WriteURL: "http://otlp.invalid/v1/metrics", Protocol: config.ProtocolOTLP}
+		}, map[string]func(int, http.ResponseWriter, *http.Request) bool{"rw1": nil})
+		bodies := &countBodies{}
+		w.byName["otlp"].endpoints[0].client.HTTP.Transport = handlerTransport{bodies}
+		if err := w.Run(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got := [wires]bool{wireRW1: true}; w.laneOf["rw1"].use != got {
+			t.Errorf("rw1's lane encodes %v, want 1.0 only", w.laneOf["rw1"].use)
+		}
+		if w.laneOf["otlp"].use[wireRW1] || w.laneOf["otlp"].use[wireRW2] {
+			t.Errorf("otlp's lane encodes %v, want OTLP only", w.laneOf["otlp"].use)
+		}
+		for _, name := range []string{"rw1", "otlp"} {
+			r := w.Results(name)
+			end := w.CaughtUpAt(name).Add(5 * time.Second).UnixMilli()
+			var n int64
+			for _, ts := range expected(want, end) {
+				n += int64(len(ts))
+			}
+			if ok, diff := r.Balanced(); !ok || r.AckedSamples != n || len(r.DroppedSamples) != 0 || r.History == nil || !r.History.CaughtUp {
+				t.Errorf("%s: off by %d, acked %d of %d expected: %+v", name, diff, r.AckedSamples, n, r)
+			}
+		}
+		if bodies.n == 0 {
+			t.Error("the OTLP storage got no request")
+		}
+	})
+}
+
+// countBodies answers every request with 200 and counts them.
+type countBodies struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *countBodies) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+	w.WriteHeader(http.StatusOK)
+}
