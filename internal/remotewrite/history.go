@@ -49,8 +49,9 @@ func catchUpSkew(interval time.Duration) int64 {
 // waitRoom waits, while the lane catches up, until its storage has room for a scrape of need
 // samples due at t: its pending samples within maxPendingSamples (open batches come on top,
 // at most generateWorkers × writeConcurrency × maxSamplesPerRequest, as in the live phase),
-// and the oldest sample pending or in an open batch no more than skew older than t. It flushes the worker's own open
-// batches first, so that a worker never waits for itself. It returns false when ctx ended.
+// and the oldest sample pending or in an open batch no more than skew older than t. Before
+// waiting it flushes the worker's own open batches, so that a worker never waits for itself.
+// It returns false when ctx ended.
 func (ln *lane) waitRoom(ctx context.Context, apps []*shardAppender, t, need, skew int64) bool {
 	s := ln.sinks[0] // a lane catching up feeds one storage
 	if !ln.full(s, t, need, skew) {
