@@ -34,6 +34,7 @@ type lane struct {
 	stopped, nextDue atomic.Int64
 	caughtUp         chan struct{} // closed when the lane's history is generated and settled
 	caughtUpAt       atomic.Int64  // unix ms
+	onCaughtUp       func()        // called once, when caughtUp closes
 }
 
 // catchUpSkew bounds, in data time, how far the samples a lane has handed to its storage and
@@ -115,6 +116,7 @@ func (ln *lane) workerCaughtUp(duration time.Duration) {
 				ln.end.Store(at + duration.Milliseconds())
 			}
 			close(ln.caughtUp)
+			ln.onCaughtUp()
 		}
 		s.checkHistoryDoneLocked()
 		s.mu.Unlock()

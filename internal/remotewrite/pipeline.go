@@ -149,7 +149,7 @@ func (s *sink) push(shard int, b *batch) {
 		}
 		b.refs.Add(1) // the endpoint's, until settled or dropped
 		ep.queues[shard] = append(ep.queues[shard], b)
-		for s.pending > s.maxPending && !s.catchingUp { // catching up, the generator waits instead
+		for s.pending > s.maxPending && s.liveLocked() { // catching up, the generator waits instead
 			if !s.dropOldestLocked() {
 				break
 			}

@@ -76,6 +76,8 @@ type Writer struct {
 
 	start, stop atomic.Int64  // unix ms: load start and the moment every lane stopped generating
 	genDone     chan struct{} // closed when every lane stopped generating
+	behindLanes atomic.Int32  // lanes not caught up yet
+	allCaught   chan struct{} // closed when the last lane caught up
 }
 
 // New builds one pipeline per storage that writes: one endpoint per URL of its writeURL list
@@ -97,6 +99,7 @@ func New(cfg *config.Config, wl Workload, logger *slog.Logger, m *Metrics) (*Wri
 		duration:     cfg.Duration,
 		skew:         catchUpSkew(cfg.ScrapeInterval),
 		genDone:      make(chan struct{}),
+		allCaught:    make(chan struct{}),
 		sender: senderConfig{
 			userAgent:        "tsbench/" + version(),
 			maxRetryDuration: cfg.MaxRetryDuration,
@@ -167,6 +170,9 @@ func New(cfg *config.Config, wl Workload, logger *slog.Logger, m *Metrics) (*Wri
 	} else if len(w.sinks) > 0 {
 		w.addLane(w.sinks, false)
 	}
+	if w.behindLanes.Load() == 0 {
+		close(w.allCaught)
+	}
 	if n := wl.Targets(); n < w.shards {
 		w.log.Warn("fewer targets than writeConcurrency: a target's series all go through one connection, so only as many connections as targets carry data",
 			"targets", n, "write_concurrency", w.shards)
@@ -181,6 +187,12 @@ func (w *Writer) addLane(sinks []*sink, catchUp bool) {
 	}
 	if catchUp {
 		ln.behind.Store(int32(w.workers))
+		w.behindLanes.Add(1)
+		ln.onCaughtUp = func() {
+			if w.behindLanes.Add(-1) == 0 {
+				close(w.allCaught)
+			}
+		}
 	} else {
 		close(ln.caughtUp) // nothing to catch up: live from the start
 	}
@@ -533,7 +545,9 @@ func (w *Writer) generate(ctx context.Context, ln *lane, worker int) (nextDue in
 				}
 				continue
 			}
-			if behind && stopOnCancel && !ln.waitRoom(ctx, apps, due, need, w.skew) {
+			// Until the lane's history has settled, a worker that caught up waits too: its live
+			// samples must neither push the history out (queue_full) nor run ahead of it.
+			if ln.catchUp && ln.caughtUpAt.Load() == 0 && stopOnCancel && !ln.waitRoom(ctx, apps, due, need, w.skew) {
 				return
 			}
 			values, stale := w.work.Scrape(appOf[pos], targets[pos], k)
@@ -596,16 +610,7 @@ func (w *Writer) CaughtUp(name string) <-chan struct{} {
 }
 
 // AllCaughtUp is closed when every storage written has caught up.
-func (w *Writer) AllCaughtUp() <-chan struct{} {
-	all := make(chan struct{})
-	go func() { // ends when the last lane catches up, or stays with a lane that never does
-		for _, ln := range w.lanes {
-			<-ln.caughtUp
-		}
-		close(all)
-	}()
-	return all
-}
+func (w *Writer) AllCaughtUp() <-chan struct{} { return w.allCaught }
 
 // CaughtUpAt is when the storage name caught up (the load's start without history); zero
 // before, and for a storage without writes.
