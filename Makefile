@@ -3,7 +3,7 @@ GO      ?= go
 OUT     ?= out
 # make run's history: as much as the local storages catch up with on a 2-core machine while
 # the whole run stays under 6 minutes (README, "History").
-HISTORY ?= 5m
+HISTORY ?= 15m
 TSBENCH := bin/tsbench
 
 .PHONY: run test check e2e bench fuzz lint golden deps deps-browser build clean helm-check image
