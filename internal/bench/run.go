@@ -389,23 +389,28 @@ func (r *run) checkAccounting(now time.Time) {
 	}
 }
 
-// results assembles results.json from every part.
-func (r *run) results(verified map[string]*results.Verify) *results.Run {
-	created, stale := r.writer.WorkloadStats()
-	res := &results.Run{
+// newResults is the part of results.json every mode fills the same way: the run's times, its
+// redacted config, the workload's shape and tsbench's own resources.
+func (r *run) newResults(targets, seriesPerTarget int) *results.Run {
+	return &results.Run{
 		SchemaVersion: results.SchemaVersion,
 		StartTime:     r.start.UTC(),
 		EndTime:       time.Now().UTC(),
 		Config:        r.cfg.Redacted(),
 		Workload: results.Workload{
-			Targets: r.part.Targets(), SeriesPerTarget: r.part.SeriesPerTarget(),
-			ActiveSeries:  int64(r.part.Targets() * r.part.SeriesPerTarget()),
-			SeriesCreated: created, StaleMarkers: stale,
+			Targets: targets, SeriesPerTarget: seriesPerTarget,
+			ActiveSeries:          int64(targets * seriesPerTarget),
 			ScrapeIntervalSeconds: r.cfg.ScrapeInterval.Seconds(), Seed: r.cfg.Seed,
-			HistorySeconds: r.cfg.History.Seconds(),
 		},
 		Generator: r.obs.Generator(),
 	}
+}
+
+// results assembles results.json from every part.
+func (r *run) results(verified map[string]*results.Verify) *results.Run {
+	res := r.newResults(r.part.Targets(), r.part.SeriesPerTarget())
+	res.Workload.SeriesCreated, res.Workload.StaleMarkers = r.writer.WorkloadStats()
+	res.Workload.HistorySeconds = r.cfg.History.Seconds()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, name := range r.cfg.StorageNames() {

@@ -340,18 +340,7 @@ func (r *run) verifyScrape(ctx context.Context, sc *scrape) map[string]*results.
 // sections from the agent's account, and the sender section.
 func (r *run) scrapeResults(sc *scrape, c *targets.Counters, verified map[string]*results.Verify, loadEnd time.Time) *results.Run {
 	served := sc.srv.Served()
-	res := &results.Run{
-		SchemaVersion: results.SchemaVersion,
-		StartTime:     r.start.UTC(),
-		EndTime:       time.Now().UTC(),
-		Config:        r.cfg.Redacted(),
-		Workload: results.Workload{
-			Targets: r.gen.Targets(), SeriesPerTarget: r.gen.SeriesPerTarget(),
-			ActiveSeries:          int64(r.gen.Targets() * r.gen.SeriesPerTarget()),
-			ScrapeIntervalSeconds: r.cfg.ScrapeInterval.Seconds(), Seed: r.cfg.Seed,
-		},
-		Generator: r.obs.Generator(),
-	}
+	res := r.newResults(r.gen.Targets(), r.gen.SeriesPerTarget())
 	snd := &results.Sender{
 		Kind: r.cfg.Sender, URL: config.RedactURL(r.cfg.SenderURL), ExporterURL: config.RedactURL(r.cfg.ExporterURL),
 		ExposeTimestamps: r.cfg.ExposeTimestamps,
