@@ -73,7 +73,7 @@ func cache(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := loopback(*upstream); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", *listen)
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", *listen)
 	if err != nil {
 		return err
 	}
@@ -481,26 +481,28 @@ func dirSize(dir string) (float64, error) {
 
 func printTable(w io.Writer, pipes []pipeline, res []figures) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "\t"
+	var head strings.Builder
+	head.WriteString("\t")
 	for _, p := range pipes {
-		head += p.name + "\t"
+		head.WriteString(p.name + "\t")
 	}
 	for _, p := range pipes[1:] {
-		head += p.name + "/" + pipes[0].name + "\t"
+		head.WriteString(p.name + "/" + pipes[0].name + "\t")
 	}
-	fmt.Fprintln(tw, head)
+	fmt.Fprintln(tw, head.String())
 	row := func(label string, v func(f figures) float64, ratio bool, format string) {
-		line := label + "\t"
+		var line strings.Builder
+		line.WriteString(label + "\t")
 		for _, f := range res {
-			line += fmt.Sprintf(format, v(f)) + "\t"
+			fmt.Fprintf(&line, format+"\t", v(f))
 		}
 		for _, f := range res[1:] {
 			if ratio {
-				line += fmt.Sprintf("%.2f", v(f)/v(res[0]))
+				fmt.Fprintf(&line, "%.2f", v(f)/v(res[0]))
 			}
-			line += "\t" // empty ratio cells keep the columns aligned
+			line.WriteString("\t") // empty ratio cells keep the columns aligned
 		}
-		fmt.Fprintln(tw, line)
+		fmt.Fprintln(tw, line.String())
 	}
 	row("series per target", func(f figures) float64 { return f.seriesPerTarget }, false, "%.0f")
 	row("samples in VictoriaMetrics", func(f figures) float64 { return f.vmSamples }, false, "%.0f")

@@ -76,8 +76,10 @@ func TestOnlyLoopback(t *testing.T) {
 
 func TestTableRatios(t *testing.T) {
 	f := func(vmData, changed float64) figures {
-		return figures{seriesPerTarget: 520, vmSamples: 1000, promSamples: 1000, vmData: vmData, vmTotal: 2 * vmData,
-			promChunks: 1500, promTotal: 2000, changed: map[string][2]float64{"node_cpu": {changed, 100}}, exported: 1000, stale: 2}
+		return figures{
+			seriesPerTarget: 520, vmSamples: 1000, promSamples: 1000, vmData: vmData, vmTotal: 2 * vmData,
+			promChunks: 1500, promTotal: 2000, changed: map[string][2]float64{"node_cpu": {changed, 100}}, exported: 1000, stale: 2,
+		}
 	}
 	var b strings.Builder
 	printTable(&b, []pipeline{{name: "real"}, {name: "captured"}, {name: "default"}}, []figures{f(500, 30), f(450, 27), f(600, 33)})

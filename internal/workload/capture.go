@@ -297,8 +297,10 @@ func fit(s Series, times, values []float64, tick float64) Shape {
 		// with a tenth of the range as noise, keeps the observed range and its step.
 		return Shape{Kind: Gauge, Min: lo, Max: hi, PeriodSeconds: 600, Noise: 0.1, Resolution: res}
 	}
-	return Shape{Kind: Gauge, Min: lo, Max: hi, Resolution: res, TickSeconds: tick, Changes: changes,
-		Step: sumAbs / float64(changed), Multiple: multiple(values, res)}
+	return Shape{
+		Kind: Gauge, Min: lo, Max: hi, Resolution: res, TickSeconds: tick, Changes: changes,
+		Step: sumAbs / float64(changed), Multiple: multiple(values, res),
+	}
 }
 
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
@@ -335,8 +337,10 @@ func gcd(a, b int64) int64 {
 
 // finite reports whether every number of the shape is finite, as JSON needs.
 func (sh Shape) finite() bool {
-	for _, v := range []float64{sh.Value, sh.Rate, sh.Min, sh.Max, sh.PeriodSeconds, sh.Noise, sh.Resolution,
-		sh.TickSeconds, sh.Changes, sh.Jitter, sh.Step, sh.Multiple} {
+	for _, v := range []float64{
+		sh.Value, sh.Rate, sh.Min, sh.Max, sh.PeriodSeconds, sh.Noise, sh.Resolution,
+		sh.TickSeconds, sh.Changes, sh.Jitter, sh.Step, sh.Multiple,
+	} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return false
 		}

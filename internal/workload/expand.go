@@ -68,8 +68,10 @@ func keepHistogramsCumulative(p *Profile) {
 			key := seriesKey(name, labels)
 			for _, b := range bs {
 				sh := &p.Series[b.idx].Shape
-				*sh = Shape{Kind: Counter, Value: sh.Value, Rate: sh.Rate, Resolution: 1,
-					TickSeconds: inf.TickSeconds, Changes: inf.Changes, Jitter: jitter, Events: key}
+				*sh = Shape{
+					Kind: Counter, Value: sh.Value, Rate: sh.Rate, Resolution: 1,
+					TickSeconds: inf.TickSeconds, Changes: inf.Changes, Jitter: jitter, Events: key,
+				}
 			}
 			if sh := &p.Series[sumIdx].Shape; hasSum && sh.TickSeconds > 0 {
 				sh.Changes, sh.Events = inf.Changes, key
@@ -269,8 +271,10 @@ func completeCPUModes(p *Profile) {
 		for j, i := range ms {
 			saved[j] = p.Series[i].Shape
 		}
-		*rest = Shape{Kind: Remainder, Value: rest.Value, Rate: min(1, total), Resolution: res,
-			TickSeconds: rest.TickSeconds, Sum: key}
+		*rest = Shape{
+			Kind: Remainder, Value: rest.Value, Rate: min(1, total), Resolution: res,
+			TickSeconds: rest.TickSeconds, Sum: key,
+		}
 		for _, i := range ms {
 			if sh := &p.Series[i].Shape; i != ri {
 				sh.Sum, sh.Resolution, sh.Multiple = key, res, 0

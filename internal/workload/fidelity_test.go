@@ -185,16 +185,20 @@ func randomProfile(seed uint64) *Profile {
 	sum := `cpu{cpu="0"}`
 	for i, mode := range []string{"iowait", "system", "user"} {
 		rate := r(uint64(80+i)) * 0.15
-		p.Series = append(p.Series, Series{Name: "node_cpu_seconds_total", Type: "counter",
+		p.Series = append(p.Series, Series{
+			Name: "node_cpu_seconds_total", Type: "counter",
 			Labels: []Label{{"cpu", "0"}, {"mode", mode}}, Shape: Shape{
 				Kind: Counter, Value: 100, Rate: rate, Resolution: 0.01, TickSeconds: tick,
 				Changes: 0.8 + 0.2*r(uint64(90+i)), Jitter: r(uint64(95+i)) * 0.3, Sum: sum,
-			}})
+			},
+		})
 	}
-	p.Series = append(p.Series, Series{Name: "node_cpu_seconds_total", Type: "counter",
+	p.Series = append(p.Series, Series{
+		Name: "node_cpu_seconds_total", Type: "counter",
 		Labels: []Label{{"cpu", "0"}, {"mode", "idle"}}, Shape: Shape{
 			Kind: Remainder, Value: 5000, Rate: 1, Resolution: 0.01, TickSeconds: tick, Sum: sum,
-		}})
+		},
+	})
 	hc := changes(200)
 	for i, le := range []string{"0.1", "1", "+Inf"} {
 		p.Series = append(p.Series, Series{Name: "h_bucket", Type: "histogram", Labels: []Label{{"le", le}}, Shape: Shape{
@@ -220,8 +224,10 @@ func TestTickShapesKeepInvariants(t *testing.T) {
 		if err := p.Validate(); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		g, err := New(p, Options{Seed: seed, Start: time.UnixMilli(1_700_000_000_000), Targets: 4,
-			ScrapeInterval: time.Duration(1+seed%7) * 700 * time.Millisecond, HostLoad: []float64{1, 0.5, 0.2}[(seed/3)%3]})
+		g, err := New(p, Options{
+			Seed: seed, Start: time.UnixMilli(1_700_000_000_000), Targets: 4,
+			ScrapeInterval: time.Duration(1+seed%7) * 700 * time.Millisecond, HostLoad: []float64{1, 0.5, 0.2}[(seed/3)%3],
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,7 +238,7 @@ func TestTickShapesKeepInvariants(t *testing.T) {
 			}
 			var cpu0 float64
 			t0 := g.ScrapeTime(target, 0)
-			for k := int64(0); k < 400; k++ {
+			for k := range int64(400) {
 				ts := g.ScrapeTime(target, k)
 				vals := make([]float64, len(p.Series))
 				var cpu float64
