@@ -41,18 +41,20 @@ type compiled struct {
 	inv    float64 // 1/res when res < 1, exactly 10^d
 
 	// Tick model (TickSeconds > 0); see tickEval.
-	tick     float64 // seconds; 0: the model above
-	invTick  float64
-	every    bool        // an event at every tick
-	frac     float64     // events per tick, or held ticks per tick when dense; ≤ ½
-	dense    bool        // Changes > ½: frac counts the ticks without an event
-	multiple float64     // values are whole multiples of multiple × res
-	quantum  float64     // multiple × res; 0 when not quantized
-	mu       float64     // counter: mean step per event, in quanta
-	jit      float64     // counter: step spread, in quanta, ≤ mu
-	group    uint64      // hash of the Events key; 0: the series' own events
-	siblings []*compiled // remainder: the other counters of its Sum group
-	sibIdx   []int       // their series indices
+	tick       float64 // seconds; 0: the model above
+	invTick    float64
+	every      bool        // an event at every tick
+	frac       float64     // events per tick, or held ticks per tick when dense; ≤ ½
+	dense      bool        // Changes > ½: frac counts the ticks without an event
+	multiple   float64     // values are whole multiples of multiple × res
+	quantum    float64     // multiple × res; 0 when not quantized
+	mu         float64     // counter: mean step per event, in quanta
+	jit        float64     // counter: step spread, in quanta, ≤ mu
+	group      uint64      // hash of the Events key; 0: the series' own events
+	siblings   []*compiled // remainder: the other counters of its Sum group
+	sibIdx     []int       // their series indices
+	restOffset float64     // remainder: its members' largest first steps, in quanta
+	narrow     bool        // gauge: its noise spans fewer than 64 quanta
 }
 
 func compile(sh Shape) compiled {
@@ -193,6 +195,7 @@ func compileTicks(c *compiled, sh Shape) {
 		if c.amp > 0 && sh.Step > 0 {
 			c.omega = 0.4 * sh.Step / c.amp
 		}
+		c.narrow = c.quantum > 0 && c.noise < 64*c.quantum
 	}
 }
 
@@ -212,6 +215,7 @@ func link(series []Series, shapes []*compiled) {
 			if shapes[j].tick > 0 {
 				shapes[i].siblings = append(shapes[i].siblings, shapes[j])
 				shapes[i].sibIdx = append(shapes[i].sibIdx, j)
+				shapes[i].restOffset += math.Ceil(shapes[j].mu + shapes[j].jit)
 			}
 		}
 	}
@@ -305,15 +309,21 @@ func unit(h uint64) float64 { return float64(h>>11) / (1 << 53) }
 // A "remainder" counter (a CPU's busiest mode) is Rate × elapsed minus the increase of the
 // other counters of its Sum group, so a CPU's modes add up to the elapsed time, tick by tick.
 
-// events returns the number of events in ticks 0..k of one event stream: floor(f·(k+1+u_k))
+// streamKey is the hash of one event stream (a series', or its Events group's) of a target:
+// the per-tick and per-event draws below are one mix of it each.
+func streamKey(seed uint64, target int, key uint64) uint64 {
+	return hash(seed, 7, uint64(target), key)
+}
+
+// events returns the number of events in ticks 0..k of the stream sk: floor(f·(k+1+u_k))
 // with u_k ∈ [0, 1) hashed from k. Its steps f·(1 + u_{k+1} − u_k) lie in (0, 2f) ⊂ (0, 1], so
 // it grows by 0 or 1 per tick, at exactly f per tick on average (the u telescope), at random
 // ticks. Dense streams count the held ticks this way instead.
-func (c *compiled) events(seed uint64, target int, key uint64, k int64) int64 {
+func (c *compiled) events(sk uint64, k int64) int64 {
 	if c.every {
 		return k + 1
 	}
-	u := unit(hash(seed, 7, uint64(target), key, uint64(k)))
+	u := unit(mix(sk ^ uint64(k)))
 	n := int64(math.Floor(c.frac * (float64(k) + 1 + u)))
 	if c.dense {
 		return k + 1 - n
@@ -321,20 +331,22 @@ func (c *compiled) events(seed uint64, target int, key uint64, k int64) int64 {
 	return n
 }
 
+// draw is the stream's d_n ∈ [0, 1) of event n: its noise, or where its steps fall.
+func draw(sk uint64, n int64) float64 { return unit(mix(^sk ^ uint64(n))) }
+
 // tickOf is the tick of elapsed seconds x for target: the grid starts at a per-target offset,
 // the same for every series of the target so a Sum group's members move at the same instants.
 func (c *compiled) tickOf(seed uint64, target int, x float64) int64 {
-	off := unit(hash(seed, 9, uint64(target)))
+	off := unit(mix(mix(seed^9) ^ uint64(target)))
 	return int64(math.Floor(x*c.invTick + off))
 }
 
 // counterUnits is a tick-model counter's increase since the start at tick k: whole quanta,
 // or the value's own units when not quantized.
 func (c *compiled) counterUnits(seed uint64, target, s int, k int64) float64 {
-	key := c.eventKey(s)
-	n := c.events(seed, target, key, k)
-	d := unit(hash(seed, 8, uint64(target), key, uint64(n)))
-	u := c.mu*float64(n) + c.jit*d
+	sk := streamKey(seed, target, c.eventKey(s))
+	n := c.events(sk, k)
+	u := c.mu*float64(n) + c.jit*draw(sk, n)
 	if c.quantum > 0 {
 		return math.Floor(u)
 	}
@@ -381,25 +393,25 @@ func (c *compiled) tickEval(seed uint64, target, s int, x, scale float64) float6
 		if c.quantum > 0 {
 			total = math.Floor(total / c.quantum)
 		}
-		n := c.toQuanta(c.value*scale) + total
+		// restOffset, the members' largest first step, keeps it at or above its start.
+		n := c.toQuanta(c.value*scale) + total + c.restOffset
 		for i, sib := range c.siblings {
-			si := c.sibIdx[i]
-			n -= sib.counterUnits(seed, target, si, k) - sib.counterUnits(seed, target, si, 0)
+			n -= sib.counterUnits(seed, target, c.sibIdx[i], k)
 		}
 		return c.fromQuanta(n)
 	default: // kindGauge
-		key := c.eventKey(s)
-		n := c.events(seed, target, key, k)
+		sk := streamKey(seed, target, c.eventKey(s))
+		n := c.events(sk, k)
 		if c.group != 0 {
 			// Shared noise over the whole range: members with ordered ranges stay ordered.
-			d := unit(hash(seed, 8, uint64(target), key, uint64(n)))
-			return c.quantize(c.min + (c.max-c.min)*d)
+			return c.quantize(c.min + (c.max-c.min)*draw(sk, n))
 		}
-		phase := 2 * math.Pi * unit(hash(seed, 4, uint64(target), uint64(s)))
-		v := c.quantize(c.gaugeAt(seed, target, key, n, phase))
+		phase := 2 * math.Pi * unit(mix(sk^0x5bd1e995))
+		v := c.quantize(c.gaugeAt(sk, n, phase))
 		// An event that lands on the previous event's quantum would be no change: step one
-		// quantum instead, so the changed fraction stays the captured one on narrow ranges.
-		if c.quantum > 0 && n > 0 && v == c.quantize(c.gaugeAt(seed, target, key, n-1, phase)) {
+		// quantum instead, so the changed fraction stays the captured one on narrow ranges
+		// (where the noise spans few quanta; on wide ones it hardly happens).
+		if c.narrow && n > 0 && v == c.quantize(c.gaugeAt(sk, n-1, phase)) {
 			if up := c.fromQuanta(c.toQuanta(v) + 1); up <= c.max {
 				return up
 			}
@@ -412,9 +424,8 @@ func (c *compiled) tickEval(seed uint64, target, s int, x, scale float64) float6
 }
 
 // gaugeAt is an ungrouped gauge after n events, before quantization.
-func (c *compiled) gaugeAt(seed uint64, target int, key uint64, n int64, phase float64) float64 {
-	d := unit(hash(seed, 8, uint64(target), key, uint64(n)))
-	return c.center + c.amp*math.Sin(c.omega*float64(n)+phase) + c.noise*(d-0.5)
+func (c *compiled) gaugeAt(sk uint64, n int64, phase float64) float64 {
+	return c.center + c.amp*math.Sin(c.omega*float64(n)+phase) + c.noise*(draw(sk, n)-0.5)
 }
 
 // quantize clamps v to [min, max] and rounds it to the nearest quantum within the range.
