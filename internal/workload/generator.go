@@ -333,7 +333,7 @@ func (g *Generator) value(c *compiled, target, s int, t int64, scale float64) fl
 	}
 	x := float64(max(0, t-g.startMs)) / 1000
 	if c.tick > 0 {
-		return c.tickEval(g.opts.Seed, target, s, x, g.scale(target))
+		return c.tickEval(g.opts.Seed, target, s, x, scale)
 	}
 	phase := unit(hash(g.opts.Seed, 4, uint64(target), uint64(s)))
 	var noise float64

@@ -309,11 +309,14 @@ func unit(h uint64) float64 { return float64(h>>11) / (1 << 53) }
 // A "remainder" counter (a CPU's busiest mode) is Rate × elapsed minus the increase of the
 // other counters of its Sum group, so a CPU's modes add up to the elapsed time, tick by tick.
 
-// streamKey is the hash of one event stream (a series', or its Events group's) of a target:
-// the per-tick and per-event draws below are one mix of it each.
-func streamKey(seed uint64, target int, key uint64) uint64 {
-	return hash(seed, 7, uint64(target), key)
+// targetKey is the hash every stream of a target derives from, and its tick grid's offset.
+func targetKey(seed uint64, target int) uint64 {
+	return mix(seed*0x9e3779b97f4a7c15 ^ uint64(target))
 }
+
+// streamKey is the hash of one event stream (a series', or its Events group's) of a target
+// (tk, from targetKey): the per-tick and per-event draws below are one mix of it each.
+func streamKey(tk, key uint64) uint64 { return mix(tk ^ key*0xbf58476d1ce4e5b9) }
 
 // events returns the number of events in ticks 0..k of the stream sk: floor(f·(k+1+u_k))
 // with u_k ∈ [0, 1) hashed from k. Its steps f·(1 + u_{k+1} − u_k) lie in (0, 2f) ⊂ (0, 1], so
@@ -334,17 +337,17 @@ func (c *compiled) events(sk uint64, k int64) int64 {
 // draw is the stream's d_n ∈ [0, 1) of event n: its noise, or where its steps fall.
 func draw(sk uint64, n int64) float64 { return unit(mix(^sk ^ uint64(n))) }
 
-// tickOf is the tick of elapsed seconds x for target: the grid starts at a per-target offset,
-// the same for every series of the target so a Sum group's members move at the same instants.
-func (c *compiled) tickOf(seed uint64, target int, x float64) int64 {
-	off := unit(mix(mix(seed^9) ^ uint64(target)))
-	return int64(math.Floor(x*c.invTick + off))
+// tickOf is the tick of elapsed seconds x for the target of tk: the grid starts at a
+// per-target offset, the same for every series of the target so a Sum group's members move
+// at the same instants.
+func (c *compiled) tickOf(tk uint64, x float64) int64 {
+	return int64(math.Floor(x*c.invTick + unit(tk)))
 }
 
 // counterUnits is a tick-model counter's increase since the start at tick k: whole quanta,
 // or the value's own units when not quantized.
-func (c *compiled) counterUnits(seed uint64, target, s int, k int64) float64 {
-	sk := streamKey(seed, target, c.eventKey(s))
+func (c *compiled) counterUnits(tk uint64, s int, k int64) float64 {
+	sk := streamKey(tk, c.eventKey(s))
 	n := c.events(sk, k)
 	u := c.mu*float64(n) + c.jit*draw(sk, n)
 	if c.quantum > 0 {
@@ -382,10 +385,11 @@ func (c *compiled) fromQuanta(n float64) float64 {
 // their rates are the captured ones, so a CPU still has 1 s per second to share out, and
 // targets differ by their events and noise.
 func (c *compiled) tickEval(seed uint64, target, s int, x, scale float64) float64 {
-	k := c.tickOf(seed, target, x)
+	tk := targetKey(seed, target)
+	k := c.tickOf(tk, x)
 	switch c.kind {
 	case kindCounter:
-		return c.fromQuanta(c.toQuanta(c.value*scale) + c.counterUnits(seed, target, s, k))
+		return c.fromQuanta(c.toQuanta(c.value*scale) + c.counterUnits(tk, s, k))
 	case kindRemainder:
 		// The group's elapsed total less every member's increase since tick 0; members step
 		// by at most μ + jitter per tick, which Validate keeps below the total's step.
@@ -396,11 +400,11 @@ func (c *compiled) tickEval(seed uint64, target, s int, x, scale float64) float6
 		// restOffset, the members' largest first step, keeps it at or above its start.
 		n := c.toQuanta(c.value*scale) + total + c.restOffset
 		for i, sib := range c.siblings {
-			n -= sib.counterUnits(seed, target, c.sibIdx[i], k)
+			n -= sib.counterUnits(tk, c.sibIdx[i], k)
 		}
 		return c.fromQuanta(n)
 	default: // kindGauge
-		sk := streamKey(seed, target, c.eventKey(s))
+		sk := streamKey(tk, c.eventKey(s))
 		n := c.events(sk, k)
 		if c.group != 0 {
 			// Shared noise over the whole range: members with ordered ranges stay ordered.
