@@ -6,7 +6,7 @@ OUT     ?= out
 HISTORY ?= 15m
 TSBENCH := bin/tsbench
 
-.PHONY: run test check e2e bench fuzz lint golden deps deps-browser build clean helm-check image
+.PHONY: run test check e2e bench fuzz lint golden deps deps-browser build clean helm-check image fidelity
 
 build: $(TSBENCH)
 
@@ -79,6 +79,13 @@ image:
 	rm -f $(OUT)/tsbench-image.tar
 	$(BUILDAH) push $(IMAGE) oci-archive:$(OUT)/tsbench-image.tar:$(IMAGE)
 	@ls -l $(OUT)/tsbench-image.tar
+
+# Does the generated data compress like a real exporter's? Real node_exporter (behind a 1 s
+# cache, scraped by vmagent), tsbench with a profile captured from it, and tsbench with the
+# default profile, side by side into their own fresh VictoriaMetrics and Prometheus for
+# FIDELITY_MINUTES (default 5); prints bytes per sample and the ratios. Run it alone.
+fidelity: deps
+	bash scripts/fidelity.sh
 
 golden:
 	UPDATE=1 $(GO) test ./...

@@ -13,6 +13,7 @@ set -euo pipefail
 # binary:package pairs; a binary on PATH means its package is there.
 want=(
   victoria-metrics:victoria-metrics
+  vmagent:victoria-metrics
   prometheus:prometheus
   prometheus-node-exporter:prometheus-node-exporter
   influxd:influxdb

@@ -81,7 +81,7 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 	r.gen, err = workload.New(p.Profile, workload.Options{
 		Seed: cfg.Seed, Start: r.clock, Targets: cfg.TargetsCount, Replicas: cfg.WriteReplicas,
 		ScrapeInterval: cfg.ScrapeInterval, ChurnPercent: cfg.ScrapeConfigUpdatePercent,
-		ChurnInterval: cfg.ScrapeConfigUpdateInterval,
+		ChurnInterval: cfg.ScrapeConfigUpdateInterval, HostLoad: cfg.HostLoad,
 	})
 	if err != nil {
 		return nil, &ConfigError{fmt.Errorf("workload: %w", err)}

@@ -15,19 +15,26 @@ import (
 // cmdProfile runs `tsbench profile capture`.
 func cmdProfile(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	if len(args) == 0 || args[0] != "capture" {
-		return ExitUsage, usageErrorf("usage: tsbench profile capture -url URL -out FILE [-scrapes N] [-interval D] [-expand prefix:label=count,...]")
+		return ExitUsage, usageErrorf("usage: tsbench profile capture -url URL -out FILE [-duration D | -scrapes N] [-interval D] [-expand prefix:label=count,...]")
 	}
 	fs := newFlagSet("profile capture", stderr)
 	url := fs.String("url", "", "the exporter's /metrics URL, e.g. http://127.0.0.1:9100/metrics")
 	out := fs.String("out", "", "profile file to write (JSON)")
-	scrapes := fs.Int("scrapes", 5, "scrapes to fit the shapes from (at least 2)")
-	interval := fs.Duration("interval", 3*time.Second, "time between scrapes")
+	scrapes := fs.Int("scrapes", 5, "scrapes to fit the shapes from (at least 2); -duration sets it instead")
+	interval := fs.Duration("interval", 3*time.Second, "time between scrapes: the scrape interval the profile is made for")
+	duration := fs.Duration("duration", 0, "how long to watch, e.g. 5m: duration/interval + 1 scrapes; 30 scrapes or more record how often each value changes, its steps and digits")
 	expand := fs.String("expand", "", "label families to expand to a typical host's size, e.g. node_cpu_:cpu=16,node_disk_:device=4")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return ExitUsage, err
 	}
 	if *url == "" || *out == "" {
 		return ExitUsage, usageErrorf("-url and -out are required")
+	}
+	if *duration > 0 {
+		if *interval <= 0 {
+			return ExitUsage, usageErrorf("-interval must be > 0")
+		}
+		*scrapes = int(*duration / *interval) + 1
 	}
 	if *scrapes < 2 {
 		return ExitUsage, usageErrorf("-scrapes must be >= 2: shapes are fitted from differences")

@@ -45,6 +45,10 @@ type Config struct {
 	// Profile is the path of a profile captured by `tsbench profile capture`; empty means the
 	// embedded node_exporter profile.
 	Profile string `yaml:"profile" json:"profile,omitempty"`
+	// HostLoad says how busy the simulated hosts are, in (0, 1]: 1 moves values as the profile's
+	// host did when captured (the default profile's: a loaded machine); a lower load makes
+	// fewer scrapes change values and counters other than CPU idle count slower (issue 14).
+	HostLoad float64 `yaml:"hostLoad" json:"hostLoad,omitempty"`
 
 	TargetsCount               int           `yaml:"targetsCount" json:"targetsCount"`
 	ScrapeInterval             time.Duration `yaml:"scrapeInterval" json:"scrapeInterval"`
@@ -147,6 +151,8 @@ func Default() Config {
 		Duration: 3 * time.Minute,
 		// 200 targets × 839 series / 10s ≈ 17k samples/s to each storage: both local storages
 		// and the generator fit on a 2-core machine with room to measure them.
+		// As captured: the default profile's host was the loaded benchmark machine.
+		HostLoad:       1,
 		TargetsCount:   200,
 		ScrapeInterval: 10 * time.Second,
 		// 1% of 200 targets = 2 targets get a new revision every minute ≈ 1.7k new series/min.
@@ -401,6 +407,9 @@ func (c *Config) problems() []error {
 	}
 	if c.IndexLookupInterval < 0 {
 		bad("indexLookupInterval", "must be >= 0 (0 turns index lookups off)")
+	}
+	if !(c.HostLoad > 0 && c.HostLoad <= 1) {
+		bad("hostLoad", "must be in (0, 1]: 1 is the captured host's load, 0.2 a mostly idle host")
 	}
 	if c.VerifySamples < 0 {
 		bad("verifySamples", "must be >= 0 (0 turns the read-back check off)")

@@ -35,6 +35,7 @@ func TestBadConfigs(t *testing.T) {
 		"unknown-key.bad.yaml":         {"field targetCount not found"},
 		"unknown-storage-key.bad.yaml": {"field readUrl not found"},
 		"duration.bad.yaml":            {"line 1 (scrapeInterval): cannot unmarshal"},
+		"hostload.bad.yaml":            {"hostLoad: must be in (0, 1]"},
 		"many.bad.yaml": {
 			"targetsCount: must be >= 1",
 			"scrapeConfigUpdatePercent: must be between 0 and 100",

@@ -48,6 +48,10 @@ func ParseExpansions(s string) ([]Expansion, error) {
 	return out, nil
 }
 
+// minTickScrapes is the shortest capture whose shapes record how often values change: fewer
+// scrapes cannot tell a value that changes every tenth scrape from one that never does.
+const minTickScrapes = 30
+
 // CaptureOptions say how to capture a profile.
 type CaptureOptions struct {
 	URL      string
@@ -70,19 +74,17 @@ func Capture(ctx context.Context, client *http.Client, opts CaptureOptions) (*Pr
 	}
 	obs := map[string]*observation{}
 	var order []string
-	var first time.Time
+	// Scrapes are anchored at the first, so a slow scrape does not stretch the ticks.
+	first := time.Now()
 	for i := range opts.Scrapes {
 		if i > 0 {
 			select {
 			case <-ctx.Done():
 				return nil, ctx.Err()
-			case <-time.After(opts.Interval):
+			case <-time.After(time.Until(first.Add(time.Duration(i) * opts.Interval))):
 			}
 		}
 		now := time.Now()
-		if i == 0 {
-			first = now
-		}
 		families, err := scrape(ctx, client, opts.URL)
 		if err != nil {
 			return nil, err
@@ -101,12 +103,18 @@ func Capture(ctx context.Context, client *http.Client, opts CaptureOptions) (*Pr
 		}
 	}
 	p := &Profile{Source: fmt.Sprintf("captured from %s: %d scrapes %s apart", config.RedactURL(opts.URL), opts.Scrapes, opts.Interval)}
+	// Shapes of a capture long enough to see how values move follow the tick model, one tick
+	// per scrape; a few scrapes only give rates and ranges.
+	tick := 0.0
+	if opts.Scrapes >= minTickScrapes {
+		tick = opts.Interval.Seconds()
+	}
 	sort.Strings(order)
 	skipped := 0
 	for _, k := range order {
 		o := obs[k]
 		s := o.series
-		s.Shape = fit(s, o.times, o.values)
+		s.Shape = fit(s, o.times, o.values, tick)
 		if !s.Shape.finite() {
 			skipped++ // ±Inf, or a rate beyond float64: no JSON number holds it
 			continue
@@ -117,6 +125,10 @@ func Capture(ctx context.Context, client *http.Client, opts CaptureOptions) (*Pr
 		p.Source += fmt.Sprintf("; %d series left out: values or rates not finite", skipped)
 	}
 	keepHistogramsCumulative(p)
+	if tick > 0 {
+		orderQuantiles(p)
+		completeCPUModes(p)
+	}
 	for _, e := range opts.Expand {
 		expand(p, e)
 		p.Source += fmt.Sprintf("; %s{%s} expanded to %d values", e.Prefix, e.Label, e.Count)
@@ -212,8 +224,9 @@ func formatFloat(f float64) string {
 	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
-// fit chooses a series' shape from its observed values.
-func fit(s Series, times, values []float64) Shape {
+// fit chooses a series' shape from its observed values, one per tick of tick seconds: how
+// often it changes, its steps and its digits, which is what a storage's compression sees.
+func fit(s Series, times, values []float64, tick float64) Shape {
 	allNaN := true
 	for _, v := range values {
 		allNaN = allNaN && math.IsNaN(v)
@@ -236,6 +249,23 @@ func fit(s Series, times, values []float64) Shape {
 	for _, v := range values {
 		lo, hi = math.Min(lo, v), math.Max(hi, v)
 	}
+	// Steps between scrapes, and how many of them changed the value.
+	var changed int
+	var sumAbs, sum, sumSq float64
+	for i := 1; i < n; i++ {
+		d := values[i] - values[i-1]
+		if d == 0 || math.IsNaN(d) {
+			continue
+		}
+		changed++
+		sumAbs += math.Abs(d)
+		sum += d
+		sumSq += d * d
+	}
+	changes := 0.0
+	if n > 1 {
+		changes = float64(changed) / float64(n-1)
+	}
 	// Histograms are cumulative counters throughout; a summary's _sum and _count are counters.
 	counterLike := s.Type == "counter" || s.Type == "histogram" ||
 		(s.Type == "summary" && (strings.HasSuffix(s.Name, "_sum") || strings.HasSuffix(s.Name, "_count")))
@@ -248,19 +278,69 @@ func fit(s Series, times, values []float64) Shape {
 		if dt := times[n-1] - times[0]; dt > 0 {
 			rate = (values[n-1] - values[0]) / dt
 		}
-		return Shape{Kind: Counter, Value: values[0], Rate: rate, Resolution: res}
+		sh := Shape{Kind: Counter, Value: values[0], Rate: rate, Resolution: res}
+		if changed > 0 && tick > 0 {
+			// Steps are μ + jitter·μ·(d − d'), d uniform: their spread is 0.408 jitter·μ.
+			mean := sum / float64(changed)
+			sd := math.Sqrt(max(0, sumSq/float64(changed)-mean*mean))
+			sh.TickSeconds, sh.Changes = tick, changes
+			sh.Jitter = round3(min(1, sd/mean/0.408))
+			sh.Multiple = multiple(values, res)
+		}
+		return sh
 	}
 	if lo == hi {
 		return Shape{Kind: Constant, Value: values[0]}
 	}
-	// A short capture cannot see a gauge's period: a 10-minute swing over the observed range,
-	// with a tenth of the range as noise, keeps the observed range and its step.
-	return Shape{Kind: Gauge, Min: lo, Max: hi, PeriodSeconds: 600, Noise: 0.1, Resolution: res}
+	if tick <= 0 {
+		// A short capture cannot see a gauge's period: a 10-minute swing over the observed range,
+		// with a tenth of the range as noise, keeps the observed range and its step.
+		return Shape{Kind: Gauge, Min: lo, Max: hi, PeriodSeconds: 600, Noise: 0.1, Resolution: res}
+	}
+	return Shape{
+		Kind: Gauge, Min: lo, Max: hi, Resolution: res, TickSeconds: tick, Changes: changes,
+		Step: sumAbs / float64(changed), Multiple: multiple(values, res),
+	}
+}
+
+func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
+
+// multiple is the greatest common divisor of the values in resolution steps (memory in pages,
+// disk bytes in sectors) when the values show one: at least 8 distinct values, all whole
+// steps within 2^53; else 0.
+func multiple(values []float64, res float64) float64 {
+	if res == 0 {
+		return 0
+	}
+	var g int64
+	distinct := map[float64]bool{}
+	for _, v := range values {
+		u := math.Round(v / res)
+		if math.IsNaN(u) || math.Abs(u) > 1<<53 {
+			return 0
+		}
+		distinct[v] = true
+		g = gcd(g, int64(math.Abs(u)))
+	}
+	if len(distinct) < 8 || g <= 1 {
+		return 0
+	}
+	return float64(g)
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // finite reports whether every number of the shape is finite, as JSON needs.
 func (sh Shape) finite() bool {
-	for _, v := range []float64{sh.Value, sh.Rate, sh.Min, sh.Max, sh.PeriodSeconds, sh.Noise, sh.Resolution} {
+	for _, v := range []float64{
+		sh.Value, sh.Rate, sh.Min, sh.Max, sh.PeriodSeconds, sh.Noise, sh.Resolution,
+		sh.TickSeconds, sh.Changes, sh.Jitter, sh.Step, sh.Multiple,
+	} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return false
 		}

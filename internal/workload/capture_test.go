@@ -59,7 +59,7 @@ func TestCaptureFitsShapes(t *testing.T) {
 	}
 	want := map[string]string{ // series → kind / resolution
 		"cpu_seconds_total\xffcpu\xff0\xffmode\xffidle":      "counter/0.01",
-		"cpu_seconds_total\xffcpu\xff3\xffmode\xffidle":      "counter/0.01", // expanded
+		"cpu_seconds_total\xffcpu\xff3\xffmode\xffidle":      "counter/0.1", // expanded: cpu 2 copies cpu 0, cpu 3 copies cpu 1
 		"rx_bytes_total\xffdevice\xffeth0":                   "counter/1",
 		"mem_free_bytes":                                     "gauge/1",
 		"info\xffexported_revision\xffabc\xffversion\xff1.5": "constant/0",

@@ -111,6 +111,10 @@ func FuzzParseProfile(f *testing.F) {
 	f.Add([]byte(`{"series":[{"name":"up","labels":[{"name":"job","value":"x"}],"shape":{"kind":"constant"}}]}`))
 	f.Add([]byte(`{"series":[{"name":"g","shape":{"kind":"gauge","min":-1e308,"max":1e308,"periodSeconds":1e-300,"resolution":1e300}}]}`))
 	f.Add([]byte(`{"series":[]}`))
+	// The tick model (issue 14): a CPU whose busiest mode is the remainder, shared events.
+	f.Add([]byte(`{"series":[{"name":"cpu","labels":[{"name":"mode","value":"idle"}],"type":"counter","shape":{"kind":"counter","value":5,"rate":0.1,"resolution":0.01,"tickSeconds":1,"changes":0.4,"jitter":0.5,"sum":"c"}},` +
+		`{"name":"cpu","labels":[{"name":"mode","value":"user"}],"type":"counter","shape":{"kind":"remainder","value":9,"rate":1,"resolution":0.01,"tickSeconds":1,"sum":"c"}},` +
+		`{"name":"g","type":"gauge","shape":{"kind":"gauge","min":0,"max":1e6,"resolution":1,"multiple":4096,"tickSeconds":1,"changes":0.9,"step":8192,"events":"e"}}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := parseProfile("p.json", b)
 		if err != nil {

@@ -41,6 +41,7 @@ type Options struct {
 	ChurnPercent   float64       // scrapeConfigUpdatePercent
 	ChurnInterval  time.Duration // scrapeConfigUpdateInterval
 	Job            string        // job label; default "node_exporter"
+	HostLoad       float64       // hostLoad, (0, 1]; 0 means 1: values move as captured
 }
 
 // Target labels tsbench adds to every series.
@@ -117,12 +118,19 @@ func New(p *Profile, o Options) (*Generator, error) {
 	if o.ScrapeInterval < time.Millisecond {
 		errs = append(errs, errors.New("scrape interval must be >= 1ms"))
 	}
+	if o.HostLoad == 0 {
+		o.HostLoad = 1
+	}
+	if !(o.HostLoad > 0 && o.HostLoad <= 1) {
+		errs = append(errs, errors.New("host load must be in (0, 1]"))
+	}
 	if o.ChurnPercent < 0 || o.ChurnPercent > 100 {
 		errs = append(errs, errors.New("churn percent must be between 0 and 100"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	p = p.atLoad(o.HostLoad)
 	g := &Generator{
 		profile:  p,
 		opts:     o,
@@ -142,6 +150,11 @@ func New(p *Profile, o Options) (*Generator, error) {
 		g.maxLabels = max(g.maxLabels, len(t.labels))
 		g.templates = append(g.templates, t)
 	}
+	shapes := make([]*compiled, len(g.templates))
+	for i := range g.templates {
+		shapes[i] = &g.templates[i].shape
+	}
+	link(p.Series, shapes)
 	g.scratch.New = func() any {
 		return &scratch{labels: make([]Label, g.maxLabels), text: make([]byte, 0, 64), values: make([]string, 0, 4)}
 	}
@@ -319,6 +332,9 @@ func (g *Generator) value(c *compiled, target, s int, t int64, scale float64) fl
 		return math.NaN()
 	}
 	x := float64(max(0, t-g.startMs)) / 1000
+	if c.tick > 0 {
+		return c.tickEval(g.opts.Seed, target, s, x, scale)
+	}
 	phase := unit(hash(g.opts.Seed, 4, uint64(target), uint64(s)))
 	var noise float64
 	if c.kind == kindGauge && c.noise != 0 {

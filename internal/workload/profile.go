@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -48,6 +49,9 @@ const (
 	Counter  = "counter"
 	Gauge    = "gauge"
 	NaN      = "nan"
+	// Remainder is a counter that takes the rest of its Sum group's Rate: a CPU's idle seconds
+	// are the elapsed time less its other modes'.
+	Remainder = "remainder"
 )
 
 // Shape is how a series' value moves over time. Values are quantized to Resolution, a power
@@ -65,6 +69,19 @@ type Shape struct {
 	PeriodSeconds float64 `json:"periodSeconds,omitempty"`
 	Noise         float64 `json:"noise,omitempty"` // fraction of Max-Min
 	Resolution    float64 `json:"resolution,omitempty"`
+
+	// The tick model (issue 14), from a capture of several minutes: when TickSeconds > 0 the
+	// value changes at a fraction Changes of the ticks TickSeconds apart and holds in between.
+	TickSeconds float64 `json:"tickSeconds,omitempty"`
+	Changes     float64 `json:"changes,omitempty"`  // fraction of ticks with a change, (0, 1]
+	Jitter      float64 `json:"jitter,omitempty"`   // counter: spread of its steps, fraction of the mean step, [0, 1]
+	Step        float64 `json:"step,omitempty"`     // gauge: mean size of a change
+	Multiple    float64 `json:"multiple,omitempty"` // values are whole multiples of Multiple × Resolution (memory in 4096s)
+	// Events: series with the same key change at the same ticks with the same noise (a
+	// histogram's buckets, a summary's quantiles), so buckets stay cumulative, quantiles ordered.
+	Events string `json:"events,omitempty"`
+	// Sum: the counters with the same key and the remainder that completes them to its Rate.
+	Sum string `json:"sum,omitempty"`
 }
 
 // LoadProfile reads a profile from fsys (the embedded assets, or a test's MapFS).
@@ -132,7 +149,79 @@ func (p *Profile) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: %w", id, err))
 		}
 	}
+	errs = append(errs, p.validateSums()...)
 	return errors.Join(errs...)
+}
+
+// sumFits reports whether the Sum group key passes validateSums.
+func (p *Profile) sumFits(key string) bool { return p.sumProblems()[key] == nil }
+
+// validateSums returns the problems of every Sum group, in key order.
+func (p *Profile) validateSums() []error {
+	problems := p.sumProblems()
+	keys := slices.Sorted(maps.Keys(problems))
+	errs := make([]error, 0, len(keys))
+	for _, k := range keys {
+		errs = append(errs, problems[k])
+	}
+	return errs
+}
+
+// validateSums checks every remainder against its Sum group: the members share its tick and
+// quantum, and their largest step per tick (μ + jitter) stays below the remainder's total
+// step with a quantum of rounding per member to spare, so the remainder never decreases.
+func (p *Profile) sumProblems() map[string]error {
+	type group struct {
+		rest    *Series
+		members []*Series
+	}
+	groups := map[string]*group{}
+	for i := range p.Series {
+		s := &p.Series[i]
+		if s.Shape.Sum == "" {
+			continue
+		}
+		g := groups[s.Shape.Sum]
+		if g == nil {
+			g = &group{}
+			groups[s.Shape.Sum] = g
+		}
+		switch {
+		case s.Shape.Kind == Remainder && g.rest != nil:
+			return map[string]error{s.Shape.Sum: fmt.Errorf("sum %q has two remainders", s.Shape.Sum)}
+		case s.Shape.Kind == Remainder:
+			g.rest = s
+		case s.Shape.Kind == Counter:
+			g.members = append(g.members, s)
+		}
+	}
+	errs := map[string]error{}
+	for key, g := range groups {
+		if g.rest == nil {
+			continue
+		}
+		r := g.rest.Shape
+		quantum := r.Resolution * max(1, r.Multiple)
+		budget := r.Rate * r.TickSeconds
+		var steps float64
+		for _, m := range g.members {
+			sh := m.Shape
+			if sh.TickSeconds != r.TickSeconds || sh.Resolution != r.Resolution || max(1, sh.Multiple) != max(1, r.Multiple) {
+				errs[key] = fmt.Errorf("sum %q: member %s has another tickSeconds, resolution or multiple than its remainder", key, m.Name)
+				break
+			}
+			c := compile(sh)
+			step := c.mu + c.jit
+			if c.quantum > 0 {
+				step *= c.quantum
+			}
+			steps += step + quantum
+		}
+		if steps+quantum > budget {
+			errs[key] = errors.Join(errs[key], fmt.Errorf("sum %q: its counters step up to %g per tick, more than the remainder's %g (rate × tickSeconds) less rounding: lower their jitter or rates", key, steps, budget))
+		}
+	}
+	return errs
 }
 
 func (s Series) key() string {
@@ -150,19 +239,34 @@ func (sh Shape) validate() error {
 	}
 	switch sh.Kind {
 	case Constant, NaN:
-	case Counter:
+	case Counter, Remainder:
 		if sh.Rate < 0 || sh.Value < 0 {
 			return errors.New("counter with a negative start or rate")
+		}
+		if sh.Kind == Remainder && (sh.Sum == "" || sh.TickSeconds <= 0) {
+			return errors.New("a remainder needs a sum group and tickSeconds > 0")
 		}
 	case Gauge:
 		if sh.Min > sh.Max {
 			return errors.New("gauge min > max")
 		}
-		if sh.PeriodSeconds <= 0 {
+		if sh.PeriodSeconds <= 0 && sh.TickSeconds == 0 {
 			return errors.New("gauge periodSeconds must be > 0")
 		}
 	default:
 		return fmt.Errorf("unknown shape kind %q", sh.Kind)
+	}
+	switch {
+	case sh.TickSeconds < 0 || math.IsNaN(sh.TickSeconds) || math.IsInf(sh.TickSeconds, 0):
+		return errors.New("tickSeconds must be >= 0")
+	case sh.TickSeconds > 0 && sh.Kind != Remainder && !(sh.Changes > 0 && sh.Changes <= 1):
+		return errors.New("changes must be in (0, 1] with tickSeconds")
+	case !(sh.Jitter >= 0 && sh.Jitter <= 1):
+		return errors.New("jitter must be in [0, 1]")
+	case !(sh.Step >= 0) || math.IsInf(sh.Step, 0):
+		return errors.New("step must be >= 0")
+	case !(sh.Multiple >= 0) || sh.Multiple != math.Trunc(sh.Multiple) || sh.Multiple > 1<<40:
+		return errors.New("multiple must be a whole number >= 0")
 	}
 	return nil
 }
