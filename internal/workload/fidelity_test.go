@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -48,17 +48,20 @@ gc_seconds_count %d
 func captureMoving(t *testing.T, scrapes int) *Profile {
 	t.Helper()
 	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	client := exporterClient(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, movingPage(int(n.Add(1)-1)))
-	}))
-	defer srv.Close()
-	p, err := Capture(context.Background(), srv.Client(), CaptureOptions{
-		URL: srv.URL, Scrapes: scrapes, Interval: 5 * time.Millisecond,
-		Expand: []Expansion{{Prefix: "node_cpu_", Label: "cpu", Count: 3}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var p *Profile
+	synctest.Test(t, func(t *testing.T) {
+		var err error
+		p, err = Capture(context.Background(), client, CaptureOptions{
+			URL: exporterURL, Scrapes: scrapes, Interval: 5 * time.Millisecond,
+			Expand: []Expansion{{Prefix: "node_cpu_", Label: "cpu", Count: 3}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
 	return p
 }
 
@@ -349,8 +352,12 @@ func TestHostLoadQuietsValues(t *testing.T) {
 // TestCaptureFitsBusyCPU: on a CPU busy 85% of the time, user (the busiest mode) is the
 // remainder, so its uneven steps come from the other modes', and idle keeps its own.
 func TestCaptureFitsBusyCPU(t *testing.T) {
+	synctest.Test(t, testCaptureFitsBusyCPU)
+}
+
+func testCaptureFitsBusyCPU(t *testing.T) {
 	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	client := exporterClient(func(w http.ResponseWriter, _ *http.Request) {
 		i := float64(n.Add(1) - 1)
 		user := 0.004*i + 0.001*float64(int(i)%2) // steps 0.005, 0.003: 0.8 s/s in 5 ms ticks
 		system := 0.0005 * float64(int(i)/2)      // 0.05 s/s, every other tick
@@ -359,9 +366,8 @@ func TestCaptureFitsBusyCPU(t *testing.T) {
 			"node_cpu_seconds_total{cpu=\"0\",mode=\"idle\"} %.4f\n"+
 			"node_cpu_seconds_total{cpu=\"0\",mode=\"system\"} %.4f\n"+
 			"node_cpu_seconds_total{cpu=\"0\",mode=\"user\"} %.4f\n", 100+idle, 10+system, 50+user)
-	}))
-	defer srv.Close()
-	p, err := Capture(context.Background(), srv.Client(), CaptureOptions{URL: srv.URL, Scrapes: 60, Interval: 5 * time.Millisecond})
+	})
+	p, err := Capture(context.Background(), client, CaptureOptions{URL: exporterURL, Scrapes: 60, Interval: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
