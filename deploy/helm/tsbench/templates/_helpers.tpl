@@ -57,7 +57,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- $cpu := max 100 (int (ceil (divf (mulf 1000 $rate .Values.cpuHeadroom) .Values.samplesPerCore))) -}}
 {{- $pending := .Values.maxPendingSamples | default 10000000 | float64 -}}
 {{- $storages := include "tsbench.storagesWritten" . | int -}}
-{{- $mem := add 64 (int (ceil (divf (mulf $pending 15 $storages) 1048576))) -}}
+{{- $mem := add 64 (int (ceil (divf (mulf $pending 17 $storages) 1048576))) -}}
 requests:
   cpu: {{ $cpu }}m
   memory: {{ $mem }}Mi
