@@ -46,22 +46,9 @@ func FuzzEncodeMatchesPrompb(f *testing.F) {
 				invalid++
 				continue
 			}
-			series := prompb.TimeSeries{Samples: []prompb.Sample{{Value: sv, Timestamp: st}}}
-			for _, l := range labels {
-				series.Labels = append(series.Labels, prompb.Label{Name: l.Name, Value: l.Value})
-			}
-			want.Timeseries = append(want.Timeseries, series)
+			want.Timeseries = append(want.Timeseries, prompbSeries(labels, st, sv))
 		}
-		wantBytes, err := want.Marshal()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.invalid != invalid || e.samples != len(want.Timeseries) {
-			t.Fatalf("encoder refused %d series and kept %d; want %d refused, %d kept", e.invalid, e.samples, invalid, len(want.Timeseries))
-		}
-		if !bytes.Equal(e.buf, wantBytes) {
-			t.Fatalf("encoder bytes differ from prompb's:\n got %x\nwant %x", e.buf, wantBytes)
-		}
+		wantBytes := checkAgainstPrompb(t, &e, invalid, &want)
 		fast := encoder{tpl: newTemplates(named)}
 		fast.StartTarget(nil)
 		for i := range named.series {
@@ -93,4 +80,30 @@ func specValid(labels []workload.Label) bool {
 		}
 	}
 	return hasName
+}
+
+// prompbSeries is one sample of one series as prompb has it.
+func prompbSeries(labels []workload.Label, ts int64, v float64) prompb.TimeSeries {
+	series := prompb.TimeSeries{Samples: []prompb.Sample{{Value: v, Timestamp: ts}}}
+	for _, l := range labels {
+		series.Labels = append(series.Labels, prompb.Label{Name: l.Name, Value: l.Value})
+	}
+	return series
+}
+
+// checkAgainstPrompb fails unless e refused invalid series, kept the rest, and wrote exactly
+// prompb's marshalling of want; it returns those bytes.
+func checkAgainstPrompb(t *testing.T, e *encoder, invalid int, want *prompb.WriteRequest) []byte {
+	t.Helper()
+	wantBytes, err := want.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.invalid != invalid || e.samples != len(want.Timeseries) {
+		t.Fatalf("encoder refused %d series and kept %d; want %d refused, %d kept", e.invalid, e.samples, invalid, len(want.Timeseries))
+	}
+	if !bytes.Equal(e.buf, wantBytes) {
+		t.Fatalf("encoder bytes differ from prompb's:\n got %x\nwant %x", e.buf, wantBytes)
+	}
+	return wantBytes
 }

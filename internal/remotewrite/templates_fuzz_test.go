@@ -1,7 +1,6 @@
 package remotewrite
 
 import (
-	"bytes"
 	"regexp"
 	"slices"
 	"strings"
@@ -62,22 +61,9 @@ func FuzzTemplatesMatchPrompb(f *testing.F) {
 				invalid++
 				continue
 			}
-			series := prompb.TimeSeries{Samples: []prompb.Sample{{Value: v, Timestamp: ts}}}
-			for _, l := range full {
-				series.Labels = append(series.Labels, prompb.Label{Name: l.Name, Value: l.Value})
-			}
-			want.Timeseries = append(want.Timeseries, series)
+			want.Timeseries = append(want.Timeseries, prompbSeries(full, ts, v))
 		}
-		wantBytes, err := want.Marshal()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.invalid != invalid || e.samples != len(want.Timeseries) {
-			t.Fatalf("encoder refused %d series and kept %d; want %d refused, %d kept", e.invalid, e.samples, invalid, len(want.Timeseries))
-		}
-		if !bytes.Equal(e.buf, wantBytes) {
-			t.Fatalf("encoder bytes differ from prompb's:\n got %x\nwant %x", e.buf, wantBytes)
-		}
+		checkAgainstPrompb(t, &e, invalid, &want)
 	})
 }
 
