@@ -75,13 +75,5 @@ func (d *discardSeries) AppendSeries(int, int64, float64) { d.n++ }
 // BenchmarkScrapeSeries is BenchmarkScrape through a SeriesAppender: the generator's own cost
 // when the encoder takes series by index (values, times, churn; no labels).
 func BenchmarkScrapeSeries(b *testing.B) {
-	g := newGen(b, Options{Seed: 1, Targets: 1000, ChurnPercent: 1, ChurnInterval: 10 * time.Minute})
-	var d discardSeries
-	b.ReportAllocs()
-	n := 0
-	for b.Loop() {
-		g.Scrape(&d, n%1000, int64(n/1000))
-		n++
-	}
-	b.ReportMetric(float64(b.N*g.SeriesPerTarget())/b.Elapsed().Seconds(), "samples/s")
+	benchScrape(b, &discardSeries{})
 }
