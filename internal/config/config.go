@@ -83,6 +83,7 @@ type Config struct {
 	RemoteStorages map[string]Storage `yaml:"remoteStorages" json:"remoteStorages"`
 
 	ScrapeMode `yaml:",inline"` // sender, senderURL, exporterURL, exposeTimestamps (sender.go)
+	LongRun    `yaml:",inline"` // checkpointInterval (longrun.go)
 
 	ChartOnly `yaml:",inline" json:"-"` // keys of the prometheus-benchmark chart that do not apply here
 	HelmOnly  `yaml:",inline" json:"-"` // keys of tsbench's own Helm chart
@@ -184,6 +185,9 @@ func Default() Config {
 		VerifySamples: 10_000,
 
 		ScrapeMode: ScrapeMode{Sender: SenderTsbench},
+		// A killed run loses at most 5 minutes of figures; a checkpoint of the default
+		// workload takes ~0.1 s and ~1 MB of writes: 0.03% of a core and 12 MB an hour.
+		LongRun: LongRun{CheckpointInterval: 5 * time.Minute},
 	}
 }
 
@@ -205,6 +209,7 @@ func Load(path string) (*Config, error) {
 // document, which yaml v3 still decodes, is validated too.
 func Parse(b []byte) (*Config, error) {
 	c := Default() // nested structs keep their defaults for keys the document leaves out
+	b = zeroDurations(b)
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	err := dec.Decode(&c)
@@ -418,6 +423,7 @@ func (c *Config) problems() []error {
 		bad("verifyDelay", "must be >= 0 (0 verifies only at the end)")
 	}
 	errs = append(errs, c.scrapeProblems()...)
+	errs = append(errs, c.LongRun.problems()...)
 	for i, rq := range c.RangeQueries {
 		errs = append(errs, rq.validate(fmt.Sprintf("rangeQueries[%d]", i))...)
 	}
