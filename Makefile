@@ -6,7 +6,7 @@ OUT     ?= out
 HISTORY ?= 15m
 TSBENCH := bin/tsbench
 
-.PHONY: run test check e2e bench fuzz lint golden deps deps-browser build clean helm-check image fidelity
+.PHONY: run test check e2e bench fuzz lint golden deps deps-browser build clean helm-check image fidelity soak
 
 build: $(TSBENCH)
 
@@ -86,6 +86,14 @@ image:
 # FIDELITY_MINUTES (default 5); prints bytes per sample and the ratios. Run it alone.
 fidelity: deps
 	bash scripts/fidelity.sh
+
+# A long run (issue 19): SOAK of live load (default 1h) after SOAK_HISTORY of history caught
+# up, against the local storages; prints tsbench's heap and RSS slopes, its files' sizes, the
+# schedule drift, every storage's account and the continuous read-back's checks. Run it alone.
+SOAK ?= 1h
+SOAK_HISTORY ?= 1h
+soak: deps build
+	SOAK=$(SOAK) SOAK_HISTORY=$(SOAK_HISTORY) OUT=$(OUT) bash scripts/soak.sh
 
 golden:
 	UPDATE=1 $(GO) test ./...

@@ -40,7 +40,7 @@ func (r *run) record(now time.Time) string {
 	r.mu.Unlock()
 	replace := now.Sub(prev) < time.Second
 	var b strings.Builder
-	fmt.Fprintf(&b, "[%6s]", now.Sub(r.start).Round(time.Second))
+	b.WriteString(r.progressHead(now))
 	for _, name := range r.cfg.StorageNames() {
 		fmt.Fprintf(&b, " %s:", name)
 		if w := r.writer.Results(name); w != nil {

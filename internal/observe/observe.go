@@ -170,7 +170,7 @@ func (o *Observer) collect(ctx context.Context, now time.Time) {
 		})
 	}
 	self := o.self.observe(ctx, now, end).point()
-	self.HeapLiveBytes = heapLive()
+	self.HeapLiveBytes = HeapLive()
 	o.m.setSelf(self)
 	wg.Wait()
 	o.mu.Lock()
@@ -186,9 +186,9 @@ func (o *Observer) caughtUpAt(name string) time.Time {
 	return time.Time{}
 }
 
-// heapLive is this process's live heap after the last GC (runtime/metrics): unlike RSS or the
+// HeapLive is this process's live heap after the last GC (runtime/metrics): unlike RSS or the
 // heap in use, it does not saw-tooth with the collector, so its slope shows a leak.
-func heapLive() *float64 {
+func HeapLive() *float64 {
 	s := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	rtmetrics.Read(s)
 	if s[0].Value.Kind() != rtmetrics.KindUint64 {

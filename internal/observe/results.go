@@ -117,8 +117,10 @@ func (o *Observer) Generator() *results.Generator {
 		Timeline: o.selfTL.Points(),
 	}
 	if s.n > 0 {
-		from := s.first.at.Add(o.opts.SlopeAfter)
-		g.SlopeAfterSeconds = o.opts.SlopeAfter.Seconds()
+		// After SlopeAfter, or the first fifth of a shorter run: 2 minutes of a 10-minute one.
+		after := min(o.opts.SlopeAfter, s.last.at.Sub(s.first.at)/5)
+		from := s.first.at.Add(after)
+		g.SlopeAfterSeconds = after.Seconds()
 		g.HeapLiveBytesPerHour = results.SlopePerHour(g.Timeline, from, func(p results.ResourcePoint) *float64 { return p.HeapLiveBytes })
 		g.RSSBytesPerHour = results.SlopePerHour(g.Timeline, from, func(p results.ResourcePoint) *float64 { return p.RSSBytes })
 	}

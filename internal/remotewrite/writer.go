@@ -437,6 +437,9 @@ func (a *shardAppender) snappy(body []byte) []byte {
 func (a *shardAppender) push(wire wire, data []byte, samples, points, oldest int64) {
 	b := a.w.newBatch(data, samples, oldest)
 	b.points, b.history = points, a.history
+	if !a.history { // a history batch is behind the clock by design
+		a.ln.noteDrift(time.Now().UnixMilli(), oldest)
+	}
 	for _, s := range a.ln.sinks {
 		if s.wire == wire {
 			s.push(a.shard, b)
@@ -745,6 +748,7 @@ func (w *Writer) Results(name string) *results.Write {
 		r.GeneratedSamples = ln.produced.Load() * int64(w.copies[name])
 	}
 	r.Protocol, r.UnconfirmedSamples = string(s.proto), s.unconfirmed
+	r.MaxScheduleDriftSeconds = float64(ln.maxDrift.Load()) / 1000
 	r.Notes = s.notesLocked()
 	start := w.start.Load()
 	if start != 0 && s.lastAck > start {

@@ -326,6 +326,7 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 	if g := r.Generator; g != nil {
 		fmt.Fprintf(&b, "\ntsbench itself: cpu %s cores mean, %s max; rss %s MiB max\n",
 			fmtPtr("%.3f", g.CPUCoresMean, 1), fmtPtr("%.3f", g.CPUCoresMax, 1), fmtPtr("%.1f", g.RSSBytesMax, 1<<20))
+		b.WriteString(longRunSelf(r))
 	}
 	if len(r.Thresholds) > 0 {
 		b.WriteString("\nthresholds\n")

@@ -121,3 +121,22 @@ func TestSlopePerHour(t *testing.T) {
 		t.Errorf("slope %v, want 524288", s)
 	}
 }
+
+// TestMergePartialShards: shards merged while one is a checkpoint give a partial file as of
+// the earliest checkpoint, with every shard's gaps named by shard.
+func TestMergePartialShards(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a := &Run{Shard: &Shard{Index: 0, Count: 2}, Partial: &Partial{At: t0.Add(time.Hour), Reason: "checkpoint"}}
+	b := &Run{Shard: &Shard{Index: 1, Count: 2}, Partial: &Partial{At: t0.Add(30 * time.Minute), Reason: "checkpoint"},
+		Gaps: []Gap{{From: t0, To: t0.Add(time.Minute), Reason: "restart"}}}
+	p, gaps := mergeLongRun([]*Run{a, b})
+	if p == nil || !p.At.Equal(t0.Add(30*time.Minute)) {
+		t.Errorf("partial %+v, want the earliest checkpoint", p)
+	}
+	if len(gaps) != 1 || gaps[0].Reason != "shard 1/2: restart" {
+		t.Errorf("gaps %+v, want shard 1/2's", gaps)
+	}
+	if p, gaps := mergeLongRun([]*Run{{Shard: &Shard{Count: 1}}}); p != nil || gaps != nil {
+		t.Errorf("finished shards merged into partial %+v, gaps %+v", p, gaps)
+	}
+}

@@ -118,6 +118,11 @@ type Write struct {
 	// LagSeconds is the lag at the moment of the snapshot: now − the scheduled time of the
 	// oldest sample not yet acked or dropped (0 when nothing is pending).
 	LagSeconds float64 `json:"lagSeconds"`
+	// MaxScheduleDriftSeconds is tsbench's own schedule drift: the largest delay, over the
+	// live phase, from a sample's scheduled time to the moment its batch was generated,
+	// encoded and queued to send; waiting for the storage after that is lag. A run of days
+	// holds it under one scrape interval (issue 19).
+	MaxScheduleDriftSeconds float64 `json:"maxScheduleDriftSeconds"`
 	// Protocol is what the storage was written in: prometheus-rw1, prometheus-rw2 or otlp-http.
 	Protocol string `json:"protocol,omitempty"`
 	// UnconfirmedSamples are acked samples whose 2xx did not confirm them: a remote write 2.0
