@@ -22,10 +22,10 @@ func TestResumeContinuesTheAccount(t *testing.T) {
 			RequestsByStatus: map[string]int64{"204": 9}, Retries: 3, BytesSent: 5000, MaxLagSeconds: 7,
 		}
 		w := run(t, map[string]config.Storage{"s": writeTo("http://s.test")}, memNet{"s.test": rc}, 2*time.Second, func(w *Writer) {
-			w.From = time.Now().Add(time.Second)
+			w.From, w.End = time.Now().Add(500*time.Millisecond), time.Now().Add(1500*time.Millisecond)
 			w.Resume("s", base)
 		})
-		// 20 targets × 10 series every 100 ms, over the second from From: 10 scrapes each.
+		// 20 targets × 10 series every 100 ms, over the second from From to End: 10 scrapes each.
 		if rc.samples != 20*10*10 {
 			t.Errorf("receiver got %d samples, want the %d scheduled from From on", rc.samples, 20*10*10)
 		}
