@@ -56,7 +56,9 @@ type Observer struct {
 	targets []*observed
 	self    *tracker
 	selfTL  results.Timeline[results.ResourcePoint]
-	m       *metrics
+	// selfPrior is what the checkpoint resumed from said of tsbench (resume.go).
+	selfPrior *prior
+	m         *metrics
 
 	mu      sync.Mutex // guards selfTL, loadEnd and every observed's hist, sums, caught, timeline and snapshot
 	loadEnd time.Time  // zero while the load runs
@@ -75,6 +77,7 @@ type observed struct {
 	// caught is the summary at the first observation after the storage caught up with its
 	// history (HistoryResources); nil before.
 	caught   *summary
+	prior    *prior // the checkpoint resumed from (resume.go); nil for a fresh run
 	timeline results.Timeline[results.ResourcePoint]
 	snapshot snapshotResult
 }

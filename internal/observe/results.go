@@ -30,10 +30,13 @@ func (o *Observer) Resources(name string) *results.Resources {
 	all := ob.hist.summary(o.loadEnd)
 	sums := ob.sums.summary(o.loadEnd)
 	timeline := ob.timeline.Points()
-	snap, loadEnd := ob.snapshot, o.loadEnd
+	snap, loadEnd, before := ob.snapshot, o.loadEnd, ob.prior
 	o.mu.Unlock()
 
 	res := all.result()
+	if before != nil {
+		before.combine(res, all.loadSeconds(loadEnd))
+	}
 	res.Timeline = timeline
 	res.Source = ob.source()
 	if len(ob.comps) > 1 {
@@ -110,6 +113,9 @@ func (o *Observer) Generator() *results.Generator {
 	defer o.mu.Unlock()
 	s := o.self.summary(o.loadEnd)
 	r := s.result()
+	if o.selfPrior != nil {
+		o.selfPrior.combine(r, s.loadSeconds(o.loadEnd))
+	}
 	g := &results.Generator{
 		CPUCoresMean: r.CPUCoresMean, CPUCoresMax: r.CPUCoresMax,
 		RSSBytesMean: r.RSSBytesMean, RSSBytesMax: r.RSSBytesMax,
@@ -118,8 +124,14 @@ func (o *Observer) Generator() *results.Generator {
 	}
 	if s.n > 0 {
 		// After SlopeAfter, or the first fifth of a shorter run: 2 minutes of a 10-minute one.
-		after := min(o.opts.SlopeAfter, s.last.at.Sub(s.first.at)/5)
-		from := s.first.at.Add(after)
+		first := s.first.at // of a resumed run, the checkpoint's first observation
+		if len(g.Timeline) > 0 {
+			if t, err := time.Parse(time.RFC3339Nano, g.Timeline[0].Time); err == nil {
+				first = t
+			}
+		}
+		after := min(o.opts.SlopeAfter, s.last.at.Sub(first)/5)
+		from := first.Add(after)
 		g.SlopeAfterSeconds = after.Seconds()
 		g.HeapLiveBytesPerHour = results.SlopePerHour(g.Timeline, from, func(p results.ResourcePoint) *float64 { return p.HeapLiveBytes })
 		g.RSSBytesPerHour = results.SlopePerHour(g.Timeline, from, func(p results.ResourcePoint) *float64 { return p.RSSBytes })
