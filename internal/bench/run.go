@@ -68,6 +68,7 @@ type run struct {
 	// checkpointAt is when results.json was last written as a checkpoint (checkpoint.go).
 	checkpointAt time.Time
 	m            *longRunMetrics
+	gaps         []results.Gap // of a run resumed from a checkpoint (resume.go)
 }
 
 func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]string, apis map[string]*results.QueryAPI) (*run, error) {
@@ -196,7 +197,11 @@ func (r *run) problem(name, msg string) {
 
 // run drives the load until ctx ends or the duration passes, then shuts down in order.
 func (r *run) run(ctx context.Context) (*results.Run, error) {
-	if !r.waitForStart(ctx) {
+	resumed, err := r.resumeCheckpoint(time.Now())
+	if err != nil {
+		return nil, err
+	}
+	if !resumed && !r.waitForStart(ctx) {
 		return nil, fmt.Errorf("interrupted while waiting for startTime %s", r.start.UTC().Format(time.RFC3339))
 	}
 	loadCtx, stopLoad := context.WithCancel(ctx)
@@ -346,7 +351,7 @@ func (r *run) verify(ctx context.Context) map[string]*results.Verify {
 	// scrape time it did generate everything before.
 	to := r.writer.GeneratedBefore().Add(-time.Millisecond)
 	r.log.Info("verifying what each storage returns", "samples", r.cfg.VerifySamples, "from", r.clock, "to", to)
-	return v.Run(ctx, r.clock, to) // the history too: rules compare from where their windows fill
+	return r.readBack(ctx, v, r.clock, to) // the history too: rules compare from where their windows fill
 }
 
 // verifyDuring checks, every verifyDelay while the load runs, the data written since the
@@ -368,6 +373,9 @@ func (r *run) verifyDuring(ctx context.Context) {
 	t := time.NewTicker(r.cfg.VerifyDelay)
 	defer t.Stop()
 	from := r.clock
+	if n := len(r.gaps); n > 0 { // resumed: from the restart
+		from = r.gaps[n-1].To
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -459,6 +467,7 @@ func (r *run) results(verified map[string]*results.Verify) *results.Run {
 	if sh := r.cfg.Shard; sh.Of() > 1 {
 		res.Shard = &results.Shard{Index: sh.Index, Count: sh.Count, Lead: r.cfg.Lead()}
 	}
+	res.Gaps = r.gaps
 	res.AccountingErrors = slices.Clone(r.accounting)
 	if r.accountingMore > 0 {
 		res.AccountingErrors = append(res.AccountingErrors, fmt.Sprintf("and %d more moments (only the first %d are listed)", r.accountingMore, maxAccountingErrors))

@@ -127,8 +127,10 @@ func TestSlopePerHour(t *testing.T) {
 func TestMergePartialShards(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	a := &Run{Shard: &Shard{Index: 0, Count: 2}, Partial: &Partial{At: t0.Add(time.Hour), Reason: "checkpoint"}}
-	b := &Run{Shard: &Shard{Index: 1, Count: 2}, Partial: &Partial{At: t0.Add(30 * time.Minute), Reason: "checkpoint"},
-		Gaps: []Gap{{From: t0, To: t0.Add(time.Minute), Reason: "restart"}}}
+	b := &Run{
+		Shard: &Shard{Index: 1, Count: 2}, Partial: &Partial{At: t0.Add(30 * time.Minute), Reason: "checkpoint"},
+		Gaps: []Gap{{From: t0, To: t0.Add(time.Minute), Reason: "restart"}},
+	}
 	p, gaps := mergeLongRun([]*Run{a, b})
 	if p == nil || !p.At.Equal(t0.Add(30*time.Minute)) {
 		t.Errorf("partial %+v, want the earliest checkpoint", p)
