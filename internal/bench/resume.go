@@ -3,9 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"reflect"
 	"time"
@@ -25,12 +23,8 @@ func checkpointIn(dir string, cfgJSON any, start time.Time, resumable string) (*
 	path := filepath.Join(dir, "results.json")
 	cp, err := results.ReadFile(path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, "", nil
-	case err != nil:
-		return nil, "", fmt.Errorf("-out %s: %w (move it away to start a new run there)", dir, err)
-	case cp.Partial == nil:
-		return nil, "", nil // the results of a finished run: a new run replaces them
+	case err != nil || cp.Partial == nil:
+		return nil, "", nil // none, or a finished run's (or unreadable) results: a new run replaces them
 	case resumable != "":
 		return nil, fmt.Sprintf("%s holds a checkpoint, not resumed: %s; a new run starts over it", path, resumable), nil
 	case !cp.StartTime.Equal(start):
