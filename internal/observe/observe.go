@@ -165,7 +165,7 @@ func (o *Observer) collect(ctx context.Context, now time.Time) {
 			p := r.point()
 			// The disk growth since the first observation, before the load, over what was
 			// acked by now: nil while either is unknown (results.json has the reason).
-			p.BytesPerSample, _ = perSample(diff(r.disk, ob.hist.first().disk), r.acked, "")
+			p.BytesPerSample, _ = perSample(diff(r.disk, ob.firstDisk()), r.acked, "")
 			p.AckedSamples = r.acked
 			ob.timeline.Add(p)
 			o.mu.Unlock()

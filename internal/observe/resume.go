@@ -105,3 +105,12 @@ func (s *summary) loadSeconds(loadEnd time.Time) float64 {
 	}
 	return end.Sub(s.first.at).Seconds()
 }
+
+// firstDisk is the disk size at the first observation, before the load: of a resumed run,
+// the checkpoint's. Guarded by Observer.mu.
+func (ob *observed) firstDisk() *float64 {
+	if ob.prior != nil {
+		return diff(ob.prior.res.DiskBytesEnd, ob.prior.res.DiskBytesGrowth)
+	}
+	return ob.hist.first().disk
+}

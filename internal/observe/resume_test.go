@@ -21,6 +21,10 @@ func TestResumeCombines(t *testing.T) {
 		CPUCoresMean: new(2.0), CPUCoresMax: new(2.5), RSSBytesMean: new(50.0), RSSBytesMax: new(80.0),
 		DiskBytesEnd: new(900.0), DiskBytesGrowth: new(300.0), DiskBytesMax: new(900.0), IngestedSamples: new(500.0),
 	}
+	// Each timeline point's bytes per sample counts the disk growth from there too.
+	if d := (&observed{prior: p}).firstDisk(); d == nil || *d != 100 {
+		t.Errorf("first disk %v, want the checkpoint's 500 − 400", d)
+	}
 	p.combine(cur, (10 * time.Minute).Seconds())
 	want := &results.Resources{
 		CPUCoresMean: new(1.25), CPUCoresMax: new(3.0), RSSBytesMax: new(100.0),
