@@ -1,0 +1,228 @@
+// Package docs_test keeps the documentation in step with the code: every config key of
+// internal/config in configuration.md, every results.json field of internal/results in
+// results.md and in results.schema.json, every relative link resolving, every tsbench command
+// in a fence parsing, every example config valid. A failure says what to add where.
+package docs_test
+
+import (
+	"bufio"
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/results"
+)
+
+// How a key table reads: a heading naming a key path in backticks (### `remoteStorages.<name>`)
+// sets the prefix of the keys in the first column of the tables below it, until the next
+// heading; a heading without one sets none. A first cell documents the keys it lists in
+// backticks, separated by commas: `writeBearerToken`, `writeBearerTokenFile`. A key may be a
+// path itself (`basicAuth.username`). Maps of objects read as `<name>`, lists of objects as
+// `[]`: `remoteStorages.<name>.writeURL`, `storages[].write.ackedSamples`.
+const tableRule = "a heading naming the prefix in backticks sets the prefix of the keys in the first column of the tables below it"
+
+// TestConfigKeysDocumented: docs/configuration.md documents exactly the keys of
+// internal/config (yaml tags of config.Config), no fewer and no more.
+func TestConfigKeysDocumented(t *testing.T) {
+	for _, p := range documentedProblems(t, "configuration.md", "internal/config (a yaml tag of config.Config)",
+		keyPaths(reflect.TypeFor[config.Config](), "yaml"), "| `%s` | default | effect |") {
+		t.Error(p)
+	}
+}
+
+// TestResultsFieldsDocumented: docs/results.md documents exactly the fields of results.json
+// (json tags of results.Run).
+func TestResultsFieldsDocumented(t *testing.T) {
+	for _, p := range documentedProblems(t, "results.md", "internal/results (a json tag of results.Run)",
+		keyPaths(reflect.TypeFor[results.Run](), "json"), "| `%s` | meaning |") {
+		t.Error(p)
+	}
+}
+
+// documentedProblems compares the keys the code has with those page documents, and says for
+// each difference what to add or remove, where.
+func documentedProblems(t *testing.T, page, source string, code []string, row string) []string {
+	t.Helper()
+	documented, problems := docKeys(t, page)
+	for _, k := range code {
+		if _, ok := documented[k]; ok {
+			continue
+		}
+		prefix, key := split(k)
+		where := "the table under a heading with no key path in backticks (## Top-level ...)"
+		if prefix != "" {
+			where = "the table under a heading naming `" + prefix + "` in backticks (add the heading and a table if there is none)"
+		}
+		problems = append(problems, fmt.Sprintf("docs/%s: %s is not documented (it is in %s): add the row  "+row+"  to %s",
+			page, k, source, key, where))
+	}
+	var stale []string
+	for k := range documented {
+		if !slices.Contains(code, k) {
+			stale = append(stale, k)
+		}
+	}
+	slices.SortFunc(stale, func(a, b string) int { return documented[a] - documented[b] })
+	for _, k := range stale {
+		problems = append(problems, fmt.Sprintf("docs/%s:%d documents %s, which %s does not have: remove the row or correct the name (%s)",
+			page, documented[k], k, source, tableRule))
+	}
+	return problems
+}
+
+// split cuts a key path into the prefix its heading names and the key in the row: the
+// deepest map or list of objects it is under, else the top.
+func split(k string) (prefix, key string) {
+	i := max(strings.LastIndex(k, ">."), strings.LastIndex(k, "[]."))
+	if i < 0 {
+		return "", k
+	}
+	cut := i + 2
+	if k[i] == '[' {
+		cut = i + 3
+	}
+	return k[:cut-1], k[cut:]
+}
+
+// keyPaths lists the key paths of t under tag (yaml or json), fields in declaration order. A
+// struct type met again (a latency, resources under history) is listed once, at its first
+// path; elsewhere only the key that holds it.
+func keyPaths(t reflect.Type, tag string) []string {
+	var paths []string
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		seen[t] = true
+		for f := range t.Fields() {
+			name, inline, skip := tagName(f, tag)
+			if skip {
+				continue
+			}
+			ft := f.Type
+			if inline {
+				walk(ft, prefix)
+				continue
+			}
+			path := prefix + name
+			paths = append(paths, path)
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			suffix := "."
+			switch ft.Kind() {
+			case reflect.Map:
+				ft, suffix = ft.Elem(), ".<name>."
+			case reflect.Slice:
+				ft, suffix = ft.Elem(), "[]."
+			}
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct && !leaf(ft) && !seen[ft] {
+				walk(ft, path+suffix)
+			}
+		}
+	}
+	walk(t, "")
+	return paths
+}
+
+// tagName is a field's key under tag; inline for a yaml ",inline" or an untagged embedded
+// struct, skip for "-" and unexported fields.
+func tagName(f reflect.StructField, tag string) (name string, inline, skip bool) {
+	if !f.IsExported() && !f.Anonymous {
+		return "", false, true
+	}
+	v, ok := f.Tag.Lookup(tag)
+	name, opts, _ := strings.Cut(v, ",")
+	switch {
+	case v == "-":
+		return "", false, true
+	case strings.Contains(opts, "inline"), !ok && f.Anonymous:
+		return "", true, false
+	case name == "":
+		return f.Name, false, false
+	}
+	return name, false, false
+}
+
+// leaf reports whether a struct is written as one value (time.Time, a type that decodes its
+// own text), not as keys.
+func leaf(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return p.Implements(reflect.TypeFor[encoding.TextUnmarshaler]()) ||
+		p.Implements(reflect.TypeFor[json.Unmarshaler]()) ||
+		p.Implements(reflect.TypeFor[yaml.Unmarshaler]())
+}
+
+var (
+	keyPathRe = regexp.MustCompile("^[A-Za-z][A-Za-z0-9_.<>\\[\\]]*$")
+	ticked    = regexp.MustCompile("`([^`]*)`")
+)
+
+// docKeys reads the key tables of a page: each documented key path and its line, and the
+// keys documented twice.
+func docKeys(t *testing.T, page string) (map[string]int, []string) {
+	t.Helper()
+	f, err := os.Open(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	keys := map[string]int{}
+	var problems []string
+	prefix, fenced := "", false
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if strings.HasPrefix(line, "```") {
+			fenced = !fenced
+		}
+		switch {
+		case fenced:
+		case strings.HasPrefix(line, "#"):
+			prefix = ""
+			if m := ticked.FindStringSubmatch(line); m != nil && keyPathRe.MatchString(m[1]) {
+				prefix = m[1] + "."
+			}
+		case strings.HasPrefix(line, "|"):
+			for _, k := range rowKeys(line) {
+				if prev, dup := keys[prefix+k]; dup {
+					problems = append(problems, fmt.Sprintf("docs/%s:%d documents %s%s again (first on line %d): keep one row", page, n, prefix, k, prev))
+				}
+				keys[prefix+k] = n
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return keys, problems
+}
+
+// rowKeys are the keys a table row's first cell lists: only backticked key paths separated
+// by commas; any other cell (a header, a separator, prose) lists none.
+func rowKeys(line string) []string {
+	cells := strings.Split(line, "|")
+	if len(cells) < 3 {
+		return nil
+	}
+	var keys []string
+	for _, part := range strings.Split(strings.TrimSpace(cells[1]), ",") {
+		m := ticked.FindStringSubmatch(strings.TrimSpace(part))
+		if m == nil || "`"+m[1]+"`" != strings.TrimSpace(part) || !keyPathRe.MatchString(m[1]) {
+			return nil
+		}
+		keys = append(keys, m[1])
+	}
+	return keys
+}
