@@ -5,7 +5,6 @@
 package docs_test
 
 import (
-	"bufio"
 	"encoding"
 	"encoding/json"
 	"fmt"
@@ -165,7 +164,7 @@ func leaf(t reflect.Type) bool {
 }
 
 var (
-	keyPathRe = regexp.MustCompile("^[A-Za-z][A-Za-z0-9_.<>\\[\\]]*$")
+	keyPathRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.<>\[\]]*$`)
 	ticked    = regexp.MustCompile("`([^`]*)`")
 )
 
@@ -173,17 +172,15 @@ var (
 // keys documented twice.
 func docKeys(t *testing.T, page string) (map[string]int, []string) {
 	t.Helper()
-	f, err := os.Open(page)
+	b, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	keys := map[string]int{}
 	var problems []string
 	prefix, fenced := "", false
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
+	for i, line := range strings.Split(string(b), "\n") {
+		n := i + 1
 		if strings.HasPrefix(line, "```") {
 			fenced = !fenced
 		}
@@ -203,9 +200,6 @@ func docKeys(t *testing.T, page string) (map[string]int, []string) {
 			}
 		}
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
 	return keys, problems
 }
 
@@ -217,7 +211,7 @@ func rowKeys(line string) []string {
 		return nil
 	}
 	var keys []string
-	for _, part := range strings.Split(strings.TrimSpace(cells[1]), ",") {
+	for part := range strings.SplitSeq(strings.TrimSpace(cells[1]), ",") {
 		m := ticked.FindStringSubmatch(strings.TrimSpace(part))
 		if m == nil || "`"+m[1]+"`" != strings.TrimSpace(part) || !keyPathRe.MatchString(m[1]) {
 			return nil
