@@ -85,21 +85,9 @@ func (c *pageCache) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (c *pageCache) refresh(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.upstream, nil)
+	b, err := fetch(ctx, c.client, http.MethodGet, c.upstream)
 	if err != nil {
 		return err
-	}
-	resp, err := c.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("upstream: HTTP %d", resp.StatusCode)
 	}
 	c.mu.Lock()
 	c.body = b

@@ -265,26 +265,32 @@ func post(ctx context.Context, client *http.Client, u string, into any) error {
 }
 
 func do(ctx context.Context, client *http.Client, method, u string, into any) error {
+	b, err := fetch(ctx, client, method, u)
+	if err != nil || into == nil {
+		return err
+	}
+	return json.Unmarshal(b, into)
+}
+
+// fetch is the body of a 2xx answer to method u; any other answer is an error with its text.
+func fetch(ctx context.Context, client *http.Client, method, u string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: HTTP %d: %s", method, u, resp.StatusCode, strings.TrimSpace(string(b)))
+		return nil, fmt.Errorf("%s %s: HTTP %d: %s", method, u, resp.StatusCode, strings.TrimSpace(string(b)))
 	}
-	if into != nil {
-		return json.Unmarshal(b, into)
-	}
-	return nil
+	return b, nil
 }
 
 var metricLine = regexp.MustCompile(`^([a-z_]+)(\{[^}]*\})? ([0-9.e+-]+)$`)
