@@ -5,6 +5,7 @@
 package docs_test
 
 import (
+	"cmp"
 	"encoding"
 	"encoding/json"
 	"fmt"
@@ -70,7 +71,7 @@ func documentedProblems(t *testing.T, page, source string, code []string, row st
 			stale = append(stale, k)
 		}
 	}
-	slices.SortFunc(stale, func(a, b string) int { return documented[a] - documented[b] })
+	slices.SortFunc(stale, func(a, b string) int { return cmp.Or(documented[a]-documented[b], strings.Compare(a, b)) })
 	for _, k := range stale {
 		problems = append(problems, fmt.Sprintf("docs/%s:%d documents %s, which %s does not have: remove the row or correct the name (%s)",
 			page, documented[k], k, source, tableRule))
