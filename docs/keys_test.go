@@ -13,8 +13,10 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -220,4 +222,119 @@ func rowKeys(line string) []string {
 		keys = append(keys, m[1])
 	}
 	return keys
+}
+
+// TestConfigDefaultsDocumented: where the default column of configuration.md gives a value in
+// backticks (`3m`, `fast`, `0/1`), it is the value config.Default() sets. Defaults written in
+// words (now, none, embedded node_exporter) are not checked.
+func TestConfigDefaultsDocumented(t *testing.T) {
+	def := reflect.ValueOf(config.Default())
+	rows := defaultRows(t, "configuration.md")
+	for _, n := range sortedKeys(rows) {
+		row := rows[n]
+		v, ok := fieldByTag(def, row.key)
+		if !ok {
+			continue // TestConfigKeysDocumented names it
+		}
+		if !matchesDefault(v, row.value) {
+			t.Errorf("docs/configuration.md:%d: the default of %s is `%s` there and %v in config.Default(): correct the row (or Default())",
+				n, row.key, row.value, v.Interface())
+		}
+	}
+}
+
+// TestMatchesDefault: the comparison reads durations, sizes and numbers as values, so `3m`
+// matches 3m0s and `10000000` 1e7, and a different value fails.
+func TestMatchesDefault(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		doc  string
+		want bool
+	}{
+		{3 * time.Minute, "3m", true},
+		{3 * time.Minute, "5m", false},
+		{time.Duration(0), "0", true},
+		{int64(10_000_000), "10000000", true},
+		{4, "5", false},
+		{1.0, "1", true},
+		{"fast", "fast", true},
+		{"fast", "better", false},
+		{false, "false", true},
+		{config.Shard{Index: 0, Count: 1}, "0/1", true},
+		{config.Shard{Index: 0, Count: 1}, "1/2", false},
+	} {
+		if got := matchesDefault(reflect.ValueOf(tc.v), tc.doc); got != tc.want {
+			t.Errorf("matchesDefault(%v, %q) = %v, want %v", tc.v, tc.doc, got, tc.want)
+		}
+	}
+}
+
+type defaultRow struct{ key, value string }
+
+// defaultRows are the rows of tables headed "| key | default | ... |" whose default is one
+// value in backticks, by line.
+func defaultRows(t *testing.T, page string) map[int]defaultRow {
+	t.Helper()
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[int]defaultRow{}
+	inTable := false
+	for i, line := range strings.Split(string(b), "\n") {
+		cells := strings.Split(line, "|")
+		switch {
+		case len(cells) < 4:
+			inTable = false
+		case strings.TrimSpace(cells[1]) == "key":
+			inTable = strings.TrimSpace(cells[2]) == "default"
+		case inTable:
+			keys := rowKeys(line)
+			m := ticked.FindStringSubmatch(strings.TrimSpace(cells[2]))
+			if len(keys) == 1 && m != nil && "`"+m[1]+"`" == strings.TrimSpace(cells[2]) {
+				rows[i+1] = defaultRow{keys[0], m[1]}
+			}
+		}
+	}
+	return rows
+}
+
+// fieldByTag finds a top-level key's field in v, through inline structs.
+func fieldByTag(v reflect.Value, key string) (reflect.Value, bool) {
+	for i := range v.NumField() {
+		name, inline, skip := tagName(v.Type().Field(i), "yaml")
+		switch {
+		case skip:
+		case inline:
+			if f, ok := fieldByTag(v.Field(i), key); ok {
+				return f, true
+			}
+		case name == key:
+			return v.Field(i), true
+		}
+	}
+	return reflect.Value{}, false
+}
+
+// matchesDefault reports whether doc, as a user writes it in the config, is the value v.
+func matchesDefault(v reflect.Value, doc string) bool {
+	if m, ok := reflect.TypeAssert[encoding.TextMarshaler](v); ok {
+		b, err := m.MarshalText()
+		return err == nil && string(b) == doc
+	}
+	if d, ok := reflect.TypeAssert[time.Duration](v); ok {
+		got, err := time.ParseDuration(doc)
+		return err == nil && got == d
+	}
+	switch v.Kind() {
+	case reflect.String:
+		return v.String() == doc
+	case reflect.Bool:
+		b, err := strconv.ParseBool(doc)
+		return err == nil && b == v.Bool()
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64, reflect.Uint32, reflect.Float64:
+		f, err := strconv.ParseFloat(doc, 64)
+		return err == nil && f == v.Convert(reflect.TypeFor[float64]()).Float()
+	}
+	return false
 }
