@@ -1,0 +1,43 @@
+package results
+
+import (
+	"testing"
+	"time"
+)
+
+// TestAddCheckBoundsAndKeepsCounts: a week of checks every 10 minutes fits MaxChecks entries
+// that add up to every check, spread evenly, and the one check that lost data still shows.
+func TestAddCheckBoundsAndKeepsCounts(t *testing.T) {
+	base := time.Unix(1_700_000_000, 0).UTC()
+	var checks []Check
+	var total Check
+	const n = 7 * 24 * 6
+	for i := range n {
+		c := Check{At: base.Add(time.Duration(i) * 10 * time.Minute), Checked: 100, Reads: 3, Checks: 1, Seconds: float64(i % 7)}
+		if i == 500 {
+			c.Missing, c.LostAfterAck = 40, 40
+		}
+		c.AddTo(&total)
+		checks = AddCheck(checks, c)
+	}
+	if len(checks) != MaxChecks {
+		t.Fatalf("%d checks kept, want %d", len(checks), MaxChecks)
+	}
+	var sum Check
+	lossShown := 0
+	for _, c := range checks {
+		c.AddTo(&sum)
+		if c.LostAfterAck > 0 {
+			lossShown++
+		}
+		if c.Checks < n/MaxChecks/2 || c.Checks > 2*n/MaxChecks+1 {
+			t.Errorf("entry at %s adds up %d checks: not spread evenly", c.At, c.Checks)
+		}
+	}
+	if sum != total || total.Checks != n || total.LostAfterAck != 40 || total.Seconds != 6 || lossShown != 1 {
+		t.Errorf("kept entries add up to %+v, want %+v (%d checks, 40 lost, in one entry; %d entries show it)", sum, total, n, lossShown)
+	}
+	if !checks[0].At.Equal(base) {
+		t.Errorf("first entry at %s, want %s", checks[0].At, base)
+	}
+}
