@@ -56,8 +56,8 @@ type run struct {
 	timeline   map[string][]results.WritePoint
 	accounting []string            // every moment the accounting did not balance
 	problems   map[string][]string // per storage, what went wrong during the run
-	continuous *verify.Continuous // the checks while the load runs (continuous.go); nil without
-	last       time.Time // of the newest timeline point
+	continuous *verify.Continuous  // the checks while the load runs (continuous.go); nil without
+	last       time.Time           // of the newest timeline point
 }
 
 func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]string, apis map[string]*results.QueryAPI) (*run, error) {
