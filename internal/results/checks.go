@@ -25,12 +25,13 @@ type Check struct {
 	Held Span `json:"held"`
 	// Checked counts the samples looked for: the new sample's and the Rechecked ones.
 	Checked int64 `json:"checked"`
-	// Missing, Changed, Duplicate and Unexpected mean what they mean in Verify; Missing
-	// includes LostAfterAck.
+	// Missing, Changed, Duplicate, Unexpected and NaNAltered mean what they mean in Verify;
+	// Missing includes LostAfterAck.
 	Missing    int64 `json:"missing"`
 	Changed    int64 `json:"changed"`
 	Duplicate  int64 `json:"duplicate"`
 	Unexpected int64 `json:"unexpected"`
+	NaNAltered int64 `json:"nanAltered"`
 	// Rechecked are the samples of scrapes an earlier check found complete, read again.
 	Rechecked int64 `json:"rechecked"`
 	// LostAfterAck are the Rechecked samples not returned any more: the storage acked them,
@@ -108,6 +109,7 @@ func sumChecks(a, b Check) Check {
 	a.Changed += b.Changed
 	a.Duplicate += b.Duplicate
 	a.Unexpected += b.Unexpected
+	a.NaNAltered += b.NaNAltered
 	a.Rechecked += b.Rechecked
 	a.LostAfterAck += b.LostAfterAck
 	a.ReadErrors += b.ReadErrors
@@ -122,9 +124,9 @@ func sumChecks(a, b Check) Check {
 func (c Check) AddTo(t *Check) { *t = sumChecks(*t, c) }
 
 // Clean reports whether a check (or a total) found nothing wrong: samples checked, none
-// missing, changed, duplicated or unexpected, no read failed.
+// missing, changed, duplicated or unexpected, no NaN altered, no read failed.
 func (c Check) Clean() bool {
-	return c.Checked > 0 && c.Missing == 0 && c.Changed == 0 && c.Duplicate == 0 && c.Unexpected == 0 &&
+	return c.Checked > 0 && c.Missing == 0 && c.Changed == 0 && c.Duplicate == 0 && c.Unexpected == 0 && c.NaNAltered == 0 &&
 		c.ReadErrors == 0 && c.Unchecked == 0
 }
 
@@ -154,6 +156,7 @@ func (v *Verify) ContinuousVerdict() string {
 	add(t.Changed, "changed")
 	add(t.Duplicate, "duplicated")
 	add(t.Unexpected, "unexpected")
+	add(t.NaNAltered, "NaN dropped or altered")
 	add(t.ReadErrors, "reads failed")
 	add(t.Unchecked, "samples unchecked")
 	if len(parts) == 0 {

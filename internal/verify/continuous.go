@@ -102,13 +102,14 @@ func (c *Continuous) Check(ctx context.Context, from, to time.Time) {
 	w := window{from: newFrom.UnixMilli(), to: to.UnixMilli()}
 	var fresh []unit
 	if w.to >= w.from {
-		fresh = plan(c.v.wl, c.v.seed, w, c.v.interval, max(1, c.v.budget/2))
+		// Seeded by the window too: each check picks other targets.
+		fresh = plan(c.v.wl, c.v.seed^uint64(w.from), w, c.v.interval, max(1, c.v.budget/2))
 		for i := range fresh {
 			expect(c.v.wl, &fresh[i], c.v.interval)
 		}
 	}
 	span := results.Span{From: time.UnixMilli(w.from).UTC(), To: time.UnixMilli(w.to).UTC()}
-	held := results.Span{From: from.UTC(), To: span.To}
+	held := results.Span{From: time.UnixMilli(from.UnixMilli()).UTC(), To: span.To}
 	var wg sync.WaitGroup
 	for _, t := range c.v.targets {
 		wg.Go(func() { c.checkTarget(ctx, t, fresh, at, start, span, held) })
@@ -133,7 +134,7 @@ func (c *Continuous) checkTarget(ctx context.Context, t Target, fresh []unit, at
 	check := results.Check{
 		At: at, Span: span, Held: heldSpan, Checks: 1,
 		Checked: res.CheckedSamples, Missing: res.MissingSamples, Changed: res.ChangedValues,
-		Duplicate: res.DuplicateSamples, Unexpected: res.UnexpectedSamples,
+		Duplicate: res.DuplicateSamples, Unexpected: res.UnexpectedSamples, NaNAltered: res.NaNAltered,
 		ReadErrors: res.ReadErrors, Unchecked: res.UncheckedSamples, Reads: res.Reads,
 		Seconds: time.Since(start).Seconds(),
 	}
