@@ -123,13 +123,15 @@ func (c *Continuous) checkTarget(ctx context.Context, t Target, fresh []unit, at
 	c.mu.Lock()
 	held := append([]results.HeldScrape(nil), c.state[t.Name].Continuous.Held...)
 	c.mu.Unlock()
-	units := append([]unit(nil), fresh...)
+	// The held scrapes first: if the check runs out of time, what is cut is new data, not
+	// the reads that find data lost.
+	units := make([]unit, 0, len(held)+len(fresh))
 	for _, h := range held {
 		u := unit{kind: kindHeld, target: h.Target, kFrom: h.Scrape, kTo: h.Scrape}
 		expect(c.v.wl, &u, c.v.interval)
 		units = append(units, u)
 	}
-	units = c.v.forProtocol(t, units, log)
+	units = c.v.forProtocol(t, append(units, fresh...), log)
 	res, _, missing := c.v.readBack(ctx, newReader(t), t, units)
 	check := results.Check{
 		At: at, Span: span, Held: heldSpan, Checks: 1,
@@ -140,16 +142,16 @@ func (c *Continuous) checkTarget(ctx context.Context, t Target, fresh []unit, at
 	}
 	var kept []results.HeldScrape
 	for i, h := range held {
-		j := len(fresh) + i
-		check.Rechecked += units[j].samples
-		switch {
-		case missing[j] > 0:
-			check.LostAfterAck += missing[j]
-		default: // a read that failed is tried again at the next check
-			kept = append(kept, h)
+		if missing[i] >= 0 { // -1: the read failed or was not made; it is tried again next time
+			check.Rechecked += units[i].samples
 		}
+		if missing[i] > 0 {
+			check.LostAfterAck += missing[i]
+			continue
+		}
+		kept = append(kept, h)
 	}
-	if h, ok := newestComplete(c.v.wl, fresh, missing, at); ok {
+	if h, ok := newestComplete(c.v.wl, fresh, missing[len(held):], at); ok {
 		kept = thin(append(kept, h), c.held)
 	}
 
