@@ -144,11 +144,7 @@ func (v *Verify) ContinuousVerdict() string {
 		return fmt.Sprintf("%s, all returned as written (%d read again)", head, t.Rechecked)
 	}
 	var parts []string
-	add := func(n int64, what string) {
-		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, what))
-		}
-	}
+	add := func(n int64, what string) { parts = addCount(parts, n, what) }
 	if v.LostAfterAck > 0 && v.LostAfterAckAt != nil {
 		parts = append(parts, fmt.Sprintf("%d lost after ack (first missed by the check at %s)", v.LostAfterAck, v.LostAfterAckAt.UTC().Format(time.RFC3339)))
 	}

@@ -154,11 +154,7 @@ func (v *Verify) Verdict() string {
 		return fmt.Sprintf("returns exactly what it was given (%d samples, %d staleness markers)", v.CheckedSamples, v.CheckedStaleMarkers)
 	}
 	var parts []string
-	add := func(n int64, what string) {
-		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, what))
-		}
-	}
+	add := func(n int64, what string) { parts = addCount(parts, n, what) }
 	if v.LostAfterAck > 0 && v.LostAfterAckAt != nil {
 		parts = append(parts, fmt.Sprintf("%d lost after ack (first missed by the check at %s)", v.LostAfterAck, v.LostAfterAckAt.UTC().Format(time.RFC3339)))
 	}
@@ -191,4 +187,12 @@ func (v *Verify) Verdict() string {
 		return "nothing checked"
 	}
 	return fmt.Sprintf("%d samples checked: %s", v.CheckedSamples, strings.Join(parts, ", "))
+}
+
+// addCount appends "n what" to parts when n is not 0.
+func addCount(parts []string, n int64, what string) []string {
+	if n > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s", n, what))
+	}
+	return parts
 }

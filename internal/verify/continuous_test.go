@@ -4,16 +4,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/results"
-	"github.com/tsbench/tsbench/internal/storage"
 )
 
 // lockedProm serves a fake storage that the test changes between checks.
@@ -44,17 +41,6 @@ func (l *lockedProm) forget(from, to int64) {
 	}
 }
 
-func startLocked(t *testing.T, l *lockedProm, name string) Target {
-	t.Helper()
-	srv := httptest.NewServer(l)
-	t.Cleanup(srv.Close)
-	client, err := storage.NewClient(name, config.Storage{ReadURL: srv.URL}, storage.Read, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return Target{Name: name, ReadURL: srv.URL, Client: client}
-}
-
 // TestContinuousFindsDataLostAfterAck: three checks a minute apart over a storage that keeps
 // everything until, after the second check, it loses the second minute. The third check
 // reads again the scrape the second found complete, and counts its samples lost after ack
@@ -67,7 +53,7 @@ func TestContinuousFindsDataLostAfterAck(t *testing.T) {
 	writeAll(wl, all, losing.p)
 	writeAll(wl, all, keeping.p)
 	cfg := testConfig(40, time.Second) // 20 samples a check: 4 scrapes of 5 series held
-	v := newVerifier(cfg, wl, []Target{startLocked(t, losing, "losing"), startLocked(t, keeping, "keeping")}, nil, slog.New(slog.DiscardHandler))
+	v := newVerifier(cfg, wl, []Target{startFake(t, losing, "losing"), startFake(t, keeping, "keeping")}, nil, slog.New(slog.DiscardHandler))
 	v.Settle = 0
 	c := v.Continuous(time.Minute)
 	from := time.UnixMilli(wl.start)
@@ -118,7 +104,7 @@ func TestContinuousRestore(t *testing.T) {
 	wl := &fakeWorkload{targets: 4, series: 5, start: 1_700_000_000_000, interval: 1000}
 	p := &lockedProm{p: newFakeProm()}
 	writeAll(wl, window{wl.start, wl.start + 119_100}, p.p)
-	target := startLocked(t, p, "s")
+	target := startFake(t, p, "s")
 	newC := func() *Continuous {
 		v := newVerifier(testConfig(40, time.Second), wl, []Target{target}, nil, slog.New(slog.DiscardHandler))
 		v.Settle = 0
