@@ -47,13 +47,19 @@ func (v *Verifier) Continuous(interval time.Duration) *Continuous {
 }
 
 // Restore continues from the checks of an earlier run (a checkpoint's results): a storage's
-// checks, totals, lost samples and held scrapes.
-func (c *Continuous) Restore(prev map[string]*results.Verify) {
+// checks, totals, lost samples and held scrapes. The next check's new data starts after
+// after, too: a resumed run does not know what it wrote between its checkpoint and its
+// restart (the gap), nor reads it back.
+func (c *Continuous) Restore(prev map[string]*results.Verify, after time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for name, p := range prev {
 		if _, ok := c.state[name]; ok && p != nil && p.Continuous != nil {
-			c.state[name] = copyState(p)
+			s := copyState(p)
+			if after.After(s.Continuous.CheckedTo) {
+				s.Continuous.CheckedTo = after.UTC()
+			}
+			c.state[name] = s
 		}
 	}
 }

@@ -99,7 +99,8 @@ func TestContinuousFindsDataLostAfterAck(t *testing.T) {
 }
 
 // TestContinuousRestore: a run resumed from the checks' results continues after the newest
-// data checked and reads the same held scrapes again.
+// data checked and after its restart (the gap is not read), and reads the same held scrapes
+// again.
 func TestContinuousRestore(t *testing.T) {
 	wl := &fakeWorkload{targets: 4, series: 5, start: 1_700_000_000_000, interval: 1000}
 	p := &lockedProm{p: newFakeProm()}
@@ -113,14 +114,15 @@ func TestContinuousRestore(t *testing.T) {
 	first := newC()
 	first.Check(t.Context(), time.UnixMilli(wl.start), time.UnixMilli(wl.start+59_100))
 	resumed := newC()
-	resumed.Restore(first.Results())
+	restart := time.UnixMilli(wl.start + 69_000) // the gap: 59.1 s to 69 s
+	resumed.Restore(first.Results(), restart)
 	resumed.Check(t.Context(), time.UnixMilli(wl.start), time.UnixMilli(wl.start+119_100))
 	got := resumed.Results()["s"]
 	if n := len(got.Checks); n != 2 {
 		t.Fatalf("%d checks, want 2", n)
 	}
 	second := got.Checks[1]
-	if want := time.UnixMilli(wl.start + 59_101).UTC(); !second.Span.From.Equal(want) || second.Rechecked != 5 || !got.Continuous.Total.Clean() {
+	if want := time.UnixMilli(wl.start + 69_001).UTC(); !second.Span.From.Equal(want) || second.Rechecked != 5 || !got.Continuous.Total.Clean() {
 		t.Errorf("second check: span from %s, rechecked %d, total clean %v; want from %s, 5 rechecked, clean",
 			second.Span.From, second.Rechecked, got.Continuous.Total.Clean(), want)
 	}
