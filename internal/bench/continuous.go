@@ -66,7 +66,7 @@ func (r *run) addChecks(name string, v *results.Verify) {
 		return
 	}
 	c := r.continuous.Results()[name]
-	if c == nil {
+	if c == nil || c.Continuous.Total.Checks == 0 { // a run shorter than verifyInterval
 		return
 	}
 	v.Checks, v.Continuous, v.LostAfterAck, v.LostAfterAckAt = c.Checks, c.Continuous, c.LostAfterAck, c.LostAfterAckAt
