@@ -150,3 +150,46 @@ func TestHeldScrapesStaySpreadAndBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckCostSameAfterAWeek: a check in the seventh day of a run reads as many samples in as
+// many queries as one in the first hour, and keeps as many scrapes: its new data is one
+// interval, and what it reads again is bounded and spread over the run. (Without churn, so
+// that every target's newest minute is the same shape whichever the check picks.)
+func TestCheckCostSameAfterAWeek(t *testing.T) {
+	const interval, week = 10_000, 7 * 24 * 3_600_000
+	wl := &fakeWorkload{targets: 4, series: 5, start: 1_700_000_000_000, interval: interval}
+	costOf := func(span int64) (results.Check, int) {
+		p := &lockedProm{p: newFakeProm()}
+		v := newVerifier(testConfig(40, 10*time.Second), wl, []Target{startFake(t, p, "s")}, nil, slog.New(slog.DiscardHandler))
+		v.Settle = 0
+		c := v.Continuous(10 * time.Minute)
+		// Held before: 4 scrapes spread over all but the last 10 minutes, all stored.
+		checkedTo := wl.start + span - 600_000
+		prev := &results.Verify{Continuous: &results.Continuous{CheckedTo: time.UnixMilli(checkedTo)}}
+		for i := range int64(4) {
+			k := i * (checkedTo - wl.start) / interval / 4
+			prev.Continuous.Held = append(prev.Continuous.Held, results.HeldScrape{Target: int(i), Scrape: k, Time: time.UnixMilli(wl.ScrapeTime(int(i), k))})
+			wl.Scrape(p.p, int(i), k)
+		}
+		for i := range wl.targets { // the last 10 minutes, and the scrape after (markers)
+			for k := (checkedTo - wl.start) / interval; wl.ScrapeTime(i, k) <= wl.start+span+interval; k++ {
+				wl.Scrape(p.p, i, k)
+			}
+		}
+		c.Restore(map[string]*results.Verify{"s": prev}, time.Time{})
+		c.Check(t.Context(), time.UnixMilli(wl.start), time.UnixMilli(wl.start+span))
+		got := c.Results()["s"]
+		return got.Checks[0], len(got.Continuous.Held)
+	}
+	hour, heldHour := costOf(3_600_000)
+	weekCheck, heldWeek := costOf(week)
+	if !hour.Clean() || !weekCheck.Clean() || hour.Rechecked != 20 || weekCheck.Rechecked != 20 {
+		t.Fatalf("checks not clean or not reading 4 held scrapes: hour %+v, week %+v", hour, weekCheck)
+	}
+	t.Logf("a check after an hour: %d reads, %d samples, %d held; after a week: %d reads, %d samples, %d held",
+		hour.Reads, hour.Checked, heldHour, weekCheck.Reads, weekCheck.Checked, heldWeek)
+	if hour.Reads != weekCheck.Reads || hour.Checked != weekCheck.Checked || heldHour != heldWeek || heldWeek > 4 {
+		t.Errorf("after an hour: %d reads, %d samples, %d held; after a week: %d reads, %d samples, %d held; want the same, at most 4 held",
+			hour.Reads, hour.Checked, heldHour, weekCheck.Reads, weekCheck.Checked, heldWeek)
+	}
+}
