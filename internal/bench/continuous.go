@@ -15,7 +15,7 @@ func (r *run) verifyContinuously(ctx context.Context) {
 	if v == nil {
 		return
 	}
-	c := v.Continuous(r.cfg.VerifyInterval)
+	c := v.Continuous(r.cfg.VerifyInterval, r.verifyMetrics)
 	r.mu.Lock()
 	r.continuous = c
 	r.mu.Unlock()

@@ -57,7 +57,9 @@ type run struct {
 	accounting []string            // every moment the accounting did not balance
 	problems   map[string][]string // per storage, what went wrong during the run
 	continuous *verify.Continuous  // the checks while the load runs (continuous.go); nil without
-	last       time.Time           // of the newest timeline point
+	// verifyMetrics count the checks on tsbench's /metrics.
+	verifyMetrics *verify.Metrics
+	last          time.Time // of the newest timeline point
 }
 
 func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]string, apis map[string]*results.QueryAPI) (*run, error) {
@@ -94,6 +96,7 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 		r.writer.End = r.start.Add(cfg.Duration)
 	}
 	qm := query.NewMetrics(reg)
+	r.verifyMetrics = verify.NewMetrics(reg)
 	var targets []observe.Target
 	for _, name := range cfg.StorageNames() {
 		st := cfg.RemoteStorages[name]

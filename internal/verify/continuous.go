@@ -29,15 +29,17 @@ type Continuous struct {
 	v        *Verifier
 	interval time.Duration // verifyInterval
 	held     int           // scrapes kept per storage
+	metrics  *Metrics      // nil: none
 
 	mu    sync.Mutex // guards state
 	state map[string]*results.Verify
 }
 
-// Continuous returns the checks of v's targets, made every interval.
-func (v *Verifier) Continuous(interval time.Duration) *Continuous {
+// Continuous returns the checks of v's targets, made every interval, counted in m (nil: no
+// metrics).
+func (v *Verifier) Continuous(interval time.Duration, m *Metrics) *Continuous {
 	c := &Continuous{
-		v: v, interval: interval, state: map[string]*results.Verify{},
+		v: v, interval: interval, state: map[string]*results.Verify{}, metrics: m,
 		held: min(maxHeld, max(2, v.budget/2/max(1, v.wl.SeriesPerTarget()))),
 	}
 	for _, t := range v.targets {
@@ -161,6 +163,7 @@ func (c *Continuous) checkTarget(ctx context.Context, t Target, fresh []unit, at
 		kept = thin(append(kept, h), c.held)
 	}
 
+	c.metrics.observe(t.Name, check)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.state[t.Name]

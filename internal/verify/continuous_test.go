@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/tsbench/tsbench/internal/results"
 )
@@ -55,7 +57,8 @@ func TestContinuousFindsDataLostAfterAck(t *testing.T) {
 	cfg := testConfig(40, time.Second) // 20 samples a check: 4 scrapes of 5 series held
 	v := newVerifier(cfg, wl, []Target{startFake(t, losing, "losing"), startFake(t, keeping, "keeping")}, nil, slog.New(slog.DiscardHandler))
 	v.Settle = 0
-	c := v.Continuous(time.Minute)
+	reg := prometheus.NewRegistry()
+	c := v.Continuous(time.Minute, NewMetrics(reg))
 	from := time.UnixMilli(wl.start)
 	var ats []time.Time
 	for minute := range int64(3) {
@@ -86,6 +89,10 @@ func TestContinuousFindsDataLostAfterAck(t *testing.T) {
 			t.Errorf("scrape %+v lost and still held", h)
 		}
 	}
+	m := c.metrics
+	if n, lost := testutil.ToFloat64(m.checks.WithLabelValues("losing")), testutil.ToFloat64(m.lost.WithLabelValues("losing")); n != 3 || lost != 4 {
+		t.Errorf("/metrics: %v checks, %v lost after ack; want 3 and 4", n, lost)
+	}
 	kept := got["keeping"]
 	if kept.LostAfterAck != 0 || !kept.Continuous.Total.Clean() || kept.Continuous.Total.Checks != 3 {
 		t.Errorf("keeping storage: lostAfterAck %d, total %+v, want 0 and 3 clean checks", kept.LostAfterAck, kept.Continuous.Total)
@@ -109,7 +116,7 @@ func TestContinuousRestore(t *testing.T) {
 	newC := func() *Continuous {
 		v := newVerifier(testConfig(40, time.Second), wl, []Target{target}, nil, slog.New(slog.DiscardHandler))
 		v.Settle = 0
-		return v.Continuous(time.Minute)
+		return v.Continuous(time.Minute, nil)
 	}
 	first := newC()
 	first.Check(t.Context(), time.UnixMilli(wl.start), time.UnixMilli(wl.start+59_100))
@@ -162,7 +169,7 @@ func TestCheckCostSameAfterAWeek(t *testing.T) {
 		p := &lockedProm{p: newFakeProm()}
 		v := newVerifier(testConfig(40, 10*time.Second), wl, []Target{startFake(t, p, "s")}, nil, slog.New(slog.DiscardHandler))
 		v.Settle = 0
-		c := v.Continuous(10 * time.Minute)
+		c := v.Continuous(10*time.Minute, nil)
 		// Held before: 4 scrapes spread over all but the last 10 minutes, all stored.
 		checkedTo := wl.start + span - 600_000
 		prev := &results.Verify{Continuous: &results.Continuous{CheckedTo: time.UnixMilli(checkedTo)}}
