@@ -102,7 +102,9 @@ func (r *run) resume(cp *results.Run, now time.Time) error {
 	r.writer.From = now
 	r.obs.ResumeGenerator(cp.Generator, covered)
 	r.accounting = append(r.accounting, cp.AccountingErrors...)
+	r.resumedChecks = map[string]*results.Verify{}
 	for _, s := range cp.Storages {
+		r.resumedChecks[s.Name] = s.Verify
 		if s.Write != nil {
 			r.writer.Resume(s.Name, s.Write)
 			r.timeline[s.Name] = &results.Timeline[results.WritePoint]{}

@@ -36,7 +36,10 @@ func TestBadConfigs(t *testing.T) {
 		"unknown-storage-key.bad.yaml": {"field readUrl not found"},
 		"duration.bad.yaml":            {"line 1 (scrapeInterval): cannot unmarshal"},
 		"hostload.bad.yaml":            {"hostLoad: must be in (0, 1]"},
-		"checkpoint.bad.yaml":          {"checkpointInterval: must be >= 0"},
+		"verify-interval.bad.yaml": {
+			"verifyDelay: must be >= 0", "verifyInterval: must be >= 0 (0 verifies only at the end)",
+		},
+		"checkpoint.bad.yaml": {"checkpointInterval: must be >= 0"},
 		"many.bad.yaml": {
 			"targetsCount: must be >= 1",
 			"scrapeConfigUpdatePercent: must be between 0 and 100",
