@@ -46,13 +46,15 @@ for s in r["storages"]:
     ok = w["generatedSamples"] == w["ackedSamples"] + dropped + w["pendingSamples"]
     rows.append((f"{s['name']} schedule drift max", f"{w['maxScheduleDriftSeconds']:.2f} s (scrape interval {interval:g} s)"))
     rows.append((f"{s['name']} account", f"generated {w['generatedSamples']} = acked {w['ackedSamples']} + dropped {dropped} + pending {w['pendingSamples']} {'✓' if ok else '✗ DOES NOT BALANCE'}"))
-    checks = (s.get("verify") or {}).get("checks")
-    if checks is not None:
-        lost = (s.get("verify") or {}).get("lostAfterAck")
-        missing = sum(c.get("missing", 0) for c in checks)
-        changed = sum(c.get("changed", 0) for c in checks)
-        checked = sum(c.get("checked", 0) for c in checks)
-        rows.append((f"{s['name']} read-back checks", f"{len(checks)} checks, {checked} samples checked, {missing} missing, {changed} changed, lost after ack {json.dumps(lost)}"))
+    v = s.get("verify") or {}
+    total = (v.get("continuous") or {}).get("total")
+    if total:  # every check added up (the checks list itself is bounded)
+        when = f" (first missed at {v['lostAfterAckAt']})" if v.get("lostAfterAckAt") else ""
+        rows.append((f"{s['name']} read-back checks", f"{total['checks']} checks, {total['checked']} samples checked, "
+                     f"{total['missing']} missing, {total['changed']} changed, {total['readErrors']} read errors, "
+                     f"{total['seconds']:.1f} s and {total['reads']} reads in all; lost after ack {v.get('lostAfterAck', 0)}{when}"))
+    if v.get("checkedSamples"):
+        rows.append((f"{s['name']} read-back at the end", f"{v['checkedSamples']} samples checked, {v.get('missingSamples', 0)} missing, {v.get('changedValues', 0)} changed"))
 for gap in r.get("gaps") or []:
     rows.append(("gap", f"{gap['from']} → {gap['to']} ({gap['reason']})"))
 print("\n| figure | value |\n|---|---|")
