@@ -29,7 +29,7 @@ func longRunSelf(r *results.Run) string {
 	var b strings.Builder
 	if g := r.Generator; g != nil && g.HeapLiveBytesPerHour != nil {
 		fmt.Fprintf(&b, "tsbench memory over time: live heap %+.2f MiB/h, rss %s MiB/h (after the first %s)\n",
-			*g.HeapLiveBytesPerHour/(1<<20), fmtPtr("%+.2f", g.RSSBytesPerHour, 1<<20), time.Duration(g.SlopeAfterSeconds*float64(time.Second)))
+			*g.HeapLiveBytesPerHour/(1<<20), fmtPtr("%+.2f", g.RSSBytesPerHour, 1<<20), time.Duration(g.SlopeAfterSeconds*float64(time.Second)).Round(time.Second))
 	}
 	var drift []string
 	for _, s := range r.Storages {
