@@ -32,14 +32,19 @@ func longRunSelf(r *results.Run) string {
 			*g.HeapLiveBytesPerHour/(1<<20), fmtPtr("%+.2f", g.RSSBytesPerHour, 1<<20), time.Duration(g.SlopeAfterSeconds*float64(time.Second)).Round(time.Second))
 	}
 	var drift []string
+	behind := false
 	for _, s := range r.Storages {
 		if s.Write != nil && s.Write.MaxScheduleDriftSeconds > 0 {
 			drift = append(drift, fmt.Sprintf("%s %.2fs", s.Name, s.Write.MaxScheduleDriftSeconds))
+			behind = behind || s.Write.MaxScheduleDriftSeconds >= r.Workload.ScrapeIntervalSeconds
 		}
 	}
 	if len(drift) > 0 {
 		fmt.Fprintf(&b, "tsbench schedule drift max (scheduled time to batch queued; scrape interval %gs): %s\n",
 			r.Workload.ScrapeIntervalSeconds, strings.Join(drift, ", "))
+	}
+	if behind {
+		b.WriteString("  ✗ a drift of a scrape interval or more: tsbench fell behind its own schedule (short of CPU?), so the load was not the one configured\n")
 	}
 	return b.String()
 }
