@@ -132,7 +132,7 @@ const sometimes = " (not every run)"
 func checkRecorded(t *testing.T, name, recorded string, got map[string]string) {
 	t.Helper()
 	want := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(recorded), "\n") {
+	for line := range strings.SplitSeq(strings.TrimSpace(recorded), "\n") {
 		key, class, _ := strings.Cut(line, " # ")
 		want[key] = class
 	}

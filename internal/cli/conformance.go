@@ -72,4 +72,3 @@ func addToRun(res *results.Run, path string, warn func(string, ...any)) *results
 	}
 	return run
 }
-

@@ -3,8 +3,8 @@ package conformance
 import (
 	"cmp"
 	"math"
-	"slices"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -176,17 +176,6 @@ func ceilDiv(a, b int64) int64 { return -floorDiv(-a, b) }
 
 // patAt finds `@ <time>` modifiers with a number or duration (not start() or end()).
 var patAt = regexp.MustCompile(`@\s*([-+]?[0-9][0-9a-zA-Z.]*)`)
-
-// atTimes are the `@` times of an expression, in ms from the test start.
-func atTimes(expr string) []int64 {
-	var out []int64
-	for _, m := range patAt.FindAllStringSubmatch(unquoted(expr), -1) {
-		if ms, ok := atMillis(m[1]); ok {
-			out = append(out, ms)
-		}
-	}
-	return out
-}
 
 func atMillis(s string) (int64, bool) {
 	neg := strings.HasPrefix(s, "-")

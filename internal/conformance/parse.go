@@ -231,8 +231,8 @@ func parseEval(lines []string, i int) (int, *Eval, error) {
 			ev.At, ev.excludeRange, ev.rangeVector = ev.End, true, true
 			continue
 		}
-		if strings.HasPrefix(l, "expect string") {
-			s, err := strconv.Unquote(strings.TrimSpace(strings.TrimPrefix(l, "expect string")))
+		if rest, ok := strings.CutPrefix(l, "expect string"); ok {
+			s, err := strconv.Unquote(strings.TrimSpace(rest))
 			if err != nil {
 				return i, nil, errors.New("expected string literal not valid: check that it is quoted")
 			}

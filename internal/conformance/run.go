@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/tsbench/tsbench/internal/config"
@@ -180,7 +180,7 @@ func histogramNames(b *Block) map[string]bool {
 	names := map[string]bool{}
 	for _, l := range b.Loads {
 		for _, s := range l.Series {
-			name := s.Labels.Get(labels.MetricName)
+			name := s.Labels.Get(model.MetricNameLabel)
 			if slices.ContainsFunc(s.Samples, func(x Sample) bool { return x.Hist }) {
 				names[name] = true
 			}

@@ -1,40 +1,107 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
-	"fmt"
+	"io"
 	"log/slog"
-	"os"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/klauspost/compress/s2"
+
 	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage/promreceiver"
 )
 
-func TestMain(m *testing.M) {
-	EnableParserFeatures() // before any test parses, as tsbench conformance does
-	os.Exit(m.Run())
-}
-
-func TestReceiverTmp(t *testing.T) {
+// Prometheus' own receiver and engine pass every applicable eval, but for the blocks a proxy
+// in front of it refuses: trig_functions.test's (its series are named trig). Their evals
+// fail as "data rejected" with the answer quoted (18: its last eval, pi(), reads no data), and
+// everything else goes on.
+func TestRunAgainstReceiver(t *testing.T) {
+	s, err := Builtin() // before the receiver parses anything: Builtin sets the parser's features
+	if err != nil {
+		t.Fatal(err)
+	}
 	rcv, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{DelayedNameRemoval: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rcv.Close()
-	s, err := Builtin()
+	t.Cleanup(func() {
+		if err := rcv.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	target, err := url.Parse(rcv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := config.Storage{WriteURL: rcv.URL + promreceiver.WritePath, ReadURL: rcv.URL}
-	t0 := time.Now()
-	out, err := Run(context.Background(), s, "prom", st, time.Now(), slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == promreceiver.WritePath {
+			body, _ := io.ReadAll(r.Body)
+			raw, err := s2.Decode(nil, body)
+			if err == nil && bytes.Contains(raw, []byte("\x12\x04trig")) { // a label value "trig"
+				http.Error(w, "series trig not welcome here", http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	st := config.Storage{WriteURL: srv.URL + promreceiver.WritePath, ReadURL: srv.URL + "/"}
+	out, err := Run(t.Context(), s, "reference", st, time.Now(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Println(out.Passed, out.Failed, out.NotApplicable, out.Kinds, out.NotApplicableReasons, time.Since(t0))
+	if out.Total() != 1867 || out.Passed != 1118-18 || out.Failed != 18 {
+		t.Errorf("passed %d, failed %d, n/a %d: want 1100, 18 (trig_functions.test) and 749", out.Passed, out.Failed, out.NotApplicable)
+	}
+	if diff := cmp.Diff(map[string]int{results.KindDataRejected: 18}, out.Kinds); diff != "" {
+		t.Errorf("failure kinds (-want +got):\n%s", diff)
+	}
 	for _, f := range out.Failures {
-		fmt.Printf("%s:%d %s [%s]\n   want %s\n   got  %s\n", f.File, f.Line, f.Expr, f.Kind, f.Expected, f.Got)
+		if f.File != "trig_functions.test" || !strings.Contains(f.Got, "answered 400: series trig not welcome here") {
+			t.Errorf("failure %+v: want trig_functions.test's, quoting the answer", f)
+		}
+	}
+	if len(out.RejectedBlocks) != 1 || out.RejectedBlocks[0].File != "trig_functions.test" {
+		t.Errorf("rejected blocks %+v, want trig_functions.test's", out.RejectedBlocks)
+	}
+	for _, f := range out.Files {
+		if f.File == "trig_functions.test" && (f.Failed != 18 || f.Passed != 1) {
+			t.Errorf("trig_functions.test: %+v", f)
+		}
+	}
+}
+
+// A storage that never shows the samples it acknowledged cannot be tested: Run says so.
+func TestRunDataNeverVisible(t *testing.T) {
+	s, err := ParseFile("x.test", "load 1m\n  a 1 2 3\n\neval instant at 1m a\n  a 2\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/v1/write" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		_, _ = io.WriteString(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
+	}))
+	t.Cleanup(srv.Close)
+	st := config.Storage{WriteURL: srv.URL + "/api/v1/write", ReadURL: srv.URL + "/"}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	_, err = Run(ctx, &Suite{Files: []*File{s}}, "blackhole", st, time.Now(), slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), `the samples written are not visible to {__name__="a"}`) {
+		t.Errorf("error %v, want the samples not visible", err)
 	}
 }

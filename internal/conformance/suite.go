@@ -17,9 +17,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql/parser"
 )
 
@@ -70,7 +68,9 @@ func Builtin() (*Suite, error) {
 	return s, nil
 }
 
-// ParseFile parses one test file into blocks; an error names the file and line.
+// ParseFile parses one test file into blocks; an error names the file and line. It finds the
+// features each eval needs with the parser (exprFeatures): call it before anything else
+// parses PromQL.
 func ParseFile(name, input string) (*File, error) {
 	cmds, err := parseFile(name, input)
 	if err != nil {
@@ -123,55 +123,42 @@ const (
 
 var (
 	patIdentCall = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*\(`)
-	patExtended  = regexp.MustCompile(`\]\s*(anchored|smoothed)\b`)
-	patFill      = regexp.MustCompile(`\b(fill|fill_left|fill_right)\s*\(`)
 	patBracket   = regexp.MustCompile(`\[([^\]]*)\]`)
-	patOffset    = regexp.MustCompile(`\boffset\s+(\S+)`)
-	patDuration  = regexp.MustCompile(`^(\d+(ms|[smhdwy]))+$|^\d+(\.\d+)?$`)
 	patQuoted    = regexp.MustCompile(`"(\\.|[^"\\])*"|'(\\.|[^'\\])*'|` + "`[^`]*`")
 )
 
 // unquoted is expr with its string literals emptied, so that label values never look like syntax.
 func unquoted(expr string) string { return patQuoted.ReplaceAllString(expr, `""`) }
 
-// exprFeatures lists the feature flags an expression needs, read from its text: an
-// experimental function's call, `anchored` or `smoothed` after a range, a fill modifier, or a
-// range, subquery step or offset that is not a plain duration. TestFeaturesMatchParser checks
-// it against the parser with each flag off and on.
-func exprFeatures(expr string) []string {
-	e := unquoted(expr)
-	var out []string
-	for _, m := range patIdentCall.FindAllStringSubmatch(e, -1) {
-		if f, ok := parser.Functions[m[1]]; ok && f.Experimental {
-			out = append(out, FeatureExperimentalFunctions)
-			break
-		}
+// parserFlags are the parser's feature variables by their --enable-feature name.
+func parserFlags() map[string]*bool {
+	return map[string]*bool{
+		FeatureExperimentalFunctions: &parser.EnableExperimentalFunctions,
+		FeatureDurationExpr:          &parser.ExperimentalDurationExpr,
+		FeatureExtendedRangeSelector: &parser.EnableExtendedRangeSelectors,
+		FeatureFillModifiers:         &parser.EnableBinopFillModifiers,
 	}
-	if patExtended.MatchString(e) {
-		out = append(out, FeatureExtendedRangeSelector)
-	}
-	if patFill.MatchString(e) {
-		out = append(out, FeatureFillModifiers)
-	}
-	if durationExpr(e) {
-		out = append(out, FeatureDurationExpr)
-	}
-	return out
 }
 
-func durationExpr(e string) bool {
-	for _, m := range patBracket.FindAllStringSubmatch(e, -1) {
-		rng, step, sub := strings.Cut(m[1], ":")
-		if !patDuration.MatchString(strings.TrimSpace(rng)) || sub && strings.TrimSpace(step) != "" && !patDuration.MatchString(strings.TrimSpace(step)) {
-			return true
+// exprFeatures lists the parser features an expression needs, as the parser says: with all
+// on but one, it does not parse. It sets the parser's package variables and leaves them all
+// on (EnableParserFeatures): it runs before anything else parses PromQL.
+func exprFeatures(expr string) []string {
+	defer EnableParserFeatures()
+	EnableParserFeatures()
+	if _, err := parser.ParseExpr(expr); err != nil {
+		return nil // it does not parse at all: the eval expects that error
+	}
+	var out []string
+	for name, flag := range parserFlags() {
+		EnableParserFeatures()
+		*flag = false
+		if _, err := parser.ParseExpr(expr); err != nil {
+			out = append(out, name)
 		}
 	}
-	for _, m := range patOffset.FindAllStringSubmatch(e, -1) {
-		if !patDuration.MatchString(strings.TrimPrefix(strings.TrimRight(m[1], ")"), "-")) {
-			return true
-		}
-	}
-	return false
+	slices.Sort(out)
+	return out
 }
 
 // features lists the flags a file's evals need; delayed name removal is the runner's engine
@@ -229,28 +216,6 @@ var (
 	// number's sign are counted as "-" too; the figure is a rough guide, not a parse.
 	patOperator = regexp.MustCompile(`==|!=|>=|<=|[-+*/%^<>]|\b(and|or|unless|atan2)\b`)
 )
-
-// reach bounds how far from its evaluation time an expression reads: the sum of every
-// duration it names (ranges, subquery ranges and steps, offsets; nesting only adds) plus the
-// 5m lookback. Blocks are spaced by it so that no eval sees another block's series.
-func reach(expr string) time.Duration {
-	d := 5 * time.Minute
-	for _, tok := range patDurationTok.FindAllString(unquoted(expr), -1) {
-		if v, err := model.ParseDuration(tok); err == nil {
-			d += time.Duration(v)
-		}
-	}
-	for _, m := range patBracket.FindAllStringSubmatch(unquoted(expr), -1) { // bare seconds: [1800], [30:10]
-		for _, n := range strings.FieldsFunc(m[1], func(r rune) bool { return r < '0' || r > '9' }) {
-			if v, err := model.ParseDuration(n + "s"); err == nil {
-				d += time.Duration(v)
-			}
-		}
-	}
-	return d
-}
-
-var patDurationTok = regexp.MustCompile(`\b(\d+(ms|[smhdwy]))+\b`)
 
 // String describes a file for logs.
 func (f *File) String() string {
