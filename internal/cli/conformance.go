@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/tsbench/tsbench/internal/bench"
 	"github.com/tsbench/tsbench/internal/conformance"
@@ -42,7 +44,20 @@ func cmdConformance(ctx context.Context, args []string, stdout, stderr io.Writer
 		return ExitError, err
 	}
 	res = addToRun(res, filepath.Join(*out, "results.json"), logger.Warn)
-	return finish(res, *out, stdout)
+	code, err := finish(res, *out, stdout)
+	if err != nil {
+		return code, err
+	}
+	var untested []string
+	for _, s := range res.Storages {
+		if s.Conformance == nil {
+			untested = append(untested, s.Name)
+		}
+	}
+	if len(untested) > 0 {
+		return ExitError, fmt.Errorf("not tested: %s (see its problems above)", strings.Join(untested, ", "))
+	}
+	return ExitOK, nil
 }
 
 // addToRun puts the conformance figures into the run's results at path when it has the same

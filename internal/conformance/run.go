@@ -150,7 +150,9 @@ func (r *runner) writeBlocks(ctx context.Context, placed []Placed) ([]evalCase, 
 	)
 	for i, p := range todo {
 		if err := errs[i]; err != nil {
-			r.log.Warn("block refused", "file", p.File, "line", p.Evals[0].Line, "err", err)
+			if len(r.out.RejectedBlocks) == 0 { // the first; the count follows
+				r.log.Warn("block refused", "file", p.File, "line", p.Evals[0].Line, "err", err)
+			}
 			r.out.RejectedBlocks = append(r.out.RejectedBlocks, results.ConformanceBlock{File: p.File, Line: p.Evals[0].Line, Answer: err.Error()})
 			for _, e := range evals[i] {
 				r.fail(p.File, e, &failure{kind: results.KindDataRejected, expected: "the block's samples stored", got: err.Error()})
@@ -164,6 +166,9 @@ func (r *runner) writeBlocks(ctx context.Context, placed []Placed) ([]evalCase, 
 			s := data[i][n-1]
 			last = &probe{selector: s.labels.String(), t: s.samples[len(s.samples)-1].Timestamp}
 		}
+	}
+	if n := len(r.out.RejectedBlocks); n > 1 {
+		r.log.Warn("blocks refused", "blocks", n, "of", len(todo))
 	}
 	if last != nil {
 		if err := r.waitVisible(ctx, *last); err != nil {

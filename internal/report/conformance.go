@@ -51,6 +51,11 @@ func writeConformanceSummary(w io.Writer, r *results.Run) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tsbench conformance %s → %s\n", r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), r.EndTime.UTC().Format("15:04:05Z"))
 	writeConformance(&b, r)
+	for _, s := range r.Storages {
+		for _, p := range s.Problems {
+			fmt.Fprintf(&b, "\nproblem %s: %s\n", s.Name, p)
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -89,12 +94,19 @@ func writeConformance(b *strings.Builder, r *results.Run) {
 		if len(c.NotApplicableReasons) > 0 {
 			fmt.Fprintf(b, "  %s n/a: %s\n", s.Name, countsText(c.NotApplicableReasons))
 		}
-		for _, blk := range c.RejectedBlocks {
+		for i, blk := range c.RejectedBlocks {
+			if i == maxRejectedShown {
+				fmt.Fprintf(b, "  %s refused %d more blocks (results.json lists them)\n", s.Name, len(c.RejectedBlocks)-i)
+				break
+			}
 			fmt.Fprintf(b, "  %s refused the block of %s:%d: %s\n", s.Name, blk.File, blk.Line, blk.Answer)
 		}
 	}
 	writeConformanceFiles(b, r)
 }
+
+// maxRejectedShown is how many refused blocks the summary quotes per storage.
+const maxRejectedShown = 3
 
 func countsText(m map[string]int) string {
 	var parts []string
