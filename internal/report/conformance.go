@@ -180,7 +180,38 @@ const conformanceHTMLSection = `<h2>PromQL conformance</h2>
 <table class="probes"><tr><th>file</th>{{range .Storages}}<th class="text">{{.Name}}</th>{{end}}<th class="text">Prometheus --enable-feature</th></tr>
 {{range .Files}}<tr><td>{{.File}}</td>{{$f := .}}{{range $i, $c := .Cells}}<td class="text">{{$c}}{{with index $f.Failures $i}}<details><summary>{{len .}} failures</summary><ul>{{range .}}<li><code>{{.File}}:{{.Line}}</code> <code>{{.Expr}}</code> — {{.Kind}}<br>expected: {{.Expected}}<br>got: {{.Got}}</li>{{end}}</ul></details>{{end}}</td>{{end}}<td class="text">{{range .Features}}{{.}} {{end}}</td></tr>
 {{end}}</table>
+<details><summary>Per function, aggregation and operator (passed/failed/n/a; an eval counts under each it uses)</summary>
+<table><tr><th>name</th>{{range .Storages}}<th class="text">{{.Name}}</th>{{end}}</tr>
+{{range .Functions}}<tr><td>{{.Name}}</td>{{range .Cells}}<td class="text">{{.}}</td>{{end}}</tr>
+{{end}}</table></details>
 `
+
+// conformanceFuncRow is one function or operator across the storages.
+type conformanceFuncRow struct {
+	Name  string
+	Cells []string
+}
+
+func conformanceFuncRows(r *results.Run) []conformanceFuncRow {
+	var rows []conformanceFuncRow
+	index := map[string]int{}
+	for si, s := range r.Storages {
+		if s.Conformance == nil {
+			continue
+		}
+		for _, f := range s.Conformance.Functions {
+			i, ok := index[f.Name]
+			if !ok {
+				i = len(rows)
+				index[f.Name] = i
+				rows = append(rows, conformanceFuncRow{Name: f.Name, Cells: slices.Repeat([]string{"-"}, len(r.Storages))})
+			}
+			rows[i].Cells[si] = fmt.Sprintf("%d/%d/%d", f.Passed, f.Failed, f.NotApplicable)
+		}
+	}
+	slices.SortFunc(rows, func(a, b conformanceFuncRow) int { return strings.Compare(a.Name, b.Name) })
+	return rows
+}
 
 type conformanceStorageRow struct {
 	Name, Rate, Seconds, Probes, Kinds, Reasons string
@@ -197,10 +228,11 @@ func conformanceHTML(r *results.Run) (template.HTML, error) {
 		return "", err
 	}
 	data := struct {
-		Suite    string
-		Storages []conformanceStorageRow
-		Files    []conformanceFileRow
-	}{Files: conformanceFileRows(r)}
+		Suite     string
+		Storages  []conformanceStorageRow
+		Files     []conformanceFileRow
+		Functions []conformanceFuncRow
+	}{Files: conformanceFileRows(r), Functions: conformanceFuncRows(r)}
 	for _, s := range r.Storages {
 		row := conformanceStorageRow{Name: s.Name, Rate: "-", Seconds: "-", Probes: probesText(s)}
 		if c := s.Conformance; c != nil {

@@ -394,7 +394,8 @@ svg.chart{border:1px solid #ddd;background:#fff}
 </style></head><body>
 {{if .ConformanceOnly}}<h1>tsbench conformance: {{len .R.Storages}} storages</h1>
 <p>{{.Start}} → {{.End}}</p>
-{{else}}<h1>tsbench: {{len .R.Storages}} storages, {{.R.Workload.Targets}} targets × {{.R.Workload.SeriesPerTarget}} series</h1>
+{{range .R.Storages}}{{$name := .Name}}{{range .Problems}}<p class="fail">Problem with {{$name}}: {{.}}</p>
+{{end}}{{end}}{{else}}<h1>tsbench: {{len .R.Storages}} storages, {{.R.Workload.Targets}} targets × {{.R.Workload.SeriesPerTarget}} series</h1>
 <p>{{.Start}} → {{.End}}{{if .R.Workload.HistorySeconds}} · history {{.History}}: each storage caught up with the workload's clock, {{.History}} behind at the start, then ran live ("history (catch-up)" rows){{end}} · seed {{.R.Workload.Seed}} · {{.R.Workload.SeriesCreated}} series created by churn · {{.R.Workload.StaleMarkers}} stale markers</p>
 {{range .R.Storages}}{{$name := .Name}}{{range .Problems}}<p class="fail">Problem with {{$name}}: {{.}}</p>
 {{end}}{{with .Write}}{{range .Notes}}<p>Note on {{$name}}: {{.}}</p>
