@@ -21,8 +21,8 @@ func conformanceFixture() *results.Run {
 					{File: "a.test", Passed: 2, Failed: 1, Features: []string{"promql-delayed-name-removal"}},
 					{File: "b.test", Passed: 1, Failed: 1, NotApplicable: 1, Features: []string{"promql-duration-expr"}},
 				},
-				Functions: []results.ConformanceCount{{Name: "rate()", Passed: 1, Failed: 1}, {Name: "sum()", Passed: 2}},
-				Kinds:     map[string]int{results.KindWrongAnswer: 1, results.KindDataRejected: 1},
+				Functions:            []results.ConformanceCount{{Name: "rate()", Passed: 1, Failed: 1}, {Name: "sum()", Passed: 2}},
+				Kinds:                map[string]int{results.KindWrongAnswer: 1, results.KindDataRejected: 1},
 				NotApplicableReasons: map[string]int{"depends on absolute time": 1},
 				Failures: []results.ConformanceFailure{
 					{File: "a.test", Line: 7, Expr: `rate(x[5m])`, Kind: results.KindWrongAnswer, Expected: "{} 1", Got: "{} 2 <b>"},
