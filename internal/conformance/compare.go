@@ -264,7 +264,14 @@ func (e *Eval) describe() string {
 	for _, s := range e.series {
 		vals := make([]string, len(s.vals))
 		for i, v := range s.vals {
-			vals[i] = v.String()
+			switch {
+			case v.Omitted:
+				vals[i] = "_"
+			case v.Histogram != nil:
+				vals[i] = v.Histogram.TestExpression()
+			default:
+				vals[i] = strconv.FormatFloat(v.Value, 'g', -1, 64)
+			}
 		}
 		lines = append(lines, s.labels.String()+" "+strings.Join(vals, " "))
 	}

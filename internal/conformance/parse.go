@@ -92,8 +92,9 @@ type Eval struct {
 	scalar                    *float64
 	str                       *string
 	series                    map[uint64]expectedSeries
-	excludeRange              bool // not asked again as a range query (the runner's excludeFromRangeQuery)
-	rangeVector               bool // an instant eval expecting a matrix over Start..End by Step
+	excludeRange              bool     // not asked again as a range query (the runner's excludeFromRangeQuery)
+	rangeVector               bool     // an instant eval expecting a matrix over Start..End by Step
+	features                  []string // the parser features it needs (exprFeatures)
 }
 
 func (e *Eval) isFail() bool    { return e.fail || len(e.expects["fail"]) > 0 }

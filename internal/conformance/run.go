@@ -305,7 +305,11 @@ func (r *runner) eval(ctx context.Context, p Placed, e *Eval) *failure {
 	case err != nil && e.isFail():
 		return checkError(e, err)
 	case err != nil:
-		return &failure{kind: results.KindRejected, expected: e.describe(), got: errorText(err)}
+		want := e.describe()
+		if len(e.features) > 0 { // a storage without the feature rejects it: say which
+			want += " (needs --enable-feature=" + strings.Join(e.features, ",") + ")"
+		}
+		return &failure{kind: results.KindRejected, expected: want, got: errorText(err)}
 	case e.isFail():
 		return wrong(e.describe(), "%s", formatAnswer(relative(res, p.Base, shiftValues)))
 	}

@@ -112,3 +112,37 @@ func TestRunDataNeverVisible(t *testing.T) {
 		t.Errorf("error %v, want the samples not visible", err)
 	}
 }
+
+// An eval a storage rejects is a failure of kind "rejected" with the storage's error; when the
+// eval needs a feature flag, the expectation names it, so that a storage without the flag
+// shows as such.
+func TestRunRejectedNamesTheFeature(t *testing.T) {
+	f, err := ParseFile("x.test", "eval instant at 0 sort_by_label(vector(1), \"x\")\n  {} 1\n\neval instant at 0 vector(1)\n  {} 1\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"status":"error","errorType":"bad_data","error":"invalid parameter \"query\": 1:1: parse error: unknown function with name \"sort_by_label\""}`)
+	}))
+	t.Cleanup(srv.Close)
+	st := config.Storage{WriteURL: srv.URL + "/api/v1/write", ReadURL: srv.URL + "/"}
+	out, err := Run(t.Context(), &Suite{Files: []*File{f}}, "old", st, time.Now(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []results.ConformanceFailure{
+		{
+			File: "x.test", Line: 1, Expr: `sort_by_label(vector(1), "x")`, Kind: results.KindRejected,
+			Expected: "{} 1 (needs --enable-feature=promql-experimental-functions)",
+			Got:      `1:1: parse error: unknown function with name "sort_by_label"`,
+		},
+		{
+			File: "x.test", Line: 4, Expr: `vector(1)`, Kind: results.KindRejected, Expected: "{} 1",
+			Got: `1:1: parse error: unknown function with name "sort_by_label"`,
+		},
+	}
+	if diff := cmp.Diff(want, out.Failures); diff != "" {
+		t.Errorf("failures (-want +got):\n%s", diff)
+	}
+}

@@ -161,13 +161,14 @@ func exprFeatures(expr string) []string {
 	return out
 }
 
-// features lists the flags a file's evals need; delayed name removal is the runner's engine
+// features lists the flags a file's evals need (and keeps each eval's); delayed name removal is the runner's engine
 // setting for every file, so every file lists it.
 func features(f *File) []string {
 	set := map[string]bool{FeatureDelayedNameRemoval: true}
 	for _, b := range f.Blocks {
 		for _, e := range b.Evals {
-			for _, x := range exprFeatures(e.Expr) {
+			e.features = exprFeatures(e.Expr)
+			for _, x := range e.features {
 				set[x] = true
 			}
 		}
