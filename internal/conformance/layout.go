@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"cmp"
-	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -138,7 +137,8 @@ func Layout(blocks []*Block, now time.Time) ([]Placed, time.Duration) {
 		return true
 	}
 	placed := make([]Placed, len(blocks))
-	first, end := int64(math.MaxInt64), int64(math.MinInt64)
+	var first, end int64 // of every interval, once seen
+	seen := false
 	for i, b := range blocks {
 		ss, a := intervals(b), alignment(b)
 		base := int64(0)
@@ -150,10 +150,16 @@ func Layout(blocks []*Block, now time.Time) ([]Placed, time.Duration) {
 		}
 		for _, s := range ss {
 			taken = append(taken, span{s.lo + base, s.hi + base})
+			if !seen {
+				first, end, seen = s.lo+base, s.hi+base, true
+			}
 			first, end = min(first, s.lo+base), max(end, s.hi+base)
 		}
 		slices.SortFunc(taken, func(x, y span) int { return cmp.Compare(x.lo, y.lo) })
 		placed[i] = Placed{Block: b, Base: base}
+	}
+	if !seen { // nothing is read: no data, no time
+		return placed, 0
 	}
 	// One shift for all keeps every base's alignment: it is a multiple of maxAlign.
 	shift := floorDiv(now.UnixMilli()-g-end, maxAlign.Milliseconds()) * maxAlign.Milliseconds()

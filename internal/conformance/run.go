@@ -68,10 +68,12 @@ func Run(ctx context.Context, s *Suite, name string, st config.Storage, now time
 	}
 	defer wc.Close()
 	r := &runner{
-		api: query.NewAPI(rc, st.ReadURL),
-		w:   &writer{client: wc, url: st.WriteURLs()[0], proto: st.WriteProtocol()},
-		out: &results.Conformance{Suite: SuiteName, Kinds: map[string]int{}, NotApplicableReasons: map[string]int{}},
-		log: log,
+		api:    query.NewAPI(rc, st.ReadURL),
+		w:      &writer{client: wc, url: st.WriteURLs()[0], proto: st.WriteProtocol()},
+		out:    &results.Conformance{Suite: SuiteName, Kinds: map[string]int{}, NotApplicableReasons: map[string]int{}},
+		byFile: map[string]*results.ConformanceFile{},
+		byFunc: map[string]*results.ConformanceCount{},
+		log:    log,
 	}
 	var blocks []*Block
 	for _, f := range s.Files {
@@ -96,11 +98,10 @@ type runner struct {
 	w   *writer
 	log *slog.Logger
 
-	mu  sync.Mutex // guards out
-	out *results.Conformance
-	// byFunc counts per function or operator; guarded by mu.
-	byFunc map[string]*results.ConformanceCount
-	byFile map[string]*results.ConformanceFile
+	mu     sync.Mutex // guards out, byFile and byFunc
+	out    *results.Conformance
+	byFile map[string]*results.ConformanceFile  // per test file
+	byFunc map[string]*results.ConformanceCount // per function, aggregation or operator
 }
 
 // evalCase is one eval to ask at its block's base.
@@ -341,9 +342,6 @@ func (r *runner) eval(ctx context.Context, p Placed, e *Eval) *failure {
 func (r *runner) counts(file string, e *Eval, add func(passed, failed, na *int)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.byFile == nil {
-		r.byFile, r.byFunc = map[string]*results.ConformanceFile{}, map[string]*results.ConformanceCount{}
-	}
 	add(&r.out.Passed, &r.out.Failed, &r.out.NotApplicable)
 	f := r.byFile[file]
 	if f == nil {

@@ -171,6 +171,9 @@ func TestLayoutKeepsBlocksApart(t *testing.T) {
 	if last := all[len(all)-1].hi; last > now.Add(-gap).UnixMilli() {
 		t.Errorf("newest interval ends %s, after now - gap", time.UnixMilli(last).UTC())
 	}
+	if p, d := Layout(nil, now); len(p) != 0 || d != 0 {
+		t.Errorf("an empty layout: %v, %s", p, d)
+	}
 }
 
 func TestShift(t *testing.T) {
