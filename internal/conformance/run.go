@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -85,11 +86,12 @@ func Run(ctx context.Context, s *Suite, name string, st config.Storage, now time
 	if err != nil {
 		return nil, err
 	}
+	written := time.Now()
 	r.evalAll(ctx, cases)
 	r.finish(s)
 	r.out.Seconds = time.Since(started).Seconds()
 	log.Info("conformance done", "passed", r.out.Passed, "failed", r.out.Failed, "not_applicable", r.out.NotApplicable,
-		"seconds", fmt.Sprintf("%.1f", r.out.Seconds))
+		"seconds", fmt.Sprintf("%.1f", r.out.Seconds), "write_and_wait_seconds", fmt.Sprintf("%.1f", written.Sub(started).Seconds()))
 	return r.out, nil
 }
 
@@ -172,9 +174,11 @@ func (r *runner) writeBlocks(ctx context.Context, placed []Placed) ([]evalCase, 
 		r.log.Warn("blocks refused", "blocks", n, "of", len(todo))
 	}
 	if last != nil {
+		waited := time.Now()
 		if err := r.waitVisible(ctx, *last); err != nil {
 			return nil, err
 		}
+		r.log.Debug("written data visible", "wait_seconds", fmt.Sprintf("%.1f", time.Since(waited).Seconds()))
 	}
 	return cases, nil
 }
@@ -246,9 +250,12 @@ var patIdent = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*`)
 func (r *runner) waitVisible(ctx context.Context, pr probe) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
+	// VictoriaMetrics would keep answering the first, empty answer from its cache for seconds:
+	// nocache=1 asks it afresh (other storages ignore the parameter).
+	api := r.api.With(url.Values{"nocache": {"1"}}, nil)
 	var last error
 	for {
-		res, err := r.api.Instant(ctx, pr.selector, time.UnixMilli(pr.t))
+		res, err := api.Instant(ctx, pr.selector, time.UnixMilli(pr.t))
 		if err == nil && len(res.Series) > 0 {
 			return nil
 		}
