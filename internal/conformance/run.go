@@ -44,6 +44,10 @@ const (
 	ReasonOTLP             = "OTLP write: Prometheus' translation would rename the suite's series"
 )
 
+// requestTimeout bounds each write request and each eval's queries: a storage that hangs
+// fails the eval ("rejected", timeout) instead of holding the suite.
+const requestTimeout = 30 * time.Second
+
 // concurrency is how many evals are asked at once: enough to hide a round trip, few enough
 // to leave the storage's cores to answering.
 const concurrency = 4
@@ -82,6 +86,7 @@ func Run(ctx context.Context, s *Suite, name string, st config.Storage, now time
 	}
 	placed, span := Layout(blocks, now)
 	r.out.SpanHours = span.Hours()
+	log.Info("conformance started", "evals", s.Evals(), "blocks", len(placed), "span_hours", fmt.Sprintf("%.0f", span.Hours()))
 	cases, err := r.writeBlocks(ctx, placed)
 	if err != nil {
 		return nil, err
@@ -298,6 +303,8 @@ func (r *runner) eval(ctx context.Context, p Placed, e *Eval) *failure {
 	if ctx.Err() != nil {
 		return &failure{kind: results.KindRejected, expected: e.describe(), got: "not asked: canceled"}
 	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
 	expr := Shift(e.Expr, p.Base)
 	shiftValues := timeValued(e.Expr) == "shift"
 	var (

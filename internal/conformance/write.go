@@ -164,6 +164,8 @@ func (w *writer) encode(ss []series) ([]byte, error) {
 }
 
 func (w *writer) post(ctx context.Context, body []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(body))
 	if err != nil {
 		return err
