@@ -317,7 +317,7 @@ func (r *runner) eval(ctx context.Context, p Placed, e *Eval) *failure {
 		res, err = r.api.Instant(ctx, expr, time.UnixMilli(p.Base+e.At))
 	}
 	switch {
-	case err != nil && e.isFail():
+	case err != nil && e.isFail() && query.IsPromQLError(err): // not a timeout, nor no answer
 		return checkError(e, err)
 	case err != nil:
 		want := e.describe()

@@ -117,7 +117,7 @@ func TestRunDataNeverVisible(t *testing.T) {
 // eval needs a feature flag, the expectation names it, so that a storage without the flag
 // shows as such.
 func TestRunRejectedNamesTheFeature(t *testing.T) {
-	f, err := ParseFile("x.test", "eval instant at 0 sort_by_label(vector(1), \"x\")\n  {} 1\n\neval instant at 0 vector(1)\n  {} 1\n")
+	f, err := ParseFile("x.test", "eval instant at 0 sort_by_label(vector(1), \"x\")\n  {} 1\n\neval instant at 0 vector(1)\n  {} 1\n\neval_fail instant at 0 1 + \"a\"\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,5 +144,24 @@ func TestRunRejectedNamesTheFeature(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, out.Failures); diff != "" {
 		t.Errorf("failures (-want +got):\n%s", diff)
+	}
+	if out.Passed != 1 {
+		t.Errorf("passed %d: want the eval_fail, answered with the engine's error", out.Passed)
+	}
+}
+
+// An eval that expects an error is not passed by a storage that does not answer.
+func TestRunNoAnswerIsNoError(t *testing.T) {
+	f, err := ParseFile("x.test", "eval_fail instant at 0 1 + \"a\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := config.Storage{WriteURL: "http://127.0.0.1:1/api/v1/write", ReadURL: "http://127.0.0.1:1/"}
+	out, err := Run(t.Context(), &Suite{Files: []*File{f}}, "dead", st, time.Now(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Passed != 0 || out.Failed != 1 || out.Failures[0].Kind != results.KindRejected {
+		t.Errorf("passed %d, failed %d (%+v): want the eval failed, rejected", out.Passed, out.Failed, out.Failures)
 	}
 }
