@@ -37,6 +37,7 @@ func runConformance(t *testing.T, configYAML string) *results.Run {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkSchema(t, filepath.Join(out, "results.json"))
 	if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
 		t.Error(err)
 	}
