@@ -334,8 +334,8 @@ func charts(r *results.Run) []chart {
 		{"query latency p50", "s", queryPts(func(p results.QueryPoint) *float64 { return p.P50 })},
 		{"query latency p99", "s", queryPts(func(p results.QueryPoint) *float64 { return p.P99 })},
 		{"query errors", "errors", queryPts(func(p results.QueryPoint) *float64 { return new(float64(p.Errors)) })},
-		{"CPU", "cores", resPts(func(p results.ResourcePoint) *float64 { return p.CPUCores })},
-		{"RSS", "bytes", resPts(func(p results.ResourcePoint) *float64 { return p.RSSBytes })},
+		{"CPU", "cores", resPts(func(p results.ResourcePoint) *float64 { return peak(p.CPUCores, p.Max, cpuOf) })},
+		{"RSS", "bytes", resPts(func(p results.ResourcePoint) *float64 { return peak(p.RSSBytes, p.Max, rssOf) })},
 		{"disk", "bytes", resPts(func(p results.ResourcePoint) *float64 { return p.DiskBytes })},
 		{"bytes per sample", "bytes", resPts(func(p results.ResourcePoint) *float64 { return p.BytesPerSample })},
 	}

@@ -48,3 +48,15 @@ func longRunSelf(r *results.Run) string {
 	}
 	return b.String()
 }
+
+// peak is what a chart draws of a gauge: its value, or, for a point a long run's timeline
+// merged from several observations, their largest, so a spike shows however long the run.
+func peak(v *float64, most *results.ResourceExtremes, of func(*results.ResourceExtremes) *float64) *float64 {
+	if most != nil && of(most) != nil {
+		return of(most)
+	}
+	return v
+}
+
+func cpuOf(e *results.ResourceExtremes) *float64 { return e.CPUCores }
+func rssOf(e *results.ResourceExtremes) *float64 { return e.RSSBytes }

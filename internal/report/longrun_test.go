@@ -59,3 +59,21 @@ func TestDriftAboveScrapeIntervalSaid(t *testing.T) {
 		t.Errorf("drift 12 s of 10 s: %q, want it marked", got)
 	}
 }
+
+// TestChartsDrawPeaks: a CPU spike merged into a long run's timeline point still shows in the
+// chart, which draws the point's largest observation.
+func TestChartsDrawPeaks(t *testing.T) {
+	r := fixture()
+	res := r.Storages[0].Resources
+	res.Timeline = []results.ResourcePoint{{Time: r.StartTime.Format(time.RFC3339Nano), CPUCores: new(1.5), N: 16, Max: &results.ResourceExtremes{CPUCores: new(9.0)}}}
+	for _, c := range charts(r) {
+		if c.Title != "CPU" {
+			continue
+		}
+		if pts := c.Series[0].Points; len(pts) != 1 || pts[0].V != 9 {
+			t.Errorf("CPU chart points %+v, want the spike of 9 cores", pts)
+		}
+		return
+	}
+	t.Fatal("no CPU chart")
+}
