@@ -82,6 +82,9 @@ type Config struct {
 
 	RemoteStorages map[string]Storage `yaml:"remoteStorages" json:"remoteStorages"`
 
+	// Series schedules cardinality events and late or out-of-order samples (series.go).
+	Series Series `yaml:"series" json:"series,omitzero"`
+
 	ScrapeMode `yaml:",inline"` // sender, senderURL, exporterURL, exposeTimestamps (sender.go)
 
 	ChartOnly `yaml:",inline" json:"-"` // keys of the prometheus-benchmark chart that do not apply here
@@ -418,6 +421,7 @@ func (c *Config) problems() []error {
 		bad("verifyDelay", "must be >= 0 (0 verifies only at the end)")
 	}
 	errs = append(errs, c.scrapeProblems()...)
+	errs = append(errs, c.seriesProblems()...)
 	for i, rq := range c.RangeQueries {
 		errs = append(errs, rq.validate(fmt.Sprintf("rangeQueries[%d]", i))...)
 	}
