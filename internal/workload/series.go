@@ -1,0 +1,280 @@
+package workload
+
+import (
+	"math"
+	"time"
+)
+
+// Cardinality events and held samples (issue 22). Like the values, each is a pure function
+// of (seed, target, time): which targets are active, which pod a target runs as, and which
+// of its series are sent late or out of order. Nothing is kept per series.
+
+// Events change the set of active targets over time. The zero value changes nothing.
+type Events struct {
+	Ramp        *Ramp
+	Spike       *Spike
+	DoubleHalve time.Duration // 0: off; else the targets double after it, halve after as long again, ...
+	PodLifetime time.Duration // 0: off; else each target is replaced by a new instance after it
+}
+
+// Ramp moves the active targets from From to To over Over, then holds To.
+type Ramp struct {
+	From, To int
+	Over     time.Duration
+}
+
+// Spike multiplies the active targets by Factor for For, every Every from Every on.
+type Spike struct {
+	For, Every time.Duration
+	Factor     float64
+}
+
+// Held is a share of samples sent later than their timestamp: Percent of each target's
+// series, By later (rounded up to whole scrape intervals).
+type Held struct {
+	Percent float64
+	By      time.Duration
+}
+
+// Kinds of samples by when they are sent.
+const (
+	OnTime     = iota // sent at their scrape
+	Late              // a fixed share of each target's series, every sample sent By later, in order
+	OutOfOrder        // a share of each scrape, sent By later, after newer samples of the series
+)
+
+// events is a Generator's compiled series section; nil when it has none.
+type events struct {
+	base      int // targetsCount; Options.Targets is the pool, the most targets ever active
+	ramp      *Ramp
+	spike     *Spike
+	dhMs      int64
+	podMs     int64
+	lateN     int   // series held late per target
+	oooN      int   // series held out of order per scrape
+	lateK     int64 // scrapes later a late sample is sent
+	oooK      int64
+	rampOver  int64 // ms
+	spikeFor  int64
+	spikeEach int64
+}
+
+// newEvents compiles the options' events and held shares; nil when there are none. It
+// returns the pool of targets: the most the events ever make active.
+func newEvents(o Options, seriesPerTarget int) (*events, int) {
+	e := o.Events
+	if e.Ramp == nil && e.Spike == nil && e.DoubleHalve == 0 && e.PodLifetime == 0 && o.Late.Percent == 0 && o.OutOfOrder.Percent == 0 {
+		return nil, o.Targets
+	}
+	ev := &events{base: o.Targets, ramp: e.Ramp, spike: e.Spike, dhMs: e.DoubleHalve.Milliseconds(), podMs: e.PodLifetime.Milliseconds()}
+	pool := o.Targets
+	if r := e.Ramp; r != nil {
+		pool = max(r.From, r.To)
+		ev.rampOver = max(1, r.Over.Milliseconds())
+	}
+	if s := e.Spike; s != nil {
+		pool = int(math.Round(float64(pool) * s.Factor))
+		ev.spikeFor, ev.spikeEach = s.For.Milliseconds(), max(1, s.Every.Milliseconds())
+	}
+	if ev.dhMs > 0 {
+		pool *= 2
+	}
+	iv := o.ScrapeInterval.Milliseconds()
+	ev.lateN = int(math.Round(float64(seriesPerTarget) * o.Late.Percent / 100))
+	ev.oooN = min(seriesPerTarget-ev.lateN, int(math.Round(float64(seriesPerTarget)*o.OutOfOrder.Percent/100)))
+	ev.lateK = max(1, ceilDiv(o.Late.By.Milliseconds(), iv))
+	ev.oooK = max(2, ceilDiv(o.OutOfOrder.By.Milliseconds(), iv))
+	return ev, max(1, pool)
+}
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+// active is how many targets (of each replica) are active e ms after the start.
+func (ev *events) active(e int64) int {
+	e = max(0, e)
+	n := ev.base
+	if r := ev.ramp; r != nil {
+		n = r.From + int(float64(r.To-r.From)*float64(min(e, ev.rampOver))/float64(ev.rampOver))
+	}
+	if s := ev.spike; s != nil && e >= ev.spikeEach && e%ev.spikeEach < ev.spikeFor {
+		n = int(math.Round(float64(n) * s.Factor))
+	}
+	if ev.dhMs > 0 && (e/ev.dhMs)%2 == 1 {
+		n *= 2
+	}
+	return n
+}
+
+// life is a target's state at one scrape: active or not, and which pod it runs as.
+type life struct {
+	active bool
+	pod    int64
+}
+
+// lifeAt is target's state at t (ms). Without events every target is active as pod 0.
+func (g *Generator) lifeAt(target int, t int64) life {
+	ev := g.ev
+	if ev == nil {
+		return life{active: true}
+	}
+	base, e := target%g.opts.Targets, t-g.startMs
+	l := life{active: base < ev.active(e)}
+	if ev.podMs > 0 {
+		// Each target's pods start at a seeded moment of the lifetime, so replacements are
+		// spread evenly: targets / lifetime pods replaced per second.
+		off := int64(hash(g.opts.Seed, 8, uint64(base)) % uint64(ev.podMs))
+		l.pod = (max(0, e) + off) / ev.podMs
+	}
+	return l
+}
+
+// ActiveTargets is how many targets (over every replica) are active at t (ms).
+func (g *Generator) ActiveTargets(t int64) int {
+	if g.ev == nil {
+		return g.total
+	}
+	return min(g.opts.Targets, g.ev.active(t-g.startMs)) * g.opts.Replicas
+}
+
+// Epoch identifies target's label set at scrape k apart from its revision: -1 while the
+// target is inactive, else its pod. Two scrapes of one revision and epoch write one set of
+// series.
+func (g *Generator) Epoch(target int, k int64) int64 {
+	l := g.lifeAt(target, g.ScrapeTime(target, k))
+	if !l.active {
+		return -1
+	}
+	return l.pod
+}
+
+// Created is how many series target's scrape k creates: every series when the target
+// starts a label set the scrape before did not have (activated, a new pod or revision).
+// The run's first scrape creates none: those are the initial series.
+func (g *Generator) Created(target int, k int64) int {
+	if k == 0 {
+		return 0
+	}
+	t := g.ScrapeTime(target, k)
+	cur := g.lifeAt(target, t)
+	if !cur.active {
+		return 0
+	}
+	prev := g.lifeAt(target, t-g.interval)
+	if !prev.active || prev.pod != cur.pod || g.Revision(target, k) != g.Revision(target, k-1) {
+		return len(g.templates)
+	}
+	return 0
+}
+
+// selection picks the series of one scrape a call writes: the on-time ones, or one held kind.
+type selection struct {
+	kind       int
+	n          int // series per target
+	lateOff    int
+	lateN      int
+	oooOff     int
+	oooN       int
+	everything bool
+}
+
+// selectionOf is target's selection of kind at scrape k.
+func (g *Generator) selectionOf(kind, target int, k int64) selection {
+	ev := g.ev
+	if ev == nil || ev.lateN+ev.oooN == 0 {
+		return selection{everything: true}
+	}
+	n := len(g.templates)
+	sel := selection{kind: kind, n: n, lateN: ev.lateN, oooN: ev.oooN}
+	sel.lateOff = int(hash(g.opts.Seed, 9, uint64(target)) % uint64(n))
+	if rest := n - ev.lateN; rest > 0 {
+		sel.oooOff = int(hash(g.opts.Seed, 10, uint64(target), uint64(k)) % uint64(rest))
+	}
+	return sel
+}
+
+// kindOf is the kind of series s in the selection's scrape: late for a run of lateN series
+// from a seeded offset (the same every scrape), out of order for a run of oooN of the rest
+// from an offset drawn anew each scrape, else on time. Exactly lateN and oooN per scrape.
+func (sel *selection) kindOf(s int) int {
+	rel := (s - sel.lateOff + sel.n) % sel.n
+	if rel < sel.lateN {
+		return Late
+	}
+	rest := sel.n - sel.lateN
+	if (rel-sel.lateN-sel.oooOff+rest)%rest < sel.oooN {
+		return OutOfOrder
+	}
+	return OnTime
+}
+
+func (sel *selection) takes(s int) bool { return sel.everything || sel.kindOf(s) == sel.kind }
+
+// HeldKinds says whether the workload holds samples back: late, out of order.
+func (g *Generator) HeldKinds() (late, outOfOrder bool) {
+	if g.ev == nil {
+		return false, false
+	}
+	return g.ev.lateN > 0, g.ev.oooN > 0
+}
+
+// HeldDelay is how many scrapes after its own scrape a sample of kind is sent.
+func (g *Generator) HeldDelay(kind int) int64 {
+	switch {
+	case g.ev == nil:
+		return 0
+	case kind == Late:
+		return g.ev.lateK
+	case kind == OutOfOrder:
+		return g.ev.oooK
+	}
+	return 0
+}
+
+// HeldOf appends the samples of target's scrape k of kind (Late or OutOfOrder), values and
+// staleness markers, at their own timestamps: what Held sends HeldDelay(kind) scrapes later.
+func (g *Generator) HeldOf(app Appender, kind, target int, k int64) int {
+	if g.ev == nil || k < 0 {
+		return 0
+	}
+	v, m := g.scrape(app, target, k, g.selectionOf(kind, target, k))
+	return v + m
+}
+
+// Held appends what is sent at target's scrape k beside the scrape itself: the late samples
+// of the scrape HeldDelay(Late) before, to late, and the out-of-order samples of the scrape
+// HeldDelay(OutOfOrder) before, to outOfOrder. It returns how many of each.
+func (g *Generator) Held(late, outOfOrder Appender, target int, k int64) (nLate, nOOO int) {
+	ev := g.ev
+	if ev == nil {
+		return 0, 0
+	}
+	if ev.lateN > 0 && k >= ev.lateK {
+		nLate = g.HeldOf(late, Late, target, k-ev.lateK)
+	}
+	if ev.oooN > 0 && k >= ev.oooK {
+		nOOO = g.HeldOf(outOfOrder, OutOfOrder, target, k-ev.oooK)
+	}
+	return nLate, nOOO
+}
+
+// Epoch is part target j's Epoch at scrape k.
+func (p *Part) Epoch(j int, k int64) int64 { return p.g.Epoch(p.targets[j], k) }
+
+// Created is part target j's Created at scrape k.
+func (p *Part) Created(j int, k int64) int { return p.g.Created(p.targets[j], k) }
+
+// HeldKinds is the generator's HeldKinds.
+func (p *Part) HeldKinds() (late, outOfOrder bool) { return p.g.HeldKinds() }
+
+// HeldDelay is the generator's HeldDelay.
+func (p *Part) HeldDelay(kind int) int64 { return p.g.HeldDelay(kind) }
+
+// HeldOf is part target j's HeldOf.
+func (p *Part) HeldOf(app Appender, kind, j int, k int64) int {
+	return p.g.HeldOf(app, kind, p.targets[j], k)
+}
+
+// Held is part target j's Held.
+func (p *Part) Held(late, outOfOrder Appender, j int, k int64) (nLate, nOOO int) {
+	return p.g.Held(late, outOfOrder, p.targets[j], k)
+}
