@@ -130,6 +130,10 @@ type Write struct {
 	Timeline []WritePoint `json:"timeline,omitempty"`
 	// History is the catch-up of a run with history: nil without.
 	History *WriteHistory `json:"history,omitempty"`
+	// Late and OutOfOrder count the held samples apart (series.late, series.outOfOrder):
+	// nil without them.
+	Late       *WriteHeld `json:"late,omitempty"`
+	OutOfOrder *WriteHeld `json:"outOfOrder,omitempty"`
 }
 
 // WriteHistory is a storage's catch-up (config history, issue 12): the batches generated

@@ -278,3 +278,9 @@ func (p *Part) HeldOf(app Appender, kind, j int, k int64) int {
 func (p *Part) Held(late, outOfOrder Appender, j int, k int64) (nLate, nOOO int) {
 	return p.g.Held(late, outOfOrder, p.targets[j], k)
 }
+
+// SeriesOn reports whether the workload has events or held samples.
+func (g *Generator) SeriesOn() bool { return g.ev != nil }
+
+// SeriesOn is the generator's SeriesOn.
+func (p *Part) SeriesOn() bool { return p.g.SeriesOn() }
