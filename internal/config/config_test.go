@@ -45,7 +45,7 @@ func TestBadConfigs(t *testing.T) {
 			"series.events.podChurn.lifetime: must be >= scrapeInterval (10s)",
 			"series.late.by: must be >= 10s",
 			"series.outOfOrder.by: must be >= 20s",
-			"series.outOfOrder.percent: late.percent + outOfOrder.percent must be <= 100",
+			"series.outOfOrder.percent: late.percent + 2 × outOfOrder.percent must be <= 100",
 		},
 		"many.bad.yaml": {
 			"targetsCount: must be >= 1",

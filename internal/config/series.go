@@ -109,8 +109,10 @@ func (c *Config) seriesProblems() []error {
 	// A held sample is out of order only when a newer one of its series went before it: two
 	// intervals, so that the newer sample's batch was sent first.
 	held("outOfOrder", s.OutOfOrder, 2*iv)
-	if s.Late.Percent+s.OutOfOrder.Percent > 100 {
-		bad("outOfOrder.percent", "late.percent + outOfOrder.percent must be <= 100")
+	// A series held out of order at one scrape is sent on time at the next (workload):
+	// at most half of the series not late.
+	if s.Late.Percent+2*s.OutOfOrder.Percent > 100 {
+		bad("outOfOrder.percent", "late.percent + 2 × outOfOrder.percent must be <= 100")
 	}
 	return errs
 }

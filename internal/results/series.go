@@ -18,3 +18,23 @@ func (h *WriteHeld) RefusedTotal() int64 {
 	}
 	return n
 }
+
+// VerifyHeld is the read-back of one held kind (late or out of order): of the held samples
+// checked (sent before the checked window's end), how many the storage stored. Those not
+// stored are not counted as missing in Verify: compare with the write account's refused.
+type VerifyHeld struct {
+	Checked int64 `json:"checked"`
+	Stored  int64 `json:"stored"`
+}
+
+// Verdict says in a word what the storage did with them: stored, refused (none stored), or
+// partly stored.
+func (h *VerifyHeld) Verdict() string {
+	switch h.Stored {
+	case h.Checked:
+		return "stored"
+	case 0:
+		return "refused"
+	}
+	return "partly stored"
+}

@@ -445,6 +445,7 @@ func (g *Generator) scrape(app Appender, target int, k int64, sel selection) (va
 	// Rounds since scrape k-1 that picked target: each gave it a new revision.
 	n := g.churnedBetween(target, g.churnRounds(t-g.interval), round)
 	if prev := g.lifeAt(target, t-g.interval); prev.active && (n > 0 || prev != cur) {
+		sel.oooN = 0 // markers are never held out of order: no newer sample of theirs goes first
 		staleMarkers = g.emit(app, sc, g.targetText(sc, target, rev-n, prev.pod), target, t, &sel, true)
 	}
 	return values, staleMarkers

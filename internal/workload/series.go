@@ -81,7 +81,8 @@ func newEvents(o Options, seriesPerTarget int) (*events, int) {
 	}
 	iv := o.ScrapeInterval.Milliseconds()
 	ev.lateN = int(math.Round(float64(seriesPerTarget) * o.Late.Percent / 100))
-	ev.oooN = min(seriesPerTarget-ev.lateN, int(math.Round(float64(seriesPerTarget)*o.OutOfOrder.Percent/100)))
+	// At most half the rest, so that consecutive scrapes' runs never overlap (kindOf).
+	ev.oooN = min((seriesPerTarget-ev.lateN)/2, int(math.Round(float64(seriesPerTarget)*o.OutOfOrder.Percent/100)))
 	ev.lateK = max(1, ceilDiv(o.Late.By.Milliseconds(), iv))
 	ev.oooK = max(2, ceilDiv(o.OutOfOrder.By.Milliseconds(), iv))
 	return ev, max(1, pool)
@@ -186,15 +187,29 @@ func (g *Generator) selectionOf(kind, target int, k int64) selection {
 	n := len(g.templates)
 	sel := selection{kind: kind, n: n, lateN: ev.lateN, oooN: ev.oooN}
 	sel.lateOff = int(hash(g.opts.Seed, 9, uint64(target)) % uint64(n))
-	if rest := n - ev.lateN; rest > 0 {
-		sel.oooOff = int(hash(g.opts.Seed, 10, uint64(target), uint64(k)) % uint64(rest))
+	if rest := n - ev.lateN; rest > 0 && ev.oooN > 0 {
+		sel.oooOff = int((hash(g.opts.Seed, 10, uint64(target)) + uint64(k)*uint64(ev.oooN)) % uint64(rest))
+		if g.lastOfLabelSet(target, k) {
+			sel.oooN = 0
+		}
 	}
 	return sel
 }
 
+// lastOfLabelSet reports whether target's scrape k+1 writes other series than scrape k (the
+// target leaves, is replaced or churned): a sample of k held then would be sent after no
+// newer one of its series, so none is held out of order.
+func (g *Generator) lastOfLabelSet(target int, k int64) bool {
+	t := g.ScrapeTime(target, k)
+	return g.lifeAt(target, t) != g.lifeAt(target, t+g.interval) ||
+		g.churnedBetween(target, g.churnRounds(t), g.churnRounds(t+g.interval)) != 0
+}
+
 // kindOf is the kind of series s in the selection's scrape: late for a run of lateN series
 // from a seeded offset (the same every scrape), out of order for a run of oooN of the rest
-// from an offset drawn anew each scrape, else on time. Exactly lateN and oooN per scrape.
+// that moves on by oooN each scrape, else on time. Exactly lateN and oooN per scrape (none
+// out of order before the target's series change): as oooN is at most half the rest, a
+// series held out of order at scrape k is sent on time at k+1, before it.
 func (sel *selection) kindOf(s int) int {
 	rel := (s - sel.lateOff + sel.n) % sel.n
 	if rel < sel.lateN {
