@@ -58,6 +58,8 @@ type run struct {
 	problems   map[string][]string // per storage, what went wrong during the run
 	during     map[string][]*results.Verify
 	last       time.Time // of the newest timeline point
+	// The workload's expected series at each timeline point (series.go), guarded by mu.
+	seriesTimeline []results.SeriesPoint
 }
 
 func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]string, apis map[string]*results.QueryAPI) (*run, error) {
@@ -78,10 +80,12 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var err error
+	events, late, ooo := seriesOptions(cfg.Series)
 	r.gen, err = workload.New(p.Profile, workload.Options{
 		Seed: cfg.Seed, Start: r.clock, Targets: cfg.TargetsCount, Replicas: cfg.WriteReplicas,
 		ScrapeInterval: cfg.ScrapeInterval, ChurnPercent: cfg.ScrapeConfigUpdatePercent,
 		ChurnInterval: cfg.ScrapeConfigUpdateInterval, HostLoad: cfg.HostLoad,
+		Events: events, Late: late, OutOfOrder: ooo,
 	})
 	if err != nil {
 		return nil, &ConfigError{fmt.Errorf("workload: %w", err)}
@@ -437,6 +441,7 @@ func (r *run) results(verified map[string]*results.Verify) *results.Run {
 		res.Shard = &results.Shard{Index: sh.Index, Count: sh.Count, Lead: r.cfg.Lead()}
 	}
 	res.AccountingErrors = r.accounting
+	r.addSeries(res)
 	if res.Shard == nil { // a shard's figures are a part: `report merge` evaluates the sum
 		res.Thresholds = report.EvaluateThresholds(r.p.Thresholds, res)
 	}

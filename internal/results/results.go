@@ -62,6 +62,8 @@ type Workload struct {
 	// HistorySeconds is how far before StartTime the workload's clock began (config history):
 	// the data a storage holds at StartTime + t spans up to HistorySeconds + t.
 	HistorySeconds float64 `json:"historySeconds,omitempty"`
+	// Series is the series section's events and expected series over time; nil without.
+	Series *WorkloadSeries `json:"series,omitempty"`
 }
 
 // Storage is everything measured for one storage under test.
@@ -74,6 +76,9 @@ type Storage struct {
 	// QueryAPI is the check, at the start of the run, that readURL serves the Prometheus HTTP
 	// query API; absent when the storage has no readURL.
 	QueryAPI *QueryAPI `json:"queryAPI,omitempty"`
+	// Series compares the storage's resources and latency during each cardinality event with
+	// the calm before it; nil without events.
+	Series *StorageSeries `json:"series,omitempty"`
 	// Problems are what went wrong with the storage during the run (it exited, ...).
 	Problems []string `json:"problems,omitempty"`
 }

@@ -1,5 +1,7 @@
 package results
 
+import "time"
+
 // WriteHeld is the account of the samples sent later than their scrape (issue 22), of one
 // kind: late or out of order. They are in Write's account too; here they are counted apart,
 // where Sent == Acked + sum(Refused) + Pending.
@@ -37,4 +39,48 @@ func (h *VerifyHeld) Verdict() string {
 		return "refused"
 	}
 	return "partly stored"
+}
+
+// WorkloadSeries is what the series section did to the workload (issue 22): its events and
+// the series it was expected to hold over time.
+type WorkloadSeries struct {
+	Events   []Event       `json:"events,omitempty"`
+	Timeline []SeriesPoint `json:"timeline,omitempty"`
+}
+
+// Event is one occurrence of a cardinality event within the run.
+type Event struct {
+	Name  string    `json:"name"` // ramp, spike, doubleHalve
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+}
+
+// SeriesPoint is the workload's series at one moment: active (the active targets' series)
+// and created since the start by events and churn (the generator's own count).
+type SeriesPoint struct {
+	Time    time.Time `json:"time"`
+	Active  int64     `json:"active"`
+	Created int64     `json:"created"`
+}
+
+// StorageSeries is one storage's figures around each event: the means of its CPU, RSS and
+// query p99 during the event and in the calm of the same length before it.
+type StorageSeries struct {
+	Events []EventFigures `json:"events"`
+}
+
+// EventFigures compares one event with the calm before it; nil where no observation fell
+// in a window.
+type EventFigures struct {
+	Name     string    `json:"name"`
+	Start    time.Time `json:"start"`
+	CPUCores Change    `json:"cpuCores"`
+	RSSBytes Change    `json:"rssBytes"`
+	QueryP99 Change    `json:"queryP99Seconds"`
+}
+
+// Change is a figure's mean before an event and during it.
+type Change struct {
+	Before *float64 `json:"before"`
+	During *float64 `json:"during"`
 }

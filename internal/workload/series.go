@@ -299,3 +299,51 @@ func (g *Generator) SeriesOn() bool { return g.ev != nil }
 
 // SeriesOn is the generator's SeriesOn.
 func (p *Part) SeriesOn() bool { return p.g.SeriesOn() }
+
+// ActiveSeries is how many series the part's targets hold at t (ms): its active targets ×
+// the profile's series.
+func (p *Part) ActiveSeries(t int64) int64 {
+	if p.g.ev == nil {
+		return int64(len(p.targets) * len(p.g.templates))
+	}
+	var n int64
+	for _, target := range p.targets {
+		if p.g.lifeAt(target, t).active {
+			n++
+		}
+	}
+	return n * int64(len(p.g.templates))
+}
+
+// EventSpan is one occurrence of a cardinality event, in unix ms.
+type EventSpan struct {
+	Name       string
+	Start, End int64
+}
+
+// EventSpans lists the occurrences of ramp, spike and doubleHalve (its doubled halves) that
+// start before to (ms), in time order of each kind. Pod churn is steady: it has none.
+func (g *Generator) EventSpans(to int64) []EventSpan {
+	ev := g.ev
+	if ev == nil {
+		return nil
+	}
+	var out []EventSpan
+	if ev.ramp != nil {
+		out = append(out, EventSpan{"ramp", g.startMs, g.startMs + ev.rampOver})
+	}
+	if ev.spike != nil {
+		for at := g.startMs + ev.spikeEach; at < to; at += ev.spikeEach {
+			out = append(out, EventSpan{"spike", at, at + ev.spikeFor})
+		}
+	}
+	if ev.dhMs > 0 {
+		for at := g.startMs + ev.dhMs; at < to; at += 2 * ev.dhMs {
+			out = append(out, EventSpan{"doubleHalve", at, at + ev.dhMs})
+		}
+	}
+	return out
+}
+
+// EventSpans is the generator's EventSpans: events are the whole workload's.
+func (p *Part) EventSpans(to int64) []EventSpan { return p.g.EventSpans(to) }

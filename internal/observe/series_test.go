@@ -1,0 +1,31 @@
+package observe
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// TestSeriesCreated: each storage's own count of created series, nil where the page has none.
+func TestSeriesCreated(t *testing.T) {
+	cases := map[string]*float64{
+		"vm_new_timeseries_created_total 4195\n": ptr(4195),
+		"# TYPE prometheus_tsdb_head_series_created_total counter\nprometheus_tsdb_head_series_created_total 839\n": ptr(839),
+		"process_cpu_seconds_total 1\n": nil,
+	}
+	for page, want := range cases {
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		families, err := parser.TextToMetricFamilies(strings.NewReader(page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := fromFamilies(families).SeriesCreated
+		if (got == nil) != (want == nil) || got != nil && *got != *want {
+			t.Errorf("%q: series created %v, want %v", page, deref(got), deref(want))
+		}
+	}
+}
+
+func ptr(v float64) *float64 { return &v }
