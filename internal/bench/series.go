@@ -31,8 +31,7 @@ func (r *run) recordSeries(now time.Time) {
 	if !r.cfg.Series.On() {
 		return
 	}
-	created, _ := r.writer.WorkloadStats()
-	p := results.SeriesPoint{Time: now.UTC(), Active: r.part.ActiveSeries(now.UnixMilli()), Created: created}
+	p := results.SeriesPoint{Time: now.UTC(), Active: r.part.ActiveSeries(now.UnixMilli()), Created: r.writer.SeriesWritten()}
 	r.mu.Lock()
 	r.seriesTimeline = append(r.seriesTimeline, p)
 	r.mu.Unlock()
@@ -44,13 +43,14 @@ func (r *run) addSeries(res *results.Run) {
 	if !r.cfg.Series.On() {
 		return
 	}
-	ws := &results.WorkloadSeries{Timeline: r.seriesTimeline}
-	for _, e := range r.part.EventSpans(res.EndTime.UnixMilli()) {
+	ws := &results.WorkloadSeries{Timeline: r.seriesTimeline, SeriesWritten: r.writer.SeriesWritten()}
+	end := r.writer.GeneratedBefore().UnixMilli() // the load's end
+	for _, e := range r.part.EventSpans(end) {
 		ws.Events = append(ws.Events, results.Event{Name: e.Name, Start: time.UnixMilli(e.Start).UTC(), End: time.UnixMilli(e.End).UTC()})
 	}
 	res.Workload.Series = ws
 	// The pool's series are in Targets × SeriesPerTarget; active are those at the end.
-	res.Workload.ActiveSeries = r.part.ActiveSeries(res.EndTime.UnixMilli())
+	res.Workload.ActiveSeries = r.part.ActiveSeries(end)
 	if len(ws.Events) == 0 {
 		return
 	}

@@ -92,5 +92,19 @@ func (ln *lane) held(hw heldWorkload, apps heldAppenders, late, ooo workload.App
 	ln.produced.Add(int64(nLate + nOOO))
 	ln.heldProduced[heldLate].Add(int64(nLate))
 	ln.heldProduced[heldOOO].Add(int64(nOOO))
-	ln.created.Add(int64(hw.Created(target, k)))
+	if c := int64(hw.Created(target, k)); k == 0 {
+		ln.initial.Add(c)
+	} else {
+		ln.created.Add(c)
+	}
+}
+
+// SeriesWritten is how many distinct series the workload wrote so far, the first scrapes'
+// included (with history, the lane that got furthest); 0 without a series section.
+func (w *Writer) SeriesWritten() int64 {
+	var n int64
+	for _, ln := range w.lanes {
+		n = max(n, ln.initial.Load()+ln.created.Load())
+	}
+	return n
 }

@@ -44,7 +44,10 @@ func (h *VerifyHeld) Verdict() string {
 // WorkloadSeries is what the series section did to the workload (issue 22): its events and
 // the series it was expected to hold over time.
 type WorkloadSeries struct {
-	Events   []Event       `json:"events,omitempty"`
+	// SeriesWritten is every distinct series the run wrote, its first scrapes' included: what
+	// a storage that keeps every series holds (Prometheus' head within 2 h).
+	SeriesWritten int64         `json:"seriesWritten"`
+	Events        []Event       `json:"events,omitempty"`
 	Timeline []SeriesPoint `json:"timeline,omitempty"`
 }
 
@@ -56,7 +59,8 @@ type Event struct {
 }
 
 // SeriesPoint is the workload's series at one moment: active (the active targets' series)
-// and created since the start by events and churn (the generator's own count).
+// and created: every series written so far, the first scrapes' included (the generator's
+// own count, as a storage's created-series counter counts).
 type SeriesPoint struct {
 	Time    time.Time `json:"time"`
 	Active  int64     `json:"active"`

@@ -355,7 +355,7 @@ func (g *Generator) value(c *compiled, target, s int, t int64, scale float64) fl
 func (g *Generator) Labels(target, s int, rev int64) []Label {
 	sc := g.scratch.Get().(*scratch)
 	defer g.scratch.Put(sc)
-	labels := g.fill(sc, &g.templates[s], g.targetText(sc, target, rev, 0))
+	labels := g.fill(sc, &g.templates[s], g.targetText(sc, target, rev, life{}))
 	out := make([]Label, len(labels))
 	for i, l := range labels {
 		out[i] = Label{Name: l.Name, Value: string([]byte(l.Value))} // copy: scratch is reused
@@ -368,15 +368,12 @@ type targetValues struct{ instance, replica, revision string }
 
 // targetText writes target's instance, replica and revision values into sc.text and returns
 // them as strings over it: valid until the next targetText on sc.
-func (g *Generator) targetText(sc *scratch, target int, rev, pod int64) targetValues {
+func (g *Generator) targetText(sc *scratch, target int, rev int64, l life) targetValues {
 	base, rep := target%g.opts.Targets, target/g.opts.Targets
 	b := sc.text[:0]
 	b = append(b, "host-"...)
 	b = appendPadded(b, base, 6)
-	if g.ev != nil && g.ev.podMs > 0 { // podChurn: each pod its own instance
-		b = append(b, '-')
-		b = strconv.AppendInt(b, pod, 10)
-	}
+	b = g.appendLife(b, l)
 	b = append(b, ":9100"...)
 	n1 := len(b)
 	b = strconv.AppendInt(b, int64(rep), 10)
@@ -437,7 +434,7 @@ func (g *Generator) scrape(app Appender, target int, k int64, sel selection) (va
 	rev := g.revisionAt(target, round)
 	cur := g.lifeAt(target, t)
 	if cur.active {
-		values = g.emit(app, sc, g.targetText(sc, target, rev, cur.pod), target, t, &sel, false)
+		values = g.emit(app, sc, g.targetText(sc, target, rev, cur), target, t, &sel, false)
 	}
 	if k == 0 {
 		return values, 0
@@ -446,7 +443,7 @@ func (g *Generator) scrape(app Appender, target int, k int64, sel selection) (va
 	n := g.churnedBetween(target, g.churnRounds(t-g.interval), round)
 	if prev := g.lifeAt(target, t-g.interval); prev.active && (n > 0 || prev != cur) {
 		sel.oooN = 0 // markers are never held out of order: no newer sample of theirs goes first
-		staleMarkers = g.emit(app, sc, g.targetText(sc, target, rev-n, prev.pod), target, t, &sel, true)
+		staleMarkers = g.emit(app, sc, g.targetText(sc, target, rev-n, prev), target, t, &sel, true)
 	}
 	return values, staleMarkers
 }

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -90,26 +91,37 @@ func newEvents(o Options, seriesPerTarget int) (*events, int) {
 
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
-// active is how many targets (of each replica) are active e ms after the start.
-func (ev *events) active(e int64) int {
+// life is a target's state at one scrape: active or not, which pod it runs as, and the
+// event occurrence it was added by (kind 's' spike or 'd' doubled half, and which one; 0 for
+// the targets the ramp or targetsCount make). A target a spike adds is a new instance at each
+// spike, as a scaled-up pod is: its series are new series each time.
+type life struct {
+	active bool
+	kind   byte
+	occ    int64
+	pod    int64
+}
+
+// place is base target b's state e ms after the start, its pod aside.
+func (ev *events) place(b int, e int64) life {
 	e = max(0, e)
 	n := ev.base
 	if r := ev.ramp; r != nil {
 		n = r.From + int(float64(r.To-r.From)*float64(min(e, ev.rampOver))/float64(ev.rampOver))
 	}
+	if b < n {
+		return life{active: true}
+	}
 	if s := ev.spike; s != nil && e >= ev.spikeEach && e%ev.spikeEach < ev.spikeFor {
 		n = int(math.Round(float64(n) * s.Factor))
+		if b < n {
+			return life{active: true, kind: 's', occ: e / ev.spikeEach}
+		}
 	}
-	if ev.dhMs > 0 && (e/ev.dhMs)%2 == 1 {
-		n *= 2
+	if ev.dhMs > 0 && (e/ev.dhMs)%2 == 1 && b < 2*n {
+		return life{active: true, kind: 'd', occ: (e/ev.dhMs + 1) / 2}
 	}
-	return n
-}
-
-// life is a target's state at one scrape: active or not, and which pod it runs as.
-type life struct {
-	active bool
-	pod    int64
+	return life{}
 }
 
 // lifeAt is target's state at t (ms). Without events every target is active as pod 0.
@@ -119,8 +131,8 @@ func (g *Generator) lifeAt(target int, t int64) life {
 		return life{active: true}
 	}
 	base, e := target%g.opts.Targets, t-g.startMs
-	l := life{active: base < ev.active(e)}
-	if ev.podMs > 0 {
+	l := ev.place(base, e)
+	if l.active && ev.podMs > 0 {
 		// Each target's pods start at a seeded moment of the lifetime, so replacements are
 		// spread evenly: targets / lifetime pods replaced per second.
 		off := int64(hash(g.opts.Seed, 8, uint64(base)) % uint64(ev.podMs))
@@ -134,37 +146,56 @@ func (g *Generator) ActiveTargets(t int64) int {
 	if g.ev == nil {
 		return g.total
 	}
-	return min(g.opts.Targets, g.ev.active(t-g.startMs)) * g.opts.Replicas
+	n := 0
+	for b := range g.opts.Targets {
+		if g.ev.place(b, t-g.startMs).active {
+			n++
+		}
+	}
+	return n * g.opts.Replicas
 }
 
 // Epoch identifies target's label set at scrape k apart from its revision: -1 while the
-// target is inactive, else its pod. Two scrapes of one revision and epoch write one set of
-// series.
+// target is inactive, else a number of its pod and event occurrence. Two scrapes of one
+// revision and epoch write one set of series.
 func (g *Generator) Epoch(target int, k int64) int64 {
 	l := g.lifeAt(target, g.ScrapeTime(target, k))
 	if !l.active {
 		return -1
 	}
-	return l.pod
+	return l.pod<<32 | l.occ<<8 | int64(l.kind)
 }
 
-// Created is how many series target's scrape k creates: every series when the target
-// starts a label set the scrape before did not have (activated, a new pod or revision).
-// The run's first scrape creates none: those are the initial series.
+// Created is how many series target's scrape k sends a first sample of: of a label set
+// that starts at k (the target activated, a new pod or revision, or k = 0), the series sent
+// on time; of one that started at k-1, those held out of order then (sent on time at k); of
+// one that started HeldDelay(Late) scrapes before, the late ones. Summed over every scrape
+// made, it is the series a storage that keeps them all holds: a label set started in the
+// last scrapes of a run has its held series not sent yet.
 func (g *Generator) Created(target int, k int64) int {
-	if k == 0 {
-		return 0
+	n := 0
+	if g.starts(target, k) {
+		sel := g.selectionOf(OnTime, target, k)
+		n += len(g.templates) - sel.lateN - sel.oooN
 	}
+	if k >= 1 && g.starts(target, k-1) {
+		n += g.selectionOf(OutOfOrder, target, k-1).oooN
+	}
+	if ev := g.ev; ev != nil && ev.lateN > 0 && k >= ev.lateK && g.starts(target, k-ev.lateK) {
+		n += ev.lateN
+	}
+	return n
+}
+
+// starts reports whether target's scrape k writes a label set scrape k-1 did not.
+func (g *Generator) starts(target int, k int64) bool {
 	t := g.ScrapeTime(target, k)
 	cur := g.lifeAt(target, t)
-	if !cur.active {
-		return 0
+	if !cur.active || k == 0 {
+		return cur.active
 	}
 	prev := g.lifeAt(target, t-g.interval)
-	if !prev.active || prev.pod != cur.pod || g.Revision(target, k) != g.Revision(target, k-1) {
-		return len(g.templates)
-	}
-	return 0
+	return prev != cur || g.Revision(target, k) != g.Revision(target, k-1)
 }
 
 // selection picks the series of one scrape a call writes: the on-time ones, or one held kind.
@@ -347,3 +378,20 @@ func (g *Generator) EventSpans(to int64) []EventSpan {
 
 // EventSpans is the generator's EventSpans: events are the whole workload's.
 func (p *Part) EventSpans(to int64) []EventSpan { return p.g.EventSpans(to) }
+
+// appendLife writes what tells l's instance apart into the instance label: "-<pod>" with pod
+// churn, "-s<n>" for a target the n-th spike added, "-d<n>" for one the n-th doubling added.
+func (g *Generator) appendLife(b []byte, l life) []byte {
+	if g.ev == nil {
+		return b
+	}
+	if g.ev.podMs > 0 {
+		b = append(b, '-')
+		b = strconv.AppendInt(b, l.pod, 10)
+	}
+	if l.kind != 0 {
+		b = append(b, '-', l.kind)
+		b = strconv.AppendInt(b, l.occ, 10)
+	}
+	return b
+}

@@ -46,27 +46,29 @@ func TestEventSchedules(t *testing.T) {
 		targets int
 		events  Events
 		scrapes int64
-		want    span // in target-scrapes; multiplied by per below
+		want    span // in target-scrapes (series: in targets); multiplied by per below
 	}{
 		{
 			// Active 2,3,4,5 then 6 targets at scrapes 0..4: targets 2..5 join at 1..4.
 			name: "ramp up", targets: 1, events: Events{Ramp: &Ramp{From: 2, To: 6, Over: 40 * time.Second}}, scrapes: 10,
-			want: span{values: 10 + 10 + 9 + 8 + 7 + 6, markers: 0, created: 4, series: 6},
+			want: span{values: 10 + 10 + 9 + 8 + 7 + 6, markers: 0, series: 6},
 		},
 		{
 			// Active 6,5,4,3 then 2: targets 5,4,3,2 leave at scrapes 1..4 with their markers.
 			name: "ramp down", targets: 1, events: Events{Ramp: &Ramp{From: 6, To: 2, Over: 40 * time.Second}}, scrapes: 10,
-			want: span{values: 10 + 10 + 4 + 3 + 2 + 1, markers: 4, created: 0, series: 6},
+			want: span{values: 10 + 10 + 4 + 3 + 2 + 1, markers: 4, series: 6},
 		},
 		{
-			// 4 targets, 10 in spikes at scrapes 6-7 and 12-13: 6 extra join twice, leave twice.
+			// 4 targets, 10 in spikes at scrapes 6-7 and 12-13: 6 extra join twice, leave twice,
+			// each time new instances (host-000004-s1, then -s2).
 			name: "spike", targets: 4, events: Events{Spike: &Spike{For: 20 * time.Second, Every: time.Minute, Factor: 2.5}}, scrapes: 18,
-			want: span{values: 4*18 + 6*4, markers: 12, created: 12, series: 10},
+			want: span{values: 4*18 + 6*4, markers: 12, series: 4 + 6 + 6},
 		},
 		{
-			// 3 targets, 6 at scrapes 3-5 and 9-11; the extra 3 leave at 6 (12 is past the span).
+			// 3 targets, 6 at scrapes 3-5 and 9-11, the extra 3 new instances each time; they
+			// leave at 6 (12 is past the span).
 			name: "double-halve", targets: 3, events: Events{DoubleHalve: 30 * time.Second}, scrapes: 12,
-			want: span{values: 3*12 + 3*6, markers: 3, created: 6, series: 6},
+			want: span{values: 3*12 + 3*6, markers: 3, series: 3 + 3 + 3},
 		},
 	}
 	for _, tc := range cases {
@@ -76,7 +78,8 @@ func TestEventSchedules(t *testing.T) {
 				t.Fatalf("profile has %d series, the counts assume %d", g.SeriesPerTarget(), per)
 			}
 			got := countSpan(t, g, tc.scrapes)
-			want := span{values: tc.want.values * per, markers: tc.want.markers * per, created: tc.want.created * per, series: tc.want.series * per}
+			// Created counts the first scrape's series too: every series written, once.
+			want := span{values: tc.want.values * per, markers: tc.want.markers * per, created: tc.want.series * per, series: tc.want.series * per}
 			if diff := cmp.Diff(want, got, cmp.AllowUnexported(span{})); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -109,7 +112,7 @@ func TestPodChurn(t *testing.T) {
 		pods += len(instances)
 	}
 	const per = 839
-	want := span{values: 5 * 12 * per, markers: (pods - 5) * per, created: (pods - 5) * per, series: pods * per}
+	want := span{values: 5 * 12 * per, markers: (pods - 5) * per, created: pods * per, series: pods * per}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(span{})); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -128,7 +131,7 @@ func TestHeldSchedule(t *testing.T) {
 	plain := newGen(t, Options{Seed: 1, Targets: 2})
 	const scrapes = 10
 	var sent, lateC, oooC, want collector
-	var nLate, nOOO, onTime int
+	var nLate, nOOO, onTime, created int
 	type key struct {
 		labels string
 		t      int64
@@ -138,6 +141,7 @@ func TestHeldSchedule(t *testing.T) {
 		for k := range int64(scrapes) {
 			v, _ := g.Scrape(&sent, target, k)
 			onTime += v
+			created += g.Created(target, k)
 			lateC.samples, oooC.samples = lateC.samples[:0], oooC.samples[:0]
 			l, o := g.Held(&lateC, &oooC, target, k)
 			nLate, nOOO = nLate+l, nOOO+o
@@ -162,6 +166,13 @@ func TestHeldSchedule(t *testing.T) {
 	}
 	if onTime != 2*scrapes*(839-168) || nLate != 2*(scrapes-1)*84 || nOOO != 2*(scrapes-2)*84 {
 		t.Errorf("on time %d, late %d, out of order %d; want %d, %d, %d", onTime, nLate, nOOO, 2*scrapes*(839-168), 2*(scrapes-1)*84, 2*(scrapes-2)*84)
+	}
+	series := map[string]bool{}
+	for _, s := range sent.samples {
+		series[s.labels] = true
+	}
+	if created != len(series) || created != 2*839 {
+		t.Errorf("Created adds up to %d, %d series sent; want both %d", created, len(series), 2*839)
 	}
 	// Everything sent is in the plain workload with the same value; the plain samples not
 	// sent are the held ones not due yet: the last scrape's late, the last two's out of order.
