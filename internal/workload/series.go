@@ -178,7 +178,7 @@ func (g *Generator) Created(target int, k int64) int {
 		sel := g.selectionOf(OnTime, target, k)
 		n += len(g.templates) - sel.lateN - sel.oooN
 	}
-	if k >= 1 && g.starts(target, k-1) {
+	if ev := g.ev; ev != nil && ev.oooN > 0 && k >= 1 && g.starts(target, k-1) {
 		n += g.selectionOf(OutOfOrder, target, k-1).oooN
 	}
 	if ev := g.ev; ev != nil && ev.lateN > 0 && k >= ev.lateK && g.starts(target, k-ev.lateK) {
@@ -195,7 +195,7 @@ func (g *Generator) starts(target int, k int64) bool {
 		return cur.active
 	}
 	prev := g.lifeAt(target, t-g.interval)
-	return prev != cur || g.Revision(target, k) != g.Revision(target, k-1)
+	return prev != cur || g.churnedBetween(target, g.churnRounds(t-g.interval), g.churnRounds(t)) != 0
 }
 
 // selection picks the series of one scrape a call writes: the on-time ones, or one held kind.
@@ -242,12 +242,19 @@ func (g *Generator) lastOfLabelSet(target int, k int64) bool {
 // out of order before the target's series change): as oooN is at most half the rest, a
 // series held out of order at scrape k is sent on time at k+1, before it.
 func (sel *selection) kindOf(s int) int {
-	rel := (s - sel.lateOff + sel.n) % sel.n
+	// Offsets are below their moduli, so one correction each replaces a division per sample.
+	rel := s - sel.lateOff
+	if rel < 0 {
+		rel += sel.n
+	}
 	if rel < sel.lateN {
 		return Late
 	}
-	rest := sel.n - sel.lateN
-	if (rel-sel.lateN-sel.oooOff+rest)%rest < sel.oooN {
+	pos := rel - sel.lateN - sel.oooOff
+	if pos < 0 {
+		pos += sel.n - sel.lateN
+	}
+	if pos < sel.oooN {
 		return OutOfOrder
 	}
 	return OnTime
