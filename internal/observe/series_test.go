@@ -11,8 +11,8 @@ import (
 // TestSeriesCreated: each storage's own count of created series, nil where the page has none.
 func TestSeriesCreated(t *testing.T) {
 	cases := map[string]*float64{
-		"vm_new_timeseries_created_total 4195\n": ptr(4195),
-		"# TYPE prometheus_tsdb_head_series_created_total counter\nprometheus_tsdb_head_series_created_total 839\n": ptr(839),
+		"vm_new_timeseries_created_total 4195\n": new(4195.0),
+		"# TYPE prometheus_tsdb_head_series_created_total counter\nprometheus_tsdb_head_series_created_total 839\n": new(839.0),
 		"process_cpu_seconds_total 1\n": nil,
 	}
 	for page, want := range cases {
@@ -27,5 +27,3 @@ func TestSeriesCreated(t *testing.T) {
 		}
 	}
 }
-
-func ptr(v float64) *float64 { return &v }

@@ -29,7 +29,7 @@ type lane struct {
 	heldProduced [heldKinds]atomic.Int64
 	created      atomic.Int64 // after each target's first scrape
 	initial      atomic.Int64 // by each target's first scrape
-	behind   atomic.Int32 // workers still catching up
+	behind       atomic.Int32 // workers still catching up
 	// end, when set, is where generation stops: no scrape due at or after it is made. A lane
 	// catching up gets it when it has caught up: duration counts from there.
 	end atomic.Int64

@@ -90,4 +90,3 @@ func heldWriter(t *testing.T, url string) *Writer {
 	w.FlushAfter, w.DrainTimeout = 50*time.Millisecond, 3*time.Second
 	return w
 }
-

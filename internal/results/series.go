@@ -48,7 +48,7 @@ type WorkloadSeries struct {
 	// a storage that keeps every series holds (Prometheus' head within 2 h).
 	SeriesWritten int64         `json:"seriesWritten"`
 	Events        []Event       `json:"events,omitempty"`
-	Timeline []SeriesPoint `json:"timeline,omitempty"`
+	Timeline      []SeriesPoint `json:"timeline,omitempty"`
 }
 
 // Event is one occurrence of a cardinality event within the run.
