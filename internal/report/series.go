@@ -165,3 +165,41 @@ func (c chart) markEvents(b *strings.Builder, x func(time.Time) float64, top flo
 		fmt.Fprintf(b, `<text x="%.1f" y="%.0f" class="tick">%s</text>`, x0+2, top+10, e.Name)
 	}
 }
+
+// seriesFigures are the held samples' figures thresholds and compare can name, unknown
+// without them: write.late.sent, .acked, .refused; verify.late.checked, .stored; the same
+// for outOfOrder.
+func seriesFigures() map[string]figure {
+	out := map[string]figure{}
+	kinds := map[string]struct {
+		write func(*results.Write) *results.WriteHeld
+		read  func(*results.Verify) *results.VerifyHeld
+	}{
+		"late":       {func(w *results.Write) *results.WriteHeld { return w.Late }, func(v *results.Verify) *results.VerifyHeld { return v.Late }},
+		"outOfOrder": {func(w *results.Write) *results.WriteHeld { return w.OutOfOrder }, func(v *results.Verify) *results.VerifyHeld { return v.OutOfOrder }},
+	}
+	for kind, k := range kinds {
+		w := func(f func(*results.WriteHeld) int64) figure {
+			return figure{unit: unitCount, get: func(s *results.Storage) *float64 {
+				if s.Write == nil || k.write(s.Write) == nil {
+					return nil
+				}
+				return new(float64(f(k.write(s.Write))))
+			}}
+		}
+		v := func(f func(*results.VerifyHeld) int64) figure {
+			return figure{unit: unitCount, get: func(s *results.Storage) *float64 {
+				if s.Verify == nil || k.read(s.Verify) == nil {
+					return nil
+				}
+				return new(float64(f(k.read(s.Verify))))
+			}}
+		}
+		out["write."+kind+".sent"] = w(func(h *results.WriteHeld) int64 { return h.Sent })
+		out["write."+kind+".acked"] = w(func(h *results.WriteHeld) int64 { return h.Acked })
+		out["write."+kind+".refused"] = w(func(h *results.WriteHeld) int64 { return h.RefusedTotal() })
+		out["verify."+kind+".checked"] = v(func(h *results.VerifyHeld) int64 { return h.Checked })
+		out["verify."+kind+".stored"] = v(func(h *results.VerifyHeld) int64 { return h.Stored })
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -130,7 +131,7 @@ func figureTable() map[string]figure {
 			return new(f(s.Verify))
 		}}
 	}
-	return map[string]figure{
+	figs := map[string]figure{
 		"write.generatedSamples":         w(unitCount, func(w *results.Write) float64 { return float64(w.GeneratedSamples) }),
 		"write.ackedSamples":             w(unitCount, func(w *results.Write) float64 { return float64(w.AckedSamples) }),
 		"write.droppedSamples":           w(unitCount, func(w *results.Write) float64 { return float64(w.Dropped()) }),
@@ -184,6 +185,8 @@ func figureTable() map[string]figure {
 		"verify.differentProbes":     viaAPI(unitCount, func(v *results.Verify) float64 { return float64(v.DifferentProbes()) }),
 		"verify.ruleDiffs":           viaAPI(unitCount, func(v *results.Verify) float64 { return float64(len(v.RuleDiffs)) }),
 	}
+	maps.Copy(figs, seriesFigures())
+	return figs
 }
 
 // Figures is the table of figures thresholds and compare can name.
