@@ -24,14 +24,17 @@ func seriesRun(refused int64) *results.Run {
 		Series: &results.WorkloadSeries{SeriesWritten: 25170, Events: []results.Event{{Name: "spike", Start: start.Add(20 * time.Second), End: start.Add(30 * time.Second)}}},
 	}}
 	for _, name := range []string{"prom", "vm"} {
-		s := results.Storage{Name: name, Resources: res(0.5),
+		s := results.Storage{
+			Name: name, Resources: res(0.5),
 			Write: &results.Write{
 				Late:       &results.WriteHeld{Sent: 100, Acked: 100, Refused: map[string]int64{}},
 				OutOfOrder: &results.WriteHeld{Sent: 50, Acked: 50, Refused: map[string]int64{}},
 			},
 			Verify: &results.Verify{Late: &results.VerifyHeld{Checked: 90, Stored: 90}, OutOfOrder: &results.VerifyHeld{Checked: 40, Stored: 40}},
-			Series: &results.StorageSeries{Events: []results.EventFigures{{Name: "spike", Start: start.Add(20 * time.Second),
-				CPUCores: results.Change{Before: new(0.5), During: new(1.0)}}}},
+			Series: &results.StorageSeries{Events: []results.EventFigures{{
+				Name: "spike", Start: start.Add(20 * time.Second),
+				CPUCores: results.Change{Before: new(0.5), During: new(1.0)},
+			}}},
 		}
 		if name == "prom" {
 			s.Write.OutOfOrder = &results.WriteHeld{Sent: 50, Acked: 50 - refused, Refused: map[string]int64{"http_400": refused}}

@@ -3,8 +3,8 @@ package report
 import (
 	"errors"
 	"fmt"
-	"math"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
