@@ -88,3 +88,57 @@ type Change struct {
 	Before *float64 `json:"before"`
 	During *float64 `json:"during"`
 }
+
+// addHeld adds src to *dst, making it when needed; nil src adds nothing.
+func addHeld(dst **WriteHeld, src *WriteHeld) {
+	if src == nil {
+		return
+	}
+	if *dst == nil {
+		*dst = &WriteHeld{Refused: map[string]int64{}}
+	}
+	d := *dst
+	d.Sent += src.Sent
+	d.Acked += src.Acked
+	d.Pending += src.Pending
+	d.Refused = sumMaps(d.Refused, src.Refused)
+}
+
+// addVerifyHeld adds src to *dst, making it when needed; nil src adds nothing.
+func addVerifyHeld(dst **VerifyHeld, src *VerifyHeld) {
+	if src == nil {
+		return
+	}
+	if *dst == nil {
+		*dst = &VerifyHeld{}
+	}
+	(*dst).Checked += src.Checked
+	(*dst).Stored += src.Stored
+}
+
+// mergeSeries adds the shards' series section up: series written and the expected timeline
+// point by point (shards share startTime and record within milliseconds), events as the
+// lead's (they are the whole workload's).
+func mergeSeries(lead *Run, shards []*Run) *WorkloadSeries {
+	if lead.Workload.Series == nil {
+		return nil
+	}
+	m := &WorkloadSeries{Events: lead.Workload.Series.Events}
+	for i, r := range shards {
+		s := r.Workload.Series
+		if s == nil {
+			continue
+		}
+		m.SeriesWritten += s.SeriesWritten
+		if i == 0 {
+			m.Timeline = append([]SeriesPoint(nil), s.Timeline...)
+			continue
+		}
+		m.Timeline = m.Timeline[:min(len(m.Timeline), len(s.Timeline))]
+		for j := range m.Timeline {
+			m.Timeline[j].Active += s.Timeline[j].Active
+			m.Timeline[j].Created += s.Timeline[j].Created
+		}
+	}
+	return m
+}
