@@ -456,6 +456,17 @@ func (g *Generator) emit(app Appender, sc *scratch, tv targetValues, target int,
 		sa.StartTarget(g.targetValues(sc, tv))
 	}
 	scale, n := g.scale(target), 0
+	if sel.everything && !stale { // the default workload's values: nothing to skip
+		for s := range g.templates {
+			tm := &g.templates[s]
+			if fast {
+				sa.AppendSeries(s, t, g.value(&tm.shape, target, s, t, scale))
+			} else {
+				app.Append(g.fill(sc, tm, tv), t, g.value(&tm.shape, target, s, t, scale))
+			}
+		}
+		return len(g.templates)
+	}
 	for s := range g.templates {
 		if !sel.takes(s) {
 			continue
