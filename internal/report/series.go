@@ -203,3 +203,30 @@ func seriesFigures() map[string]figure {
 	}
 	return out
 }
+
+// eventRows compares a storage's figures during each cardinality event the two runs share
+// (the same event at the same place in the run's list): series.events[i].<event>.cpuCores,
+// .rssBytes and .queryP99Seconds, each its mean during the event.
+func eventRows(name string, os, ns *results.Storage) []CompareRow {
+	if os == nil || ns == nil || os.Series == nil || ns.Series == nil {
+		return nil
+	}
+	var out []CompareRow
+	for i := range min(len(os.Series.Events), len(ns.Series.Events)) {
+		oe, ne := os.Series.Events[i], ns.Series.Events[i]
+		if oe.Name != ne.Name {
+			continue
+		}
+		for _, f := range []struct {
+			name   string
+			oc, nc results.Change
+		}{{"cpuCores", oe.CPUCores, ne.CPUCores}, {"rssBytes", oe.RSSBytes, ne.RSSBytes}, {"queryP99Seconds", oe.QueryP99, ne.QueryP99}} {
+			if f.oc.During == nil && f.nc.During == nil {
+				continue
+			}
+			fig := fmt.Sprintf("series.events[%d].%s.%s", i, oe.Name, f.name)
+			out = append(out, compareRow(name, fig, os, ns, f.oc.During, f.nc.During))
+		}
+	}
+	return out
+}

@@ -84,4 +84,13 @@ func TestSeriesInReport(t *testing.T) {
 	if !found {
 		t.Error("compare has no write.outOfOrder.refused row")
 	}
+	events := map[string]bool{}
+	for _, row := range c.Rows {
+		if strings.HasPrefix(row.Figure, "series.events[") {
+			events[row.Storage+" "+row.Figure] = true
+		}
+	}
+	if !events["prom series.events[0].spike.cpuCores"] || !events["vm series.events[0].spike.cpuCores"] {
+		t.Errorf("compare's event rows %v: want each storage's spike CPU", events)
+	}
 }
