@@ -79,6 +79,9 @@ type Config struct {
 	VerifyDelay   time.Duration `yaml:"verifyDelay" json:"verifyDelay"`
 
 	Thresholds []string `yaml:"thresholds" json:"thresholds,omitempty"`
+	// CompareThresholds limit how much a figure may change against an older run, checked by
+	// `tsbench report compare OLD NEW` with this run as NEW ("query.p99>+20%").
+	CompareThresholds []string `yaml:"compareThresholds" json:"compareThresholds,omitempty"`
 
 	RemoteStorages map[string]Storage `yaml:"remoteStorages" json:"remoteStorages"`
 
