@@ -39,7 +39,6 @@ func (r *run) record(now time.Time) string {
 	r.last = now
 	r.mu.Unlock()
 	replace := now.Sub(prev) < time.Second
-	r.recordSeries(now)
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%6s]", now.Sub(r.start).Round(time.Second))
 	for _, name := range r.cfg.StorageNames() {

@@ -232,6 +232,7 @@ func (r *run) run(ctx context.Context) (*results.Run, error) {
 		g.Go(func() error { return r.queryWhenCaughtUp(loadCtx, name, q) })
 	}
 	g.Go(func() error { r.progress(loadCtx); return nil })
+	g.Go(func() error { r.watchSeries(loadCtx); return nil })
 	if r.cfg.VerifyDelay > 0 {
 		g.Go(func() error { r.verifyDuring(loadCtx); return nil })
 	}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"time"
 
 	"github.com/tsbench/tsbench/internal/config"
@@ -26,11 +27,28 @@ func seriesOptions(s config.Series) (ev workload.Events, late, ooo workload.Held
 	return ev, workload.Held(s.Late), workload.Held(s.OutOfOrder)
 }
 
-// recordSeries appends the workload's expected series at now to the series timeline.
-func (r *run) recordSeries(now time.Time) {
+// watchSeries records the workload's expected series at the start, every observeInterval
+// (as often as the storages' own counts are observed) and at the end of the load.
+func (r *run) watchSeries(ctx context.Context) {
 	if !r.cfg.Series.On() {
 		return
 	}
+	r.recordSeries(time.Now())
+	t := time.NewTicker(r.cfg.ObserveInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			r.recordSeries(time.Now())
+			return
+		case now := <-t.C:
+			r.recordSeries(now)
+		}
+	}
+}
+
+// recordSeries appends the workload's expected series at now to the series timeline.
+func (r *run) recordSeries(now time.Time) {
 	p := results.SeriesPoint{Time: now.UTC(), Active: r.part.ActiveSeries(now.UnixMilli()), Created: r.writer.SeriesWritten()}
 	r.mu.Lock()
 	r.seriesTimeline = append(r.seriesTimeline, p)
@@ -44,7 +62,10 @@ func (r *run) addSeries(res *results.Run) {
 		return
 	}
 	ws := &results.WorkloadSeries{Timeline: r.seriesTimeline, SeriesWritten: r.writer.SeriesWritten()}
-	end := r.writer.GeneratedBefore().UnixMilli() // the load's end
+	end := r.writer.GeneratedBefore().UnixMilli() // the load's end: no scrape at or after it
+	if e := r.writer.End; !e.IsZero() {
+		end = min(end, e.UnixMilli())
+	}
 	for _, e := range r.part.EventSpans(end) {
 		ws.Events = append(ws.Events, results.Event{Name: e.Name, Start: time.UnixMilli(e.Start).UTC(), End: time.UnixMilli(e.End).UTC()})
 	}

@@ -27,3 +27,15 @@ func TestSeriesCreated(t *testing.T) {
 		}
 	}
 }
+
+// TestSeriesCreatedMerged: a storage observed through /proc and its /metrics keeps the
+// created-series count of whichever gives it.
+func TestSeriesCreatedMerged(t *testing.T) {
+	n := 839.0
+	if got := (rates{}).or(rates{created: &n}).created; got == nil || *got != n {
+		t.Errorf("proc or metrics: created %v, want %v", got, n)
+	}
+	if got := (rates{created: &n}).or(rates{}).created; got == nil || *got != n {
+		t.Errorf("metrics or proc: created %v, want %v", got, n)
+	}
+}

@@ -177,6 +177,10 @@ func (r rates) or(o rates) rates {
 			delete(out.missing, f)
 		}
 	}
+	out.created = r.created
+	if out.created == nil {
+		out.created = o.created
+	}
 	return out
 }
 
