@@ -120,6 +120,9 @@ remoteStorages:
 				}
 				return ""
 			})
+			if tl := s.Resources.Timeline; len(tl) == 0 || tl[len(tl)-1].SeriesCreated == nil {
+				t.Errorf("no seriesCreated in the resource timeline's last point: the series created chart would be empty")
+			}
 			if name != "vm" {
 				// Prometheus' head keeps a series that went stale until its next compaction
 				// (2 h blocks): its active series are every series written.

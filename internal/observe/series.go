@@ -12,3 +12,22 @@ func seriesCreated(families map[string]*dto.MetricFamily) *float64 {
 	}
 	return nil
 }
+
+// addCreated is the created series over a cluster's components that count them; nil when
+// none does.
+func addCreated(parts []rates) *float64 {
+	var total *float64
+	for _, p := range parts {
+		if p.created != nil {
+			total = new(*p.created + valueOr0(total))
+		}
+	}
+	return total
+}
+
+func valueOr0(v *float64) float64 {
+	if v == nil {
+		return 0
+	}
+	return *v
+}

@@ -39,3 +39,15 @@ func TestSeriesCreatedMerged(t *testing.T) {
 		t.Errorf("metrics or proc: created %v, want %v", got, n)
 	}
 }
+
+// TestSeriesCreatedOverComponents: a cluster's created series are its components' sum,
+// unknown when none counts them.
+func TestSeriesCreatedOverComponents(t *testing.T) {
+	a, b := 100.0, 23.0
+	if got := addRates([]rates{{created: &a}, {}, {created: &b}}).created; got == nil || *got != 123 {
+		t.Errorf("created over components %v, want 123", got)
+	}
+	if got := addRates([]rates{{}, {}}).created; got != nil {
+		t.Errorf("created %v where no component counts them, want unknown", *got)
+	}
+}

@@ -30,7 +30,8 @@ const (
 type Sample struct {
 	CPUSeconds, RSSBytes, DiskBytes, ReadBytes, WriteBytes, Ingested, ActiveSeries *float64
 	// SeriesCreated is the storage's own count of series it created since it started
-	// (series.go); nil where it has none. Not summed over a cluster's components.
+	// (series.go); nil where it has none. A cluster's is the sum over the components that
+	// count them (each replica of a replicated series counted).
 	SeriesCreated *float64
 
 	Missing map[string]string

@@ -221,6 +221,7 @@ func addRates(parts []rates) rates {
 			delete(out.missing, f)
 		}
 	}
+	out.created = addCreated(parts)
 	return out
 }
 
