@@ -39,7 +39,11 @@ func (r *run) watchSeries(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			r.recordSeries(time.Now())
+			at := time.Now()
+			if e := r.writer.End; !e.IsZero() && !at.Before(e) {
+				at = e.Add(-time.Millisecond) // the last moment of the load, not what follows it
+			}
+			r.recordSeries(at)
 			return
 		case now := <-t.C:
 			r.recordSeries(now)
