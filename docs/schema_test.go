@@ -73,7 +73,7 @@ func typeSchema(t reflect.Type, defs map[string]any) map[string]any {
 			return ref
 		}
 		def := map[string]any{"type": "object", "additionalProperties": false}
-		defs[t.Name()] = def // before the fields: a type may hold itself (verify.during)
+		defs[t.Name()] = def // before the fields: a type may hold itself
 		props := map[string]any{}
 		var required []string
 		for _, f := range jsonFields(t) {

@@ -55,7 +55,7 @@ func (r *run) watchSeries(ctx context.Context) {
 func (r *run) recordSeries(now time.Time) {
 	p := results.SeriesPoint{Time: now.UTC(), Active: r.part.ActiveSeries(now.UnixMilli()), Created: r.writer.SeriesWritten()}
 	r.mu.Lock()
-	r.seriesTimeline = append(r.seriesTimeline, p)
+	r.seriesTimeline.Add(p)
 	r.mu.Unlock()
 }
 
@@ -65,12 +65,16 @@ func (r *run) addSeries(res *results.Run) {
 	if !r.cfg.Series.On() {
 		return
 	}
-	ws := &results.WorkloadSeries{Timeline: r.seriesTimeline, SeriesWritten: r.writer.SeriesWritten()}
+	ws := &results.WorkloadSeries{Timeline: r.seriesTimeline.Points(), SeriesWritten: r.writer.SeriesWritten()}
 	end := r.writer.GeneratedBefore().UnixMilli() // the load's end: no scrape at or after it
 	if e := r.writer.End; !e.IsZero() {
 		end = min(end, e.UnixMilli())
 	}
-	for _, e := range r.part.EventSpans(end) {
+	spans := r.part.EventSpans(end)
+	if n := len(spans); n > results.TimelinePoints {
+		spans, ws.EventsOmitted = spans[:results.TimelinePoints], n-results.TimelinePoints
+	}
+	for _, e := range spans {
 		ws.Events = append(ws.Events, results.Event{Name: e.Name, Start: time.UnixMilli(e.Start).UTC(), End: time.UnixMilli(e.End).UTC()})
 	}
 	res.Workload.Series = ws

@@ -44,6 +44,9 @@ func (h *VerifyHeld) Verdict() string {
 // WorkloadSeries is what the series section did to the workload (issue 22): its events and
 // the series it was expected to hold over time.
 type WorkloadSeries struct {
+	// EventsOmitted is how many events beyond the first TimelinePoints are left out of Events
+	// (and of each storage's figures): a run of days stays the same size.
+	EventsOmitted int `json:"eventsOmitted,omitempty"`
 	// SeriesWritten is every distinct series the run wrote, its first scrapes' included: what
 	// a storage that keeps every series holds (Prometheus' head within 2 h).
 	SeriesWritten int64         `json:"seriesWritten"`
@@ -65,7 +68,18 @@ type SeriesPoint struct {
 	Time    time.Time `json:"time"`
 	Active  int64     `json:"active"`
 	Created int64     `json:"created"`
+	N       int       `json:"n,omitempty"` // observations the point stands for (absent: one)
 }
+
+// Merge is the point standing for p and the later one: the later one's figures (the created
+// count is cumulative, and active series move in steps a mean would blur).
+func (p SeriesPoint) Merge(later SeriesPoint) SeriesPoint {
+	later.N = p.Count() + later.Count()
+	return later
+}
+
+// Count is how many observations p stands for.
+func (p SeriesPoint) Count() int { return count(p.N) }
 
 // StorageSeries is one storage's figures around each event: the means of its CPU, RSS and
 // query p99 during the event and in the calm of the same length before it.
