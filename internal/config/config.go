@@ -87,6 +87,9 @@ type Config struct {
 
 	RemoteStorages map[string]Storage `yaml:"remoteStorages" json:"remoteStorages"`
 
+	// Series schedules cardinality events and late or out-of-order samples (series.go).
+	Series Series `yaml:"series" json:"series,omitzero"`
+
 	ScrapeMode `yaml:",inline"` // sender, senderURL, exporterURL, exposeTimestamps (sender.go)
 	LongRun    `yaml:",inline"` // checkpointInterval (longrun.go)
 
@@ -430,6 +433,7 @@ func (c *Config) problems() []error {
 	}
 	errs = append(errs, c.verifyProblems()...)
 	errs = append(errs, c.scrapeProblems()...)
+	errs = append(errs, c.seriesProblems()...)
 	errs = append(errs, c.LongRun.problems()...)
 	for i, rq := range c.RangeQueries {
 		errs = append(errs, rq.validate(fmt.Sprintf("rangeQueries[%d]", i))...)

@@ -60,7 +60,11 @@ type ResourcePoint struct {
 	DiskWriteBytesPerSecond *float64 `json:"diskWriteBytesPerSecond"`
 	IngestedSamples         *float64 `json:"ingestedSamples"`
 	ActiveSeries            *float64 `json:"activeSeries"`
-	BytesPerSample          *float64 `json:"bytesPerSample"` // disk growth since the first point over the samples acked by then
+	// SeriesCreated is the storage's own count of series created since it started
+	// (VictoriaMetrics' vm_new_timeseries_created_total, Prometheus'
+	// prometheus_tsdb_head_series_created_total); omitted where it has none.
+	SeriesCreated  *float64 `json:"seriesCreated,omitempty"`
+	BytesPerSample *float64 `json:"bytesPerSample"` // disk growth since the first point over the samples acked by then
 	// AckedSamples is what tsbench counted the storage as having acked at this observation:
 	// over the target rate, how much of the workload's time the storage holds.
 	AckedSamples int64 `json:"ackedSamples,omitempty"`
