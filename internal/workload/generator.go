@@ -42,6 +42,7 @@ type Options struct {
 	ChurnInterval  time.Duration // scrapeConfigUpdateInterval
 	Job            string        // job label; default "node_exporter"
 	HostLoad       float64       // hostLoad, (0, 1]; 0 means 1: values move as captured
+	Native         NativeOptions // nativeHistograms (native.go)
 }
 
 // Target labels tsbench adds to every series.
@@ -83,6 +84,9 @@ type Generator struct {
 	churnN    int   // targets churned per round in each replica
 	total     int   // Targets × Replicas
 	templates []template
+	natives   []nativeFamily // sent as native histograms (native.go)
+	skip      []bool         // by series: left out, sent as a native histogram only; nil: none
+	nfloats   int            // series not skipped
 	maxLabels int
 	scratch   sync.Pool // *scratch
 
@@ -101,6 +105,8 @@ type scratch struct {
 	labels []Label
 	text   []byte
 	values []string // target label values in TargetLabelNames order
+	hist    Histogram
+	buckets []uint64
 }
 
 // New compiles the profile for the options.
@@ -155,6 +161,8 @@ func New(p *Profile, o Options) (*Generator, error) {
 		shapes[i] = &g.templates[i].shape
 	}
 	link(p.Series, shapes)
+	g.natives = compileNatives(p, o.Native)
+	g.compileNativeSeries()
 	g.scratch.New = func() any {
 		return &scratch{labels: make([]Label, g.maxLabels), text: make([]byte, 0, 64), values: make([]string, 0, 4)}
 	}
@@ -422,15 +430,18 @@ func (g *Generator) Scrape(app Appender, target int, k int64) (values, staleMark
 	if fast {
 		sa.StartTarget(g.targetValues(sc, tv))
 		for s := range g.templates {
-			sa.AppendSeries(s, t, g.value(&g.templates[s].shape, target, s, t, scale))
+			if g.skip == nil || !g.skip[s] {
+				sa.AppendSeries(s, t, g.value(&g.templates[s].shape, target, s, t, scale))
+			}
 		}
 	} else {
 		for s := range g.templates {
-			tm := &g.templates[s]
-			app.Append(g.fill(sc, tm, tv), t, g.value(&tm.shape, target, s, t, scale))
+			if tm := &g.templates[s]; g.skip == nil || !g.skip[s] {
+				app.Append(g.fill(sc, tm, tv), t, g.value(&tm.shape, target, s, t, scale))
+			}
 		}
 	}
-	values = len(g.templates)
+	values = g.floats() + g.scrapeNatives(app, sc, tv, target, t, scale, false)
 	if k == 0 {
 		return values, 0
 	}
@@ -442,13 +453,15 @@ func (g *Generator) Scrape(app Appender, target int, k int64) (values, staleMark
 			sa.StartTarget(g.targetValues(sc, tv))
 		}
 		for s := range g.templates {
-			if fast {
+			switch {
+			case g.skip != nil && g.skip[s]:
+			case fast:
 				sa.AppendSeries(s, t, stale)
-			} else {
+			default:
 				app.Append(g.fill(sc, &g.templates[s], tv), t, stale)
 			}
 		}
-		staleMarkers = len(g.templates)
+		staleMarkers = g.floats() + g.scrapeNatives(app, sc, tv, target, t, scale, true)
 	}
 	return values, staleMarkers
 }
