@@ -102,9 +102,9 @@ type cursor struct{ round, rev int64 }
 
 // scratch is one Scrape's reusable buffers.
 type scratch struct {
-	labels []Label
-	text   []byte
-	values []string // target label values in TargetLabelNames order
+	labels  []Label
+	text    []byte
+	values  []string // target label values in TargetLabelNames order
 	hist    Histogram
 	buckets []uint64
 }

@@ -80,7 +80,7 @@ func TestNativeHistogramsConsistent(t *testing.T) {
 			if n.h.Stale() {
 				continue
 			}
-			floats := map[string]float64{} // by name: one target's scrape has one series of each
+			floats := map[string]float64{}    // by name: one target's scrape has one series of each
 			for _, s := range b.samples[:7] { // the staleness markers of a churned revision follow
 				floats[s.labels[:strings.Index(s.labels, ",")]] = s.v
 			}
