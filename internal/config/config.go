@@ -82,7 +82,8 @@ type Config struct {
 
 	RemoteStorages map[string]Storage `yaml:"remoteStorages" json:"remoteStorages"`
 
-	ScrapeMode `yaml:",inline"` // sender, senderURL, exporterURL, exposeTimestamps (sender.go)
+	ScrapeMode  `yaml:",inline"` // sender, senderURL, exporterURL, exposeTimestamps (sender.go)
+	SampleTypes `yaml:",inline"` // nativeHistograms (samples.go)
 
 	ChartOnly `yaml:",inline" json:"-"` // keys of the prometheus-benchmark chart that do not apply here
 	HelmOnly  `yaml:",inline" json:"-"` // keys of tsbench's own Helm chart
@@ -184,6 +185,8 @@ func Default() Config {
 		VerifySamples: 10_000,
 
 		ScrapeMode: ScrapeMode{Sender: SenderTsbench},
+		// Floats only, as captured; the profile's families go classic.
+		SampleTypes: SampleTypes{NativeHistograms: NativeHistograms{Send: NativeOff}},
 	}
 }
 
@@ -418,6 +421,7 @@ func (c *Config) problems() []error {
 		bad("verifyDelay", "must be >= 0 (0 verifies only at the end)")
 	}
 	errs = append(errs, c.scrapeProblems()...)
+	errs = append(errs, c.sampleTypeProblems()...)
 	for i, rq := range c.RangeQueries {
 		errs = append(errs, rq.validate(fmt.Sprintf("rangeQueries[%d]", i))...)
 	}
