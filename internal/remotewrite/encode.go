@@ -57,11 +57,7 @@ func (e *encoder) Append(labels []workload.Label, t int64, v float64) {
 		e.invalid++
 		return
 	}
-	labelsLen := 0
-	for _, l := range labels {
-		n := labelSize(l.Name, l.Value)
-		labelsLen += 1 + uvarintLen(uint64(n)) + n
-	}
+	labelsLen := labelsSize(labels)
 	sampleLen := sampleSize(t, v)
 	seriesLen := labelsLen + 1 + uvarintLen(uint64(sampleLen)) + sampleLen
 
@@ -208,6 +204,16 @@ func appendLabel(b []byte, name, value string) []byte {
 	b = append(b, 0x12)
 	b = binary.AppendUvarint(b, uint64(len(value)))
 	return append(b, value...)
+}
+
+// labelsSize is the size of labels as Label fields of a TimeSeries.
+func labelsSize(labels []workload.Label) int {
+	size := 0
+	for _, l := range labels {
+		n := labelSize(l.Name, l.Value)
+		size += 1 + uvarintLen(uint64(n)) + n
+	}
+	return size
 }
 
 func labelSize(name, value string) int {

@@ -106,12 +106,7 @@ func (e *encoderOTLP) Append(labels []workload.Label, t int64, v float64) {
 			instance = l.Value
 		}
 	}
-	if !e.resOpen || string(e.resJob) != job || string(e.resInstance) != instance {
-		e.closeResource()
-		e.resOpen = true
-		e.resJob = append(e.resJob[:0], job...)
-		e.resInstance = append(e.resInstance[:0], instance...)
-	}
+	e.openResource(job, instance)
 	m, ok := e.meta[name]
 	kind := m.typ
 	if !ok || m.role == roleValue && (kind == typeSummary || kind == typeHistogram) || kind == typeUnknown {
@@ -181,6 +176,16 @@ func parseBound(s string) float64 {
 		return math.NaN()
 	}
 	return f
+}
+
+// openResource makes job and instance's resource the open one, closing another.
+func (e *encoderOTLP) openResource(job, instance string) {
+	if !e.resOpen || string(e.resJob) != job || string(e.resInstance) != instance {
+		e.closeResource()
+		e.resOpen = true
+		e.resJob = append(e.resJob[:0], job...)
+		e.resInstance = append(e.resInstance[:0], instance...)
+	}
 }
 
 // appendNumberPoint appends a NumberDataPoint with the current attributes to the open metric.
@@ -328,6 +333,8 @@ func (e *encoderOTLP) closeMetric() {
 		dataTag, dataLen = 0x4a, dataLen+2 // histogram = 9; temporality
 	case typeSummary:
 		dataTag = 0x5a // summary = 11
+	case kindExponential:
+		dataTag, dataLen = 0x52, dataLen+2 // exponential_histogram = 10; temporality
 	default:
 		dataTag = 0x2a // gauge = 5
 	}
@@ -353,7 +360,7 @@ func (e *encoderOTLP) closeMetric() {
 	switch e.metKind {
 	case typeCounter:
 		b = append(b, 0x10, 2, 0x18, 1) // AGGREGATION_TEMPORALITY_CUMULATIVE, monotonic
-	case typeHistogram:
+	case typeHistogram, kindExponential:
 		b = append(b, 0x10, 2)
 	}
 	e.res, e.pts = b, e.pts[:0]

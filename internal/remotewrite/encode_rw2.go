@@ -93,36 +93,29 @@ func (e *encoderV2) Append(labels []workload.Label, t int64, v float64) {
 		return
 	}
 	m := e.meta[metricName(labels)]
+	helpRef, unitRef := e.refsOf(labels, m)
+	e.write(rw2Type[m.typ], helpRef, unitRef, t, v)
+}
+
+// refsOf puts the labels' refs in lrefs and returns those of m's help and unit (0: none).
+func (e *encoderV2) refsOf(labels []workload.Label, m metricMeta) (helpRef, unitRef uint32) {
 	e.lrefs = e.lrefs[:0]
 	for _, l := range labels {
 		e.lrefs = append(e.lrefs, e.ref(l.Name), e.ref(l.Value))
 	}
-	var helpRef, unitRef uint32
 	if m.help != "" {
 		helpRef = e.ref(m.help)
 	}
 	if m.unit != "" {
 		unitRef = e.ref(m.unit)
 	}
-	e.write(rw2Type[m.typ], helpRef, unitRef, t, v)
+	return helpRef, unitRef
 }
 
 // write encodes a TimeSeries of the labels in lrefs, the metadata and one sample.
 func (e *encoderV2) write(typ uint64, helpRef, unitRef uint32, t int64, v float64) {
-	refsLen := 0
-	for _, r := range e.lrefs {
-		refsLen += uvarintLen(uint64(r))
-	}
-	metaLen := 0
-	if typ != 0 {
-		metaLen += 1 + uvarintLen(typ)
-	}
-	if helpRef != 0 {
-		metaLen += 1 + uvarintLen(uint64(helpRef))
-	}
-	if unitRef != 0 {
-		metaLen += 1 + uvarintLen(uint64(unitRef))
-	}
+	refsLen := e.refsLen()
+	metaLen := metaSize(typ, helpRef, unitRef)
 	sampleLen := 1 + 8 + 1 + uvarintLen(uint64(t))
 	seriesLen := 1 + uvarintLen(uint64(refsLen)) + refsLen + 1 + uvarintLen(uint64(sampleLen)) + sampleLen
 	if metaLen > 0 {
@@ -132,38 +125,78 @@ func (e *encoderV2) write(typ uint64, helpRef, unitRef uint32, t int64, v float6
 	b := e.series
 	b = append(b, 0x2a) // field 5, length-delimited
 	b = binary.AppendUvarint(b, uint64(seriesLen))
-	b = append(b, 0x0a) // labels_refs, packed
-	b = binary.AppendUvarint(b, uint64(refsLen))
-	for _, r := range e.lrefs {
-		b = binary.AppendUvarint(b, uint64(r))
-	}
+	b = e.appendRefs(b, refsLen)
 	b = append(b, 0x12) // samples
 	b = binary.AppendUvarint(b, uint64(sampleLen))
 	b = append(b, 0x09) // value, 64-bit
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 	b = append(b, 0x10) // timestamp, varint
 	b = binary.AppendUvarint(b, uint64(t))
-	if metaLen > 0 {
-		b = append(b, 0x2a) // metadata
-		b = binary.AppendUvarint(b, uint64(metaLen))
-		if typ != 0 {
-			b = append(b, 0x08)
-			b = binary.AppendUvarint(b, typ)
-		}
-		if helpRef != 0 {
-			b = append(b, 0x18)
-			b = binary.AppendUvarint(b, uint64(helpRef))
-		}
-		if unitRef != 0 {
-			b = append(b, 0x20)
-			b = binary.AppendUvarint(b, uint64(unitRef))
-		}
+	e.series = appendMeta(b, metaLen, typ, helpRef, unitRef)
+	e.added(t)
+}
+
+// refsLen is the size of the packed labels_refs of lrefs.
+func (e *encoderV2) refsLen() int {
+	n := 0
+	for _, r := range e.lrefs {
+		n += uvarintLen(uint64(r))
 	}
-	e.series = b
+	return n
+}
+
+// appendRefs appends lrefs as the packed labels_refs field, of size n.
+func (e *encoderV2) appendRefs(b []byte, n int) []byte {
+	b = append(b, 0x0a) // labels_refs, packed
+	b = binary.AppendUvarint(b, uint64(n))
+	for _, r := range e.lrefs {
+		b = binary.AppendUvarint(b, uint64(r))
+	}
+	return b
+}
+
+func (e *encoderV2) added(t int64) {
 	if e.samples == 0 || t < e.oldest {
 		e.oldest = t
 	}
 	e.samples++
+}
+
+// metaSize is the size of a Metadata message; 0 when every field is left out.
+func metaSize(typ uint64, helpRef, unitRef uint32) int {
+	n := 0
+	if typ != 0 {
+		n += 1 + uvarintLen(typ)
+	}
+	if helpRef != 0 {
+		n += 1 + uvarintLen(uint64(helpRef))
+	}
+	if unitRef != 0 {
+		n += 1 + uvarintLen(uint64(unitRef))
+	}
+	return n
+}
+
+// appendMeta appends the metadata field of size n, when n > 0.
+func appendMeta(b []byte, n int, typ uint64, helpRef, unitRef uint32) []byte {
+	if n == 0 {
+		return b
+	}
+	b = append(b, 0x2a) // metadata
+	b = binary.AppendUvarint(b, uint64(n))
+	if typ != 0 {
+		b = append(b, 0x08)
+		b = binary.AppendUvarint(b, typ)
+	}
+	if helpRef != 0 {
+		b = append(b, 0x18)
+		b = binary.AppendUvarint(b, uint64(helpRef))
+	}
+	if unitRef != 0 {
+		b = append(b, 0x20)
+		b = binary.AppendUvarint(b, uint64(unitRef))
+	}
+	return b
 }
 
 // StartTarget takes the target's label values (in the order of the templates' names) for
