@@ -81,7 +81,7 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 	r.gen, err = workload.New(p.Profile, workload.Options{
 		Seed: cfg.Seed, Start: r.clock, Targets: cfg.TargetsCount, Replicas: cfg.WriteReplicas,
 		ScrapeInterval: cfg.ScrapeInterval, ChurnPercent: cfg.ScrapeConfigUpdatePercent,
-		ChurnInterval: cfg.ScrapeConfigUpdateInterval, HostLoad: cfg.HostLoad,
+		ChurnInterval: cfg.ScrapeConfigUpdateInterval, HostLoad: cfg.HostLoad, Native: nativeOptions(cfg.NativeHistograms),
 	})
 	if err != nil {
 		return nil, &ConfigError{fmt.Errorf("workload: %w", err)}
@@ -329,7 +329,9 @@ func (r *run) verify(ctx context.Context) map[string]*results.Verify {
 	// scrape time it did generate everything before.
 	to := r.writer.GeneratedBefore().Add(-time.Millisecond)
 	r.log.Info("verifying what each storage returns", "samples", r.cfg.VerifySamples, "from", r.clock, "to", to)
-	return v.Run(ctx, r.clock, to) // the history too: rules compare from where their windows fill
+	res := v.Run(ctx, r.clock, to) // the history too: rules compare from where their windows fill
+	r.verifyNatives(ctx, v, res, to)
+	return res
 }
 
 // verifyDuring checks, every verifyDelay while the load runs, the data written since the

@@ -83,6 +83,8 @@ type Verify struct {
 	// During holds the checks made while the load ran (verifyDelay > 0), oldest first: each
 	// covers the data written since the previous one that is older than verifyDelay.
 	During []*Verify `json:"during,omitempty"`
+	// NativeHistograms is the read-back of the native histograms, when they were sent.
+	NativeHistograms *NativeHistograms `json:"nativeHistograms,omitempty"`
 }
 
 // ExportCheck is the read-back of raw samples through a storage's export API: the counts

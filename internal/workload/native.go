@@ -423,3 +423,15 @@ func (g *Generator) scrapeNatives(app Appender, sc *scratch, tv targetValues, ta
 
 // floats is how many float series a scrape sends: the profile's less those sent as native only.
 func (g *Generator) floats() int { return g.nfloats }
+
+// NativeFamilies, NativeSeries, NativeLabels, NativeHistogram and NativeSchemas are the
+// generator's, with the part's targets numbered from 0.
+func (p *Part) NativeFamilies() int             { return p.g.NativeFamilies() }
+func (p *Part) NativeSeries(f int) Series       { return p.g.NativeSeries(f) }
+func (p *Part) NativeSchemas() map[string]int32 { return p.g.NativeSchemas() }
+func (p *Part) NativeLabels(j, f int, rev int64) []Label {
+	return p.g.NativeLabels(p.targets[j], f, rev)
+}
+func (p *Part) NativeHistogram(j, f int, t int64) Histogram {
+	return p.g.NativeHistogram(p.targets[j], f, t)
+}

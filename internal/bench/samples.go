@@ -1,0 +1,35 @@
+package bench
+
+import (
+	"context"
+	"time"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/verify"
+	"github.com/tsbench/tsbench/internal/workload"
+)
+
+// nativeOptions is nativeHistograms for the workload.
+func nativeOptions(n config.NativeHistograms) workload.NativeOptions {
+	o := workload.NativeOptions{FromSummaries: n.FromSummaries, Schema: n.Schema}
+	switch n.Send {
+	case config.NativeOn:
+		o.Mode = workload.NativeOnly
+	case config.NativeBoth:
+		o.Mode = workload.NativeBoth
+	}
+	return o
+}
+
+// verifyNatives adds the native histograms' read-back to each storage's, when they were sent.
+func (r *run) verifyNatives(ctx context.Context, v *verify.Verifier, res map[string]*results.Verify, to time.Time) {
+	if !r.cfg.NativeHistograms.On() {
+		return
+	}
+	for name, n := range v.Natives(ctx, r.cfg.NativeHistograms.Send, r.clock, to) {
+		if res[name] != nil {
+			res[name].NativeHistograms = n
+		}
+	}
+}

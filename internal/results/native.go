@@ -1,0 +1,48 @@
+package results
+
+// NativeHistograms is the read-back of the native histograms sent to one storage (issue 23):
+// a sample of series over the end of the run, read through the query API, each histogram
+// compared bucket by bucket (count, sum, every non-empty bucket's bounds and count, the zero
+// bucket) with what was sent.
+type NativeHistograms struct {
+	// Send is nativeHistograms.send: true or both.
+	Send string `json:"send"`
+	// Schemas is each family's schema as sent: nativeHistograms.schema, or the coarsest that
+	// keeps the family's bounds in buckets of their own.
+	Schemas map[string]int32 `json:"schemas"`
+	// CheckedSeries and CheckedHistograms are the native series and histograms looked for.
+	CheckedSeries     int   `json:"checkedSeries"`
+	CheckedHistograms int64 `json:"checkedHistograms"`
+	// Kept came back as native histograms equal to what was sent.
+	Kept int64 `json:"kept"`
+	// Changed came back as native histograms with another count, sum or bucket.
+	Changed int64 `json:"changed"`
+	// Missing did not come back as native histograms.
+	Missing int64 `json:"missing"`
+	// FloatPoints are float samples the storage returned under the native series' name and
+	// labels: the histograms turned into numbers.
+	FloatPoints int64 `json:"floatPoints"`
+	// Verdict: "kept" (every histogram as sent), "changed" (returned, some different),
+	// "converted" (returned as numbers, not histograms), "dropped" (acknowledged and nothing
+	// stored), "partial" (some kept, some missing), or "error" (the read failed: see Errors).
+	Verdict  string   `json:"verdict"`
+	Examples []string `json:"examples,omitempty"`
+	Errors   []string `json:"errors,omitempty"`
+}
+
+// NativeVerdict names what the counts say.
+func (n *NativeHistograms) NativeVerdict() string {
+	switch {
+	case len(n.Errors) > 0 && n.Kept+n.Changed == 0:
+		return "error"
+	case n.Kept+n.Changed == 0 && n.FloatPoints > 0:
+		return "converted"
+	case n.Kept+n.Changed == 0:
+		return "dropped"
+	case n.Changed > 0:
+		return "changed"
+	case n.Missing > 0:
+		return "partial"
+	}
+	return "kept"
+}

@@ -1,0 +1,195 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/tsbench/tsbench/internal/query"
+	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/workload"
+)
+
+// natives is what the native read-back uses of the workload (*workload.Part).
+type natives interface {
+	NativeFamilies() int
+	NativeSchemas() map[string]int32
+	NativeLabels(target, f int, rev int64) []workload.Label
+	NativeHistogram(target, f int, t int64) workload.Histogram
+}
+
+// The native read-back checks every native series of at most nativeTargets targets over the
+// last nativeWindow of the checked window: a few hundred histograms, a query per series.
+const (
+	nativeTargets = 5
+	nativeWindow  = 10 * time.Minute
+)
+
+// nativeRead is one query of the native read-back: a target's family, every revision.
+type nativeRead struct {
+	selector string
+	want     map[string]map[int64]workload.Histogram // by label key, by time
+}
+
+// Natives reads back the native histograms from each storage with a query API, over the
+// end of [from, to]; nil when the workload sends none.
+func (v *Verifier) Natives(ctx context.Context, send string, from, to time.Time) map[string]*results.NativeHistograms {
+	nw, ok := v.wl.(natives)
+	if !ok || nw.NativeFamilies() == 0 {
+		return nil
+	}
+	w := window{from: max(from.UnixMilli(), to.UnixMilli()-nativeWindow.Milliseconds()), to: to.UnixMilli()}
+	reads := v.nativeReads(nw, w)
+	out := map[string]*results.NativeHistograms{}
+	for _, t := range v.targets {
+		res := &results.NativeHistograms{Send: send, Schemas: nw.NativeSchemas()}
+		out[t.Name] = res
+		if t.ReadURL == "" {
+			res.Errors = append(res.Errors, "no query API (readURL): native histograms are read back through it only")
+		} else {
+			api := query.NewAPI(t.Client, t.ReadURL)
+			for _, rd := range reads {
+				q := fmt.Sprintf("%s[%dms]", rd.selector, w.to-w.from+1)
+				got, err := api.Histograms(ctx, q, time.UnixMilli(w.to))
+				if err != nil {
+					res.Errors = append(res.Errors, fmt.Sprintf("%s: %v", q, err))
+					continue
+				}
+				compareNatives(rd, got, res)
+			}
+		}
+		res.Verdict = res.NativeVerdict()
+		v.log.Info("native histograms read back", "storage", t.Name, "verdict", res.Verdict, "checked", res.CheckedHistograms,
+			"kept", res.Kept, "changed", res.Changed, "missing", res.Missing)
+	}
+	return out
+}
+
+// nativeReads lists what the first nativeTargets targets sent in w, family by family.
+func (v *Verifier) nativeReads(nw natives, w window) []nativeRead {
+	var reads []nativeRead
+	for target := range min(nativeTargets, v.wl.Targets()) {
+		first, last, ok := scrapeRange(v.wl, target, w, v.interval)
+		if !ok {
+			continue
+		}
+		for f := range nw.NativeFamilies() {
+			rd := nativeRead{want: map[string]map[int64]workload.Histogram{}}
+			for k := first; k <= last; k++ {
+				t := v.wl.ScrapeTime(target, k)
+				ls := nw.NativeLabels(target, f, v.wl.Revision(target, k))
+				if rd.selector == "" {
+					rd.selector = selectorOf(ls)
+				}
+				key := keyOf(ls)
+				if rd.want[key] == nil {
+					rd.want[key] = map[int64]workload.Histogram{}
+				}
+				rd.want[key][t] = nw.NativeHistogram(target, f, t)
+			}
+			reads = append(reads, rd)
+		}
+	}
+	return reads
+}
+
+// selectorOf selects a native series by name, job, instance and replica: every revision.
+func selectorOf(ls []workload.Label) string {
+	sel := "{"
+	for _, l := range ls {
+		switch l.Name {
+		case "__name__", "instance", "job", "replica":
+			if len(sel) > 1 {
+				sel += ","
+			}
+			sel += fmt.Sprintf("%s=%q", l.Name, l.Value)
+		}
+	}
+	return sel + "}"
+}
+
+// compareNatives counts rd's histograms in got: kept, changed or missing; float points of
+// the same series are counted apart. A url_replica label is left out of the identity.
+func compareNatives(rd nativeRead, got []query.HistogramSeries, res *results.NativeHistograms) {
+	seen := map[string]map[int64]query.HistogramPoint{}
+	for _, s := range got {
+		delete(s.Metric, "url_replica")
+		key := keyOfLabels(sortedLabels(s.Metric))
+		if _, ok := rd.want[key]; !ok {
+			continue // another series of the name: a summary's quantiles
+		}
+		res.FloatPoints += int64(s.Floats)
+		if seen[key] == nil {
+			seen[key] = map[int64]query.HistogramPoint{}
+		}
+		for _, p := range s.Histograms {
+			seen[key][p.T] = p
+		}
+	}
+	for key, points := range rd.want {
+		res.CheckedSeries++
+		for t, h := range points {
+			res.CheckedHistograms++
+			p, ok := seen[key][t]
+			switch {
+			case !ok:
+				res.Missing++
+			case sameHistogram(&h, p):
+				res.Kept++
+			default:
+				res.Changed++
+				if len(res.Examples) < maxExamples {
+					res.Examples = append(res.Examples, fmt.Sprintf("%s at %d: sent %s, got %s", render(labelsFromKey(key)), t, describeHistogram(&h), describePoint(p)))
+				}
+			}
+		}
+	}
+}
+
+// apiBuckets is h as the Prometheus API shows it: the zero bucket, then every non-empty
+// positive bucket, left-open.
+func apiBuckets(h *workload.Histogram) []query.Bucket {
+	var bs []query.Bucket
+	if h.ZeroCount > 0 {
+		bs = append(bs, query.Bucket{Boundaries: 3, Lower: -h.ZeroThreshold, Upper: h.ZeroThreshold, Count: float64(h.ZeroCount)})
+	}
+	for i, c := range h.Buckets {
+		if c > 0 {
+			idx := h.Offset + int32(i)
+			bs = append(bs, query.Bucket{Boundaries: 0, Lower: workload.BucketUpper(idx-1, h.Schema), Upper: workload.BucketUpper(idx, h.Schema), Count: float64(c)})
+		}
+	}
+	return bs
+}
+
+// sameHistogram: count and counts exactly, the sum bit for bit, bounds to 1e-12 (Prometheus
+// computes them from its own table of 2^(i/2^schema)).
+func sameHistogram(h *workload.Histogram, p query.HistogramPoint) bool {
+	want := apiBuckets(h)
+	if p.Count != float64(h.Count) || math.Float64bits(p.Sum) != math.Float64bits(h.Sum) || len(p.Buckets) != len(want) {
+		return false
+	}
+	for i, b := range p.Buckets {
+		w := want[i]
+		if b.Boundaries != w.Boundaries || b.Count != w.Count || !closeEnough(b.Lower, w.Lower, 1e-12) || !closeEnough(b.Upper, w.Upper, 1e-12) {
+			return false
+		}
+	}
+	return true
+}
+
+func describeHistogram(h *workload.Histogram) string {
+	return describePoint(query.HistogramPoint{Count: float64(h.Count), Sum: h.Sum, Buckets: apiBuckets(h)})
+}
+
+func describePoint(p query.HistogramPoint) string {
+	s := fmt.Sprintf("count=%s sum=%s buckets=[", fmtFloat(p.Count), fmtFloat(p.Sum))
+	for i, b := range p.Buckets {
+		if i > 0 {
+			s += " "
+		}
+		s += fmt.Sprintf("%d:%s..%s=%s", b.Boundaries, fmtFloat(b.Lower), fmtFloat(b.Upper), fmtFloat(b.Count))
+	}
+	return s + "]"
+}
