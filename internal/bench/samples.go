@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/tsbench/tsbench/internal/config"
@@ -28,8 +29,17 @@ func (r *run) verifyNatives(ctx context.Context, v *verify.Verifier, res map[str
 		return
 	}
 	for name, n := range v.Natives(ctx, r.cfg.NativeHistograms.Send, r.clock, to) {
-		if res[name] != nil {
-			res[name].NativeHistograms = n
+		if res[name] == nil {
+			continue
 		}
+		if w := r.writer.Results(name); w != nil {
+			for status, c := range w.RequestsByStatus {
+				if !strings.HasPrefix(status, "2") {
+					n.FailedRequests += c
+				}
+			}
+			n.Verdict = n.NativeVerdict()
+		}
+		res[name].NativeHistograms = n
 	}
 }

@@ -22,9 +22,14 @@ type NativeHistograms struct {
 	// FloatPoints are float samples the storage returned under the native series' name and
 	// labels: the histograms turned into numbers.
 	FloatPoints int64 `json:"floatPoints"`
+	// FailedRequests are the storage's write requests answered with an error (not 2xx) or
+	// not answered: with nothing stored, the histograms were refused rather than dropped.
+	FailedRequests int64 `json:"failedRequests"`
 	// Verdict: "kept" (every histogram as sent), "changed" (returned, some different),
 	// "converted" (returned as numbers, not histograms), "dropped" (acknowledged and nothing
-	// stored), "partial" (some kept, some missing), or "error" (the read failed: see Errors).
+	// stored), "refused" (nothing stored, and write requests failed: Prometheus 2.x without
+	// its feature flag answers 500 to a request with histograms, floats and all), "partial"
+	// (some kept, some missing), or "error" (the read failed: see Errors).
 	Verdict  string   `json:"verdict"`
 	Examples []string `json:"examples,omitempty"`
 	Errors   []string `json:"errors,omitempty"`
@@ -37,6 +42,8 @@ func (n *NativeHistograms) NativeVerdict() string {
 		return "error"
 	case n.Kept+n.Changed == 0 && n.FloatPoints > 0:
 		return "converted"
+	case n.Kept+n.Changed == 0 && n.FailedRequests > 0:
+		return "refused"
 	case n.Kept+n.Changed == 0:
 		return "dropped"
 	case n.Changed > 0:

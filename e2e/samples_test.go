@@ -1,0 +1,144 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/storage/promreceiver"
+)
+
+// TestNativeHistogramsIntoPrometheusReceiver sends the default profile's summaries as native
+// histograms beside them (nativeHistograms both, fromSummaries) over each protocol into
+// Prometheus' own receiver: every sample and histogram is acked and appended, the floats read
+// back exact, and every native histogram read back through the query API as sent, bucket by
+// bucket.
+func TestNativeHistogramsIntoPrometheusReceiver(t *testing.T) {
+	t.Parallel()
+	protocols := map[string]string{"rw1": "prometheus-rw1", "rw2": "prometheus-rw2", "otlp": "otlp-http"}
+	recvs := map[string]*promreceiver.Receiver{}
+	var storages strings.Builder
+	for _, name := range []string{"otlp", "rw1", "rw2"} {
+		r, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := r.Close(); err != nil {
+				t.Error(err)
+			}
+		})
+		recvs[name] = r
+		path := promreceiver.WritePath
+		if name == "otlp" {
+			path = promreceiver.OTLPPath
+		}
+		fmt.Fprintf(&storages, "  %s: {writeURL: %s%s, readURL: %s/, protocol: %s}\n", name, r.URL, path, r.URL, protocols[name])
+	}
+	cfg := `
+duration: 20s
+targetsCount: 10
+scrapeInterval: 5s
+queryInterval: 10s
+nativeHistograms: {send: both, fromSummaries: true}
+remoteStorages:
+` + storages.String()
+	rr := runTsbench(t, 2*time.Minute, cfg)
+	if rr.code != 0 || rr.results == nil {
+		t.Fatalf("exit code %d; stderr:\n%s", rr.code, rr.stderr)
+	}
+	for name := range protocols {
+		t.Run(name, func(t *testing.T) {
+			s := storageResult(t, rr.results, name)
+			w := s.Write
+			if w == nil || w.AckedSamples == 0 || w.AckedSamples != w.GeneratedSamples {
+				t.Fatalf("write %+v: want every sample acked", w)
+			}
+			if n, err := recvs[name].Appended(); err != nil || n != w.AckedSamples {
+				t.Errorf("the TSDB appended %d samples (%v), tsbench acked %d", n, err, w.AckedSamples)
+			}
+			v := s.Verify
+			if v == nil || v.CheckedSamples == 0 || v.MissingSamples != 0 || v.UnexpectedSamples != 0 || v.ChangedValues != 0 {
+				t.Errorf("read-back %+v: want every checked float exact", v)
+			}
+			checkNative(t, v, "kept")
+		})
+	}
+}
+
+// checkNative checks the native read-back's verdict, and for kept that every histogram was.
+func checkNative(t *testing.T, v *results.Verify, verdict string) {
+	t.Helper()
+	if v == nil || v.NativeHistograms == nil {
+		t.Fatal("no native histogram read-back")
+	}
+	n := v.NativeHistograms
+	if n.Verdict != verdict || n.CheckedHistograms == 0 || n.Schemas["go_gc_duration_seconds"] == 0 {
+		t.Errorf("native read-back %+v: want verdict %s, schema of go_gc_duration_seconds stated", n, verdict)
+	}
+	if verdict == "kept" && (n.Kept != n.CheckedHistograms || n.Changed+n.Missing != 0) {
+		t.Errorf("native read-back %+v: want every histogram kept", n)
+	}
+	if (verdict == "dropped" || verdict == "refused") && n.Missing != n.CheckedHistograms {
+		t.Errorf("native read-back %+v: want every histogram missing", n)
+	}
+}
+
+// TestNativeHistogramsAgainstDebianPrometheus writes native histograms (nativeHistograms true,
+// from the summaries) over remote write 1.0 to two Prometheus 2.42: the one started with
+// --enable-feature=native-histograms stores them as sent; the other answers 500 to every
+// request that holds one, so it stores nothing, floats included: its batches are retried
+// until maxRetryDuration and dropped (retry_timeout), and the read-back says refused.
+func TestNativeHistogramsAgainstDebianPrometheus(t *testing.T) {
+	t.Parallel()
+	requireBinaries(t, "prometheus")
+	native := startStorageWith(t, storage.KindPrometheus, "native", storage.NativeHistogramFlags(storage.KindPrometheus, true))
+	plain := startStorageWith(t, storage.KindPrometheus, "plain", nil)
+	cfg := fmt.Sprintf(`
+duration: 15s
+targetsCount: 5
+scrapeInterval: 5s
+queryInterval: 10s
+maxRetryDuration: 5s
+nativeHistograms: {send: true, fromSummaries: true}
+remoteStorages:
+  native: {writeURL: %sapi/v1/write, readURL: %s}
+  plain: {writeURL: %sapi/v1/write, readURL: %s}
+`, native.URL, native.URL, plain.URL, plain.URL)
+	rr := runTsbench(t, 2*time.Minute, cfg)
+	if rr.results == nil || (rr.code != 0 && rr.code != 3) {
+		t.Fatalf("exit code %d; stderr:\n%s", rr.code, rr.stderr)
+	}
+	s := storageResult(t, rr.results, "native")
+	if w := s.Write; w == nil || w.AckedSamples == 0 || w.AckedSamples != w.GeneratedSamples {
+		t.Fatalf("native: write %+v: want every sample acked", w)
+	}
+	checkNative(t, s.Verify, "kept")
+	s = storageResult(t, rr.results, "plain")
+	if w := s.Write; w == nil || w.AckedSamples != 0 || w.RequestsByStatus["500"] == 0 || w.DroppedSamples["retry_timeout"] == 0 {
+		t.Fatalf("plain: write %+v: want nothing acked, 500s, batches dropped at retry_timeout", w)
+	}
+	checkNative(t, s.Verify, "refused")
+}
+
+// startStorageWith starts a local storage with extra flags, stopped at the test's end.
+func startStorageWith(t *testing.T, kind, name string, extra []string) *storage.Local {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l, err := storage.StartWith(ctx, kind, name, false, 0, extra, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := l.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return l
+}
