@@ -316,6 +316,7 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 	writeSlowest(&b, r)
 	writeNoQueryAPI(&b, r)
 	writeVerdicts(&b, r)
+	writeNatives(&b, r)
 	writeProbes(&b, r)
 	writeRuleDiffs(&b, r)
 	writeRulesNotCompared(&b, r)
