@@ -19,8 +19,10 @@ type NativeHistograms struct {
 	Changed int64 `json:"changed"`
 	// Missing did not come back as native histograms.
 	Missing int64 `json:"missing"`
-	// FloatPoints are float samples the storage returned under the native series' name and
-	// labels: the histograms turned into numbers.
+	// FloatPoints are float samples the storage returned for the native series: under their
+	// name and labels, or as bucket series made from them (name_bucket with a vmrange label,
+	// as VictoriaMetrics stores a native histogram, or with an le no classic series was sent
+	// with): the histograms turned into numbers.
 	FloatPoints int64 `json:"floatPoints"`
 	// FailedRequests are the storage's write requests answered with an error (not 2xx) or
 	// not answered: with nothing stored, the histograms were refused rather than dropped.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/tsbench/tsbench/internal/query"
@@ -17,7 +18,11 @@ type natives interface {
 	NativeSchemas() map[string]int32
 	NativeLabels(target, f int, rev int64) []workload.Label
 	NativeHistogram(target, f int, t int64) workload.Histogram
+	NativeBucketsSent(f int) bool
 }
+
+// The workload bench hands the verifier: a type assertion to natives must not fail unseen.
+var _ natives = (*workload.Part)(nil)
 
 // The native read-back checks every native series of at most nativeTargets targets over the
 // last nativeWindow of the checked window: a few hundred histograms, a query per series.
@@ -28,8 +33,9 @@ const (
 
 // nativeRead is one query of the native read-back: a target's family, every revision.
 type nativeRead struct {
-	selector string
-	want     map[string]map[int64]workload.Histogram // by label key, by time
+	selector, buckets string                                  // the native series; their family_bucket series
+	bucketsSent       bool                                    // the family's classic _bucket series are sent too
+	want              map[string]map[int64]workload.Histogram // by label key, by time
 }
 
 // Natives reads back the native histograms from each storage with a query API, over the
@@ -57,6 +63,12 @@ func (v *Verifier) Natives(ctx context.Context, send string, from, to time.Time)
 					continue
 				}
 				compareNatives(rd, got, res)
+				q = fmt.Sprintf("%s[%dms]", rd.buckets, w.to-w.from+1)
+				if got, err = api.Histograms(ctx, q, time.UnixMilli(w.to)); err != nil {
+					res.Errors = append(res.Errors, fmt.Sprintf("%s: %v", q, err))
+					continue
+				}
+				countConverted(rd, got, res)
 			}
 		}
 		res.Verdict = res.NativeVerdict()
@@ -75,12 +87,12 @@ func (v *Verifier) nativeReads(nw natives, w window) []nativeRead {
 			continue
 		}
 		for f := range nw.NativeFamilies() {
-			rd := nativeRead{want: map[string]map[int64]workload.Histogram{}}
+			rd := nativeRead{want: map[string]map[int64]workload.Histogram{}, bucketsSent: nw.NativeBucketsSent(f)}
 			for k := first; k <= last; k++ {
 				t := v.wl.ScrapeTime(target, k)
 				ls := nw.NativeLabels(target, f, v.wl.Revision(target, k))
 				if rd.selector == "" {
-					rd.selector = selectorOf(ls)
+					rd.selector, rd.buckets = selectorOf(ls, ""), selectorOf(ls, "_bucket")
 				}
 				key := keyOf(ls)
 				if rd.want[key] == nil {
@@ -94,10 +106,14 @@ func (v *Verifier) nativeReads(nw natives, w window) []nativeRead {
 	return reads
 }
 
-// selectorOf selects a native series by name, job, instance and replica: every revision.
-func selectorOf(ls []workload.Label) string {
+// selectorOf selects a native series (its name with suffix) by job, instance and replica:
+// every revision.
+func selectorOf(ls []workload.Label, suffix string) string {
 	sel := "{"
 	for _, l := range ls {
+		if l.Name == "__name__" {
+			l.Value += suffix
+		}
 		switch l.Name {
 		case "__name__", "instance", "job", "replica":
 			if len(sel) > 1 {
@@ -143,6 +159,23 @@ func compareNatives(rd nativeRead, got []query.HistogramSeries, res *results.Nat
 					res.Examples = append(res.Examples, fmt.Sprintf("%s at %d: sent %s, got %s", render(labelsFromKey(key)), t, describeHistogram(&h), describePoint(p)))
 				}
 			}
+		}
+	}
+}
+
+// countConverted counts the float points of family_bucket series that are a native series'
+// labels plus a vmrange label (VictoriaMetrics' histogram buckets) or plus an le label that
+// no classic series sent: the histograms turned into bucket counters by the storage.
+func countConverted(rd nativeRead, got []query.HistogramSeries, res *results.NativeHistograms) {
+	for _, s := range got {
+		delete(s.Metric, "url_replica")
+		s.Metric["__name__"] = strings.TrimSuffix(s.Metric["__name__"], "_bucket")
+		_, vmrange := s.Metric["vmrange"]
+		_, le := s.Metric["le"]
+		delete(s.Metric, "vmrange")
+		delete(s.Metric, "le")
+		if _, ok := rd.want[keyOfLabels(sortedLabels(s.Metric))]; ok && (vmrange || le && !rd.bucketsSent) {
+			res.FloatPoints += int64(s.Floats)
 		}
 	}
 }

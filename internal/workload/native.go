@@ -67,6 +67,7 @@ type nativeFamily struct {
 	tpl        template // its labels with the target slots
 	count, sum int      // the _count and _sum series
 	classic    []int    // every series of the family, left out in NativeOnly
+	histogram  bool     // from a histogram (classic _bucket series), not a summary
 	schema     int32
 	offset     int32     // index of weights[1]
 	weights    []float64 // [0] the zero bucket, [1+j] bucket offset+j; they add up to 1
@@ -151,7 +152,8 @@ func compileNatives(p *Profile, o NativeOptions) []nativeFamily {
 		if a.count < 0 || a.sum < 0 {
 			continue
 		}
-		f := nativeFamily{series: Series{Name: a.name, Labels: a.labels, Type: "histogram"}, count: a.count, sum: a.sum, classic: a.members}
+		f := nativeFamily{series: Series{Name: a.name, Labels: a.labels, Type: "histogram"}, count: a.count, sum: a.sum, classic: a.members,
+			histogram: a.fromHistogram}
 		if f.place(a.parts, a.fromHistogram, o.Schema) {
 			out = append(out, f)
 		}
@@ -367,6 +369,12 @@ func (g *Generator) NativeLabels(target, f int, rev int64) []Label {
 	return slices.Clone(g.fill(sc, &g.natives[f].tpl, g.targetText(sc, target, rev)))
 }
 
+// NativeBucketsSent reports whether native family f's classic _bucket series are sent too
+// (nativeHistograms both, a histogram's family).
+func (g *Generator) NativeBucketsSent(f int) bool {
+	return g.opts.Native.Mode == NativeBoth && g.natives[f].histogram
+}
+
 // NativeSchemas lists each native family's name and schema, for the results.
 func (g *Generator) NativeSchemas() map[string]int32 {
 	out := map[string]int32{}
@@ -429,6 +437,7 @@ func (g *Generator) floats() int { return g.nfloats }
 func (p *Part) NativeFamilies() int             { return p.g.NativeFamilies() }
 func (p *Part) NativeSeries(f int) Series       { return p.g.NativeSeries(f) }
 func (p *Part) NativeSchemas() map[string]int32 { return p.g.NativeSchemas() }
+func (p *Part) NativeBucketsSent(f int) bool    { return p.g.NativeBucketsSent(f) }
 func (p *Part) NativeLabels(j, f int, rev int64) []Label {
 	return p.g.NativeLabels(p.targets[j], f, rev)
 }
