@@ -36,8 +36,10 @@ func TestBadConfigs(t *testing.T) {
 		"unknown-storage-key.bad.yaml": {"field readUrl not found"},
 		"duration.bad.yaml":            {"line 1 (scrapeInterval): cannot unmarshal"},
 		"hostload.bad.yaml":            {"hostLoad: must be in (0, 1]"},
-		"native.bad.yaml": {`nativeHistograms.send: "sometimes": use false, true or both`,
-			"nativeHistograms.schema: 9: must be -4 to 8"},
+		"native.bad.yaml": {
+			`nativeHistograms.send: "sometimes": use false, true or both`,
+			"nativeHistograms.schema: 9: must be -4 to 8",
+		},
 		"native-key.bad.yaml": {"field fromSummary not found in nativeHistograms"},
 		"many.bad.yaml": {
 			"targetsCount: must be >= 1",

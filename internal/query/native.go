@@ -3,6 +3,7 @@ package query
 import (
 	"strings"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 )
@@ -50,7 +51,7 @@ func nativeTwin(expr string) (string, bool) {
 			switch n := n.(type) {
 			case *parser.VectorSelector:
 				for i, m := range n.LabelMatchers {
-					if name, ok := strings.CutSuffix(m.Value, "_bucket"); ok && m.Name == labels.MetricName && m.Type == labels.MatchEqual {
+					if name, ok := strings.CutSuffix(m.Value, "_bucket"); ok && m.Name == model.MetricNameLabel && m.Type == labels.MatchEqual {
 						n.LabelMatchers[i] = labels.MustNewMatcher(m.Type, m.Name, name)
 						if n.Name != "" {
 							n.Name = name

@@ -13,10 +13,14 @@ import (
 
 func TestNativeTwin(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{`histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket[5m])))`,
-			`histogram_quantile(0.99, sum(rate(http_request_duration_seconds[5m])))`},
-		{`histogram_quantile(0.9, sum by (job, le) (rate({__name__="x_bucket", job="a"}[1m]))) > 0.5`,
-			`histogram_quantile(0.9, sum by (job) (rate({__name__="x",job="a"}[1m]))) > 0.5`},
+		{
+			`histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket[5m])))`,
+			`histogram_quantile(0.99, sum(rate(http_request_duration_seconds[5m])))`,
+		},
+		{
+			`histogram_quantile(0.9, sum by (job, le) (rate({__name__="x_bucket", job="a"}[1m]))) > 0.5`,
+			`histogram_quantile(0.9, sum by (job) (rate({__name__="x",job="a"}[1m]))) > 0.5`,
+		},
 		{`histogram_quantile(0.5, rate(x_bucket[5m]))`, `histogram_quantile(0.5, rate(x[5m]))`},
 		{`sum(rate(node_cpu_seconds_total[5m]))`, ""},
 		{`histogram_quantile(0.5, x)`, ""}, // no classic buckets: nothing to twin

@@ -140,10 +140,15 @@ func TestEncodeOTLPExponentialHistogram(t *testing.T) {
 				Counts              []uint64
 				Attrs               map[string]any
 			}
-			got := point{uint64(p.Timestamp()), p.Count(), p.ZeroCount(), p.Sum(), p.ZeroThreshold(), p.HasSum(), p.Flags().NoRecordedValue(),
-				p.Scale(), p.Positive().Offset(), p.Positive().BucketCounts().AsRaw(), p.Attributes().AsRaw()}
-			want := point{uint64(tc.t) * 1e6, tc.h.Count, tc.h.ZeroCount, tc.h.Sum, tc.h.ZeroThreshold, !tc.h.Stale(), tc.h.Stale(),
-				tc.h.Schema, tc.h.Offset - 1, tc.h.Buckets, map[string]any{}}
+			got := point{
+				uint64(p.Timestamp()), p.Count(), p.ZeroCount(), p.Sum(), p.ZeroThreshold(), p.HasSum(), p.Flags().NoRecordedValue(),
+				p.Scale(), p.Positive().Offset(), p.Positive().BucketCounts().AsRaw(), p.Attributes().AsRaw(),
+			}
+			want := point{
+				uint64(tc.t) * 1e6, tc.h.Count, tc.h.ZeroCount, tc.h.Sum, tc.h.ZeroThreshold, !tc.h.Stale(), tc.h.Stale(),
+				tc.h.Schema, tc.h.Offset - 1, tc.h.Buckets,
+				map[string]any{},
+			}
 			if tc.h.Stale() {
 				want.Sum = 0
 			}

@@ -26,8 +26,10 @@ func latencyProfile() *workload.Profile {
 		total := 50.0 + float64(h)
 		for i, le := range bounds {
 			share := float64(i+1) / float64(len(bounds)+1)
-			p.Series = append(p.Series, workload.Series{Name: "http_request_duration_seconds_bucket", Type: "histogram",
-				Labels: []workload.Label{handler, {Name: "le", Value: strconv.FormatFloat(le, 'g', -1, 64)}}, Shape: counter(total*share, 1)})
+			p.Series = append(p.Series, workload.Series{
+				Name: "http_request_duration_seconds_bucket", Type: "histogram",
+				Labels: []workload.Label{handler, {Name: "le", Value: strconv.FormatFloat(le, 'g', -1, 64)}}, Shape: counter(total*share, 1),
+			})
 		}
 		p.Series = append(p.Series,
 			workload.Series{Name: "http_request_duration_seconds_bucket", Type: "histogram", Labels: []workload.Label{handler, {Name: "le", Value: "+Inf"}}, Shape: counter(total, 1)},
@@ -50,8 +52,10 @@ func BenchmarkNativeHistograms(b *testing.B) {
 		for _, mode := range []workload.NativeMode{workload.NativeOff, workload.NativeOnly} {
 			name := map[workload.NativeMode]string{workload.NativeOff: "classic", workload.NativeOnly: "native"}[mode]
 			b.Run(fmt.Sprintf("proto=%s/%s", proto, name), func(b *testing.B) {
-				gen, err := workload.New(p, workload.Options{Seed: 1, Start: time.UnixMilli(1_700_000_000_000), Targets: 10,
-					ScrapeInterval: 10 * time.Second, Native: workload.NativeOptions{Mode: mode}})
+				gen, err := workload.New(p, workload.Options{
+					Seed: 1, Start: time.UnixMilli(1_700_000_000_000), Targets: 10,
+					ScrapeInterval: 10 * time.Second, Native: workload.NativeOptions{Mode: mode},
+				})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -2,7 +2,6 @@ package remotewrite
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -95,8 +94,10 @@ type storedHistogram struct {
 }
 
 func fromProm(t int64, h *histogram.Histogram) storedHistogram {
-	s := storedHistogram{T: t, Schema: h.Schema, ZeroThreshold: math.Float64bits(h.ZeroThreshold), Sum: math.Float64bits(h.Sum),
-		ZeroCount: h.ZeroCount, Count: h.Count, Buckets: map[int32]uint64{}}
+	s := storedHistogram{
+		T: t, Schema: h.Schema, ZeroThreshold: math.Float64bits(h.ZeroThreshold), Sum: math.Float64bits(h.Sum),
+		ZeroCount: h.ZeroCount, Count: h.Count, Buckets: map[int32]uint64{},
+	}
 	for it := h.PositiveBucketIterator(); it.Next(); {
 		if b := it.At(); b.Count > 0 {
 			s.Buckets[b.Index] = b.Count
@@ -109,8 +110,10 @@ func fromProm(t int64, h *histogram.Histogram) storedHistogram {
 }
 
 func fromWorkload(t int64, h *workload.Histogram) storedHistogram {
-	s := storedHistogram{T: t, Schema: h.Schema, ZeroThreshold: math.Float64bits(h.ZeroThreshold), Sum: math.Float64bits(h.Sum),
-		ZeroCount: h.ZeroCount, Count: h.Count, Buckets: map[int32]uint64{}}
+	s := storedHistogram{
+		T: t, Schema: h.Schema, ZeroThreshold: math.Float64bits(h.ZeroThreshold), Sum: math.Float64bits(h.Sum),
+		ZeroCount: h.ZeroCount, Count: h.Count, Buckets: map[int32]uint64{},
+	}
 	for i, c := range h.Buckets {
 		if c > 0 {
 			s.Buckets[h.Offset+int32(i)] = c
@@ -141,7 +144,7 @@ func TestNativeHistogramsIntoPrometheus(t *testing.T) {
 	}{
 		"histogram true":     {hp, workload.NativeOptions{Mode: workload.NativeOnly}},
 		"summaries both":     {dp, workload.NativeOptions{Mode: workload.NativeBoth, FromSummaries: true}},
-		"histogram schema 3": {hp, workload.NativeOptions{Mode: workload.NativeBoth, Schema: ptr(int32(3))}},
+		"histogram schema 3": {hp, workload.NativeOptions{Mode: workload.NativeBoth, Schema: new(int32(3))}},
 	}
 	start := time.Now().Add(-time.Minute).Truncate(time.Second)
 	for pname, pc := range profiles {
@@ -216,8 +219,6 @@ func TestNativeHistogramsIntoPrometheus(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // encodeMixed encodes in for proto and says where to send it.
 func encodeMixed(t *testing.T, in *mixed, meta metadata, proto, base string) (body []byte, samples int, url, contentType, encoding string) {
 	t.Helper()
@@ -251,6 +252,6 @@ func post(t *testing.T, url, contentType, encoding string, body []byte) {
 	msg, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		t.Fatal(fmt.Sprintf("%s: %s", resp.Status, msg))
+		t.Fatalf("%s: %s", resp.Status, msg)
 	}
 }

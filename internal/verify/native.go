@@ -217,12 +217,14 @@ func describeHistogram(h *workload.Histogram) string {
 }
 
 func describePoint(p query.HistogramPoint) string {
-	s := fmt.Sprintf("count=%s sum=%s buckets=[", fmtFloat(p.Count), fmtFloat(p.Sum))
-	for i, b := range p.Buckets {
+	var b strings.Builder
+	fmt.Fprintf(&b, "count=%s sum=%s buckets=[", fmtFloat(p.Count), fmtFloat(p.Sum))
+	for i, bk := range p.Buckets {
 		if i > 0 {
-			s += " "
+			b.WriteByte(' ')
 		}
-		s += fmt.Sprintf("%d:%s..%s=%s", b.Boundaries, fmtFloat(b.Lower), fmtFloat(b.Upper), fmtFloat(b.Count))
+		fmt.Fprintf(&b, "%d:%s..%s=%s", bk.Boundaries, fmtFloat(bk.Lower), fmtFloat(bk.Upper), fmtFloat(bk.Count))
 	}
-	return s + "]"
+	b.WriteByte(']')
+	return b.String()
 }

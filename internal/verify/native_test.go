@@ -25,7 +25,8 @@ func TestCompareNatives(t *testing.T) {
 		return m
 	}
 	sent := query.HistogramPoint{T: 1000, Count: 10, Sum: 2.5, Buckets: []query.Bucket{
-		{Boundaries: 0, Lower: 0.25, Upper: 0.5, Count: 4}, {Boundaries: 0, Lower: 1, Upper: 2, Count: 6}}}
+		{Boundaries: 0, Lower: 0.25, Upper: 0.5, Count: 4}, {Boundaries: 0, Lower: 1, Upper: 2, Count: 6},
+	}}
 	changed := sent
 	changed.T, changed.Buckets = 2000, []query.Bucket{sent.Buckets[0], {Boundaries: 0, Lower: 1, Upper: 2, Count: 5}}
 	res := &results.NativeHistograms{}
@@ -42,8 +43,10 @@ func TestCompareNatives(t *testing.T) {
 		{Metric: bucketName("vmrange", "1.000e+00...2.000e+00"), Floats: 3},
 		{Metric: bucketName("le", "0.5"), Floats: 3},
 	}, res)
-	want := &results.NativeHistograms{CheckedSeries: 1, CheckedHistograms: 3, Kept: 1, Changed: 1, Missing: 1, FloatPoints: 6,
-		Examples: []string{`{__name__="req_seconds",instance="h:9100",job="node"} at 2000: sent count=10 sum=2.5 buckets=[0:0.25..0.5=4 0:1..2=6], got count=10 sum=2.5 buckets=[0:0.25..0.5=4 0:1..2=5]`}}
+	want := &results.NativeHistograms{
+		CheckedSeries: 1, CheckedHistograms: 3, Kept: 1, Changed: 1, Missing: 1, FloatPoints: 6,
+		Examples: []string{`{__name__="req_seconds",instance="h:9100",job="node"} at 2000: sent count=10 sum=2.5 buckets=[0:0.25..0.5=4 0:1..2=6], got count=10 sum=2.5 buckets=[0:0.25..0.5=4 0:1..2=5]`},
+	}
 	if diff := cmp.Diff(want, res); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

@@ -152,8 +152,10 @@ func compileNatives(p *Profile, o NativeOptions) []nativeFamily {
 		if a.count < 0 || a.sum < 0 {
 			continue
 		}
-		f := nativeFamily{series: Series{Name: a.name, Labels: a.labels, Type: "histogram"}, count: a.count, sum: a.sum, classic: a.members,
-			histogram: a.fromHistogram}
+		f := nativeFamily{
+			series: Series{Name: a.name, Labels: a.labels, Type: "histogram"}, count: a.count, sum: a.sum, classic: a.members,
+			histogram: a.fromHistogram,
+		}
 		if f.place(a.parts, a.fromHistogram, o.Schema) {
 			out = append(out, f)
 		}
@@ -432,15 +434,24 @@ func (g *Generator) scrapeNatives(app Appender, sc *scratch, tv targetValues, ta
 // floats is how many float series a scrape sends: the profile's less those sent as native only.
 func (g *Generator) floats() int { return g.nfloats }
 
-// NativeFamilies, NativeSeries, NativeLabels, NativeHistogram and NativeSchemas are the
-// generator's, with the part's targets numbered from 0.
-func (p *Part) NativeFamilies() int             { return p.g.NativeFamilies() }
-func (p *Part) NativeSeries(f int) Series       { return p.g.NativeSeries(f) }
+// NativeFamilies is the generator's.
+func (p *Part) NativeFamilies() int { return p.g.NativeFamilies() }
+
+// NativeSeries is the generator's.
+func (p *Part) NativeSeries(f int) Series { return p.g.NativeSeries(f) }
+
+// NativeSchemas is the generator's.
 func (p *Part) NativeSchemas() map[string]int32 { return p.g.NativeSchemas() }
-func (p *Part) NativeBucketsSent(f int) bool    { return p.g.NativeBucketsSent(f) }
+
+// NativeBucketsSent is the generator's.
+func (p *Part) NativeBucketsSent(f int) bool { return p.g.NativeBucketsSent(f) }
+
+// NativeLabels is the generator's for the part's target j.
 func (p *Part) NativeLabels(j, f int, rev int64) []Label {
 	return p.g.NativeLabels(p.targets[j], f, rev)
 }
+
+// NativeHistogram is the generator's for the part's target j.
 func (p *Part) NativeHistogram(j, f int, t int64) Histogram {
 	return p.g.NativeHistogram(p.targets[j], f, t)
 }

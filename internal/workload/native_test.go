@@ -12,8 +12,10 @@ import (
 // histogramProfile is one classic histogram family, counters, and a gauge.
 func histogramProfile() *Profile {
 	bucket := func(le string, rate float64) Series {
-		return Series{Name: "req_seconds_bucket", Labels: []Label{{"le", le}}, Type: "histogram",
-			Shape: Shape{Kind: Counter, Value: rate * 100, Rate: rate, Resolution: 1}}
+		return Series{
+			Name: "req_seconds_bucket", Labels: []Label{{"le", le}}, Type: "histogram",
+			Shape: Shape{Kind: Counter, Value: rate * 100, Rate: rate, Resolution: 1},
+		}
 	}
 	return &Profile{Series: []Series{
 		{Name: "load", Type: "gauge", Shape: Shape{Kind: Gauge, Min: 0, Max: 4, PeriodSeconds: 60}},
@@ -48,8 +50,10 @@ func (b *both) AppendHistogram(labels []Label, t int64, h *Histogram) {
 
 func newHistogramGen(t *testing.T, p *Profile, n NativeOptions) *Generator {
 	t.Helper()
-	g, err := New(p, Options{Seed: 3, Start: time.UnixMilli(1_700_000_000_000), Targets: 3, ScrapeInterval: 10 * time.Second,
-		ChurnPercent: 50, ChurnInterval: time.Minute, Native: n})
+	g, err := New(p, Options{
+		Seed: 3, Start: time.UnixMilli(1_700_000_000_000), Targets: 3, ScrapeInterval: 10 * time.Second,
+		ChurnPercent: 50, ChurnInterval: time.Minute, Native: n,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,8 +206,17 @@ func TestBucketIndex(t *testing.T) {
 		schema int32
 		want   int32
 	}{
-		{1, 0, 0}, {1.5, 0, 1}, {2, 0, 1}, {2.1, 0, 2}, {0.5, 0, -1}, {0.1, -1, -1}, {2.5, -1, 1},
-		{1, 3, 0}, {math.Exp2(1.0 / 8), 3, 1}, {math.Exp2(1.0/8) * 1.0000001, 3, 2}, {1000, -4, 1},
+		{1, 0, 0},
+		{1.5, 0, 1},
+		{2, 0, 1},
+		{2.1, 0, 2},
+		{0.5, 0, -1},
+		{0.1, -1, -1},
+		{2.5, -1, 1},
+		{1, 3, 0},
+		{math.Exp2(1.0 / 8), 3, 1},
+		{math.Exp2(1.0/8) * 1.0000001, 3, 2},
+		{1000, -4, 1},
 	} {
 		if got := bucketIndex(tc.v, tc.schema); got != tc.want {
 			t.Errorf("bucketIndex(%v, %d) = %d, want %d", tc.v, tc.schema, got, tc.want)
@@ -216,8 +229,10 @@ func TestScrapeWithNativesDoesNotAllocate(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}
-	g := newGen(t, Options{Seed: 1, Targets: 100, ChurnPercent: 10, ChurnInterval: time.Minute,
-		Native: NativeOptions{Mode: NativeBoth, FromSummaries: true}})
+	g := newGen(t, Options{
+		Seed: 1, Targets: 100, ChurnPercent: 10, ChurnInterval: time.Minute,
+		Native: NativeOptions{Mode: NativeBoth, FromSummaries: true},
+	})
 	var d discardNative
 	g.Scrape(&d, 0, 0)
 	if allocs := testing.AllocsPerRun(20, func() { g.Scrape(&d, 7, 30) }); allocs > 0 {
