@@ -30,9 +30,10 @@ import (
 // AppendSeries per sample, which copies bytes prepared in advance (see templates).
 type encoder struct {
 	buf     []byte
-	samples int   // samples in buf
-	oldest  int64 // smallest timestamp in buf, ms
-	invalid int   // samples refused for invalid labels since the last reset
+	samples int                // samples in buf
+	oldest  int64              // smallest timestamp in buf, ms
+	invalid int                // samples refused for invalid labels since the last reset
+	ex      *workload.Exemplar // the next sample's, nil for none (encode_exemplar.go)
 
 	tpl *templates // nil when the workload does not name its series
 	// target is the current target's labels encoded (each a whole Label field), targetEnd
@@ -53,13 +54,15 @@ func (e *encoder) reset() {
 // names valid, values non-empty, sorted by name without repeats. An invalid series is not
 // encoded and is counted.
 func (e *encoder) Append(labels []workload.Label, t int64, v float64) {
+	ex := e.ex
+	e.ex = nil
 	if !validLabels(labels) {
 		e.invalid++
 		return
 	}
 	labelsLen := labelsSize(labels)
 	sampleLen := sampleSize(t, v)
-	seriesLen := labelsLen + 1 + uvarintLen(uint64(sampleLen)) + sampleLen
+	seriesLen := labelsLen + 1 + uvarintLen(uint64(sampleLen)) + sampleLen + exemplarFieldSize(ex)
 
 	b := e.buf
 	b = append(b, 0x0a) // field 1, length-delimited
@@ -67,7 +70,7 @@ func (e *encoder) Append(labels []workload.Label, t int64, v float64) {
 	for _, l := range labels {
 		b = appendLabel(b, l.Name, l.Value)
 	}
-	e.buf = appendSample(b, sampleLen, t, v)
+	e.buf = appendExemplar(appendSample(b, sampleLen, t, v), ex)
 	e.added(t)
 }
 
@@ -91,6 +94,8 @@ func (e *encoder) StartTarget(values []string) {
 // invalid labels is counted, as in Append.
 func (e *encoder) AppendSeries(s int, t int64, v float64) {
 	st := &e.tpl.series[s]
+	ex := e.ex
+	e.ex = nil
 	if !st.valid || !e.targetOK {
 		e.invalid++
 		return
@@ -105,7 +110,7 @@ func (e *encoder) AppendSeries(s int, t int64, v float64) {
 	if v != 0 {
 		sampleLen += 1 + 8
 	}
-	seriesLen := len(st.fixed) + len(e.target) + 1 + uvarintLen(uint64(sampleLen)) + sampleLen
+	seriesLen := len(st.fixed) + len(e.target) + 1 + uvarintLen(uint64(sampleLen)) + sampleLen + exemplarFieldSize(ex)
 
 	b := slices.Grow(e.buf, 1+binary.MaxVarintLen64+seriesLen)
 	b = append(b, 0x0a)
@@ -126,7 +131,7 @@ func (e *encoder) AppendSeries(s int, t int64, v float64) {
 		b = append(b, 0x09) // field 1, 64-bit
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 	}
-	e.buf = append(b, e.tsTail...)
+	e.buf = appendExemplar(append(b, e.tsTail...), ex)
 	e.added(t)
 }
 

@@ -111,17 +111,20 @@ func appendHistogram(b []byte, h *workload.Histogram, t int64) []byte {
 
 // AppendHistogram encodes h as a 1.0 TimeSeries of its own, after the labels' checks.
 func (e *encoder) AppendHistogram(labels []workload.Label, t int64, h *workload.Histogram) {
+	ex := e.ex
+	e.ex = nil
 	if !validLabels(labels) {
 		e.invalid++
 		return
 	}
 	labelsLen := labelsSize(labels)
 	hl := histogramSize(h, t)
-	seriesLen := labelsLen + 1 + uvarintLen(uint64(hl)) + hl
+	seriesLen := labelsLen + 1 + uvarintLen(uint64(hl)) + hl + exemplarFieldSize(ex)
 	b := binary.AppendUvarint(append(e.buf, 0x0a), uint64(seriesLen))
 	for _, l := range labels {
 		b = appendLabel(b, l.Name, l.Value)
 	}
+	b = appendExemplar(b, ex)                             // exemplars = 3
 	b = binary.AppendUvarint(append(b, 0x22), uint64(hl)) // histograms = 4
 	e.buf = appendHistogram(b, h, t)
 	e.added(t)
@@ -141,24 +144,28 @@ func familyMeta(meta metadata, name string) metricMeta {
 func (e *encoderV2) AppendHistogram(labels []workload.Label, t int64, h *workload.Histogram) {
 	if !validLabels(labels) {
 		e.invalid++
+		e.ex = nil
 		return
 	}
 	helpRef, unitRef := e.refsOf(labels, familyMeta(e.meta, metricName(labels)))
 	typ := rw2Type[typeHistogram]
 	refsLen := e.refsLen()
 	metaLen := metaSize(typ, helpRef, unitRef)
+	ex := e.exemplarV2Of()
 	hl := histogramSize(h, t)
-	seriesLen := 1 + uvarintLen(uint64(refsLen)) + refsLen + 1 + uvarintLen(uint64(hl)) + hl + 1 + uvarintLen(uint64(metaLen)) + metaLen
+	seriesLen := 1 + uvarintLen(uint64(refsLen)) + refsLen + 1 + uvarintLen(uint64(hl)) + hl + ex.size() + 1 + uvarintLen(uint64(metaLen)) + metaLen
 	b := binary.AppendUvarint(append(e.series, 0x2a), uint64(seriesLen))
 	b = e.appendRefs(b, refsLen)
 	b = binary.AppendUvarint(append(b, 0x1a), uint64(hl)) // histograms = 3
-	b = appendHistogram(b, h, t)
+	b = ex.appendTo(appendHistogram(b, h, t))
 	e.series = appendMeta(b, metaLen, typ, helpRef, unitRef)
 	e.added(t)
 }
 
 // AppendHistogram adds h as a point of an exponential histogram metric named as the family.
 func (e *encoderOTLP) AppendHistogram(labels []workload.Label, t int64, h *workload.Histogram) {
+	ex := e.ex
+	e.ex = nil
 	if !validLabels(labels) {
 		e.invalid++
 		return
@@ -189,7 +196,7 @@ func (e *encoderOTLP) AppendHistogram(labels []workload.Label, t int64, h *workl
 	e.samples++
 	e.points++
 	stale := h.Stale()
-	n := len(e.attrs) + 9 + 9 + 1 + uvarintLen(protowire.EncodeZigZag(int64(h.Schema))) + 9 + 9
+	n := len(e.attrs) + 9 + 9 + 1 + uvarintLen(protowire.EncodeZigZag(int64(h.Schema))) + 9 + 9 + otlpExemplarSize(ex)
 	if !stale {
 		n += 9
 	} else {
@@ -222,6 +229,7 @@ func (e *encoderOTLP) AppendHistogram(labels []workload.Label, t int64, h *workl
 	if stale {
 		b = append(b, 0x50, 1) // flags: FLAG_NO_RECORDED_VALUE
 	}
+	b = appendOTLPExemplar(b, 0x5a, ex)                                                          // exemplars = 11
 	e.pts = binary.LittleEndian.AppendUint64(append(b, 0x71), math.Float64bits(h.ZeroThreshold)) // zero_threshold
 }
 

@@ -62,10 +62,11 @@ type encoderOTLP struct {
 
 	fam famPoint // the open summary or histogram point
 
-	samples int   // samples in the request, the open family point's included
-	points  int   // data points in the request
-	oldest  int64 // smallest timestamp, ms
-	invalid int   // samples refused for invalid labels since the last reset
+	samples int                // samples in the request, the open family point's included
+	points  int                // data points in the request
+	oldest  int64              // smallest timestamp, ms
+	invalid int                // samples refused for invalid labels since the last reset
+	ex      *workload.Exemplar // the next sample's, nil for none (encode_exemplar.go)
 }
 
 // famPoint gathers one summary or histogram data point from its samples.
@@ -93,6 +94,7 @@ func (e *encoderOTLP) reset() {
 func (e *encoderOTLP) Append(labels []workload.Label, t int64, v float64) {
 	if !validLabels(labels) {
 		e.invalid++
+		e.ex = nil
 		return
 	}
 	var name, job, instance string
@@ -142,6 +144,7 @@ func (e *encoderOTLP) Append(labels []workload.Label, t int64, v float64) {
 		e.appendNumberPoint(t, v)
 		return
 	}
+	e.ex = nil // a summary's or classic histogram's sample carries none
 	f := &e.fam
 	if f.open && (f.t != t || string(f.attrs) != string(e.attrs)) {
 		e.closeFamily()
@@ -191,7 +194,7 @@ func (e *encoderOTLP) openResource(job, instance string) {
 // appendNumberPoint appends a NumberDataPoint with the current attributes to the open metric.
 func (e *encoderOTLP) appendNumberPoint(t int64, v float64) {
 	stale := math.Float64bits(v) == math.Float64bits(workload.StaleNaN())
-	n := len(e.attrs) + 1 + 8
+	n := len(e.attrs) + 1 + 8 + otlpExemplarSize(e.ex)
 	if stale {
 		n += 2
 	} else {
@@ -208,7 +211,8 @@ func (e *encoderOTLP) appendNumberPoint(t int64, v float64) {
 		b = append(b, 0x21) // as_double = 4
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 	}
-	e.pts = b
+	e.pts = appendOTLPExemplar(b, 0x2a, e.ex) // exemplars = 5
+	e.ex = nil
 	e.points++
 }
 

@@ -29,9 +29,10 @@ type encoderV2 struct {
 	arena   []byte // the bytes of the symbols, the keys of refs point into it
 	out     []byte // symbols then series, what body returns
 	lrefs   []uint32
-	samples int   // samples in the request
-	oldest  int64 // smallest timestamp, ms
-	invalid int   // samples refused for invalid labels since the last reset
+	samples int                // samples in the request
+	oldest  int64              // smallest timestamp, ms
+	invalid int                // samples refused for invalid labels since the last reset
+	ex      *workload.Exemplar // the next sample's, nil for none (encode_exemplar.go)
 
 	// The fast path (StartTarget, AppendSeries), when the workload names its series.
 	tpl        *v2Templates
@@ -90,6 +91,7 @@ var rw2Type = [...]uint64{typeUnknown: 0, typeCounter: 1, typeGauge: 2, typeHist
 func (e *encoderV2) Append(labels []workload.Label, t int64, v float64) {
 	if !validLabels(labels) {
 		e.invalid++
+		e.ex = nil
 		return
 	}
 	m := e.meta[metricName(labels)]
@@ -116,8 +118,9 @@ func (e *encoderV2) refsOf(labels []workload.Label, m metricMeta) (helpRef, unit
 func (e *encoderV2) write(typ uint64, helpRef, unitRef uint32, t int64, v float64) {
 	refsLen := e.refsLen()
 	metaLen := metaSize(typ, helpRef, unitRef)
+	ex := e.exemplarV2Of()
 	sampleLen := 1 + 8 + 1 + uvarintLen(uint64(t))
-	seriesLen := 1 + uvarintLen(uint64(refsLen)) + refsLen + 1 + uvarintLen(uint64(sampleLen)) + sampleLen
+	seriesLen := 1 + uvarintLen(uint64(refsLen)) + refsLen + 1 + uvarintLen(uint64(sampleLen)) + sampleLen + ex.size()
 	if metaLen > 0 {
 		seriesLen += 1 + uvarintLen(uint64(metaLen)) + metaLen
 	}
@@ -132,7 +135,7 @@ func (e *encoderV2) write(typ uint64, helpRef, unitRef uint32, t int64, v float6
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 	b = append(b, 0x10) // timestamp, varint
 	b = binary.AppendUvarint(b, uint64(t))
-	e.series = appendMeta(b, metaLen, typ, helpRef, unitRef)
+	e.series = appendMeta(ex.appendTo(b), metaLen, typ, helpRef, unitRef)
 	e.added(t)
 }
 
@@ -217,6 +220,7 @@ func (e *encoderV2) AppendSeries(s int, t int64, v float64) {
 	st := &e.tpl.series[s]
 	if !st.valid || !e.targetOK {
 		e.invalid++
+		e.ex = nil
 		return
 	}
 	if !e.fresh { // the target's values, once per target and request

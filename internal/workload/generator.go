@@ -43,6 +43,7 @@ type Options struct {
 	Job            string        // job label; default "node_exporter"
 	HostLoad       float64       // hostLoad, (0, 1]; 0 means 1: values move as captured
 	Native         NativeOptions // nativeHistograms (native.go)
+	ExemplarPct    float64       // exemplars.percent (exemplar.go)
 }
 
 // Target labels tsbench adds to every series.
@@ -87,6 +88,8 @@ type Generator struct {
 	natives   []nativeFamily // sent as native histograms (native.go)
 	skip      []bool         // by series: left out, sent as a native histogram only; nil: none
 	nfloats   int            // series not skipped
+	exemplar  []bool         // by series: may carry an exemplar; nil: none does
+	exemplarP float64        // probability of an exemplar on such a sample
 	maxLabels int
 	scratch   sync.Pool // *scratch
 
@@ -107,6 +110,8 @@ type scratch struct {
 	values  []string // target label values in TargetLabelNames order
 	hist    Histogram
 	buckets []uint64
+	ex      Exemplar
+	trace   []byte
 }
 
 // New compiles the profile for the options.
@@ -162,6 +167,9 @@ func New(p *Profile, o Options) (*Generator, error) {
 	}
 	link(p.Series, shapes)
 	g.natives = compileNatives(p, o.Native)
+	if g.exemplarP = o.ExemplarPct / 100; g.exemplarP > 0 {
+		g.exemplar = exemplarSeries(p)
+	}
 	g.compileNativeSeries()
 	g.scratch.New = func() any {
 		return &scratch{labels: make([]Label, g.maxLabels), text: make([]byte, 0, 64), values: make([]string, 0, 4)}
@@ -431,13 +439,17 @@ func (g *Generator) Scrape(app Appender, target int, k int64) (values, staleMark
 		sa.StartTarget(g.targetValues(sc, tv))
 		for s := range g.templates {
 			if g.skip == nil || !g.skip[s] {
-				sa.AppendSeries(s, t, g.value(&g.templates[s].shape, target, s, t, scale))
+				v := g.value(&g.templates[s].shape, target, s, t, scale)
+				g.counterExemplar(app, sc, target, s, t, v, scale)
+				sa.AppendSeries(s, t, v)
 			}
 		}
 	} else {
 		for s := range g.templates {
 			if tm := &g.templates[s]; g.skip == nil || !g.skip[s] {
-				app.Append(g.fill(sc, tm, tv), t, g.value(&tm.shape, target, s, t, scale))
+				v := g.value(&tm.shape, target, s, t, scale)
+				g.counterExemplar(app, sc, target, s, t, v, scale)
+				app.Append(g.fill(sc, tm, tv), t, v)
 			}
 		}
 	}

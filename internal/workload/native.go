@@ -425,6 +425,7 @@ func (g *Generator) scrapeNatives(app Appender, sc *scratch, tv targetValues, ta
 			sc.hist = Histogram{Sum: StaleNaN()}
 		} else {
 			sc.buckets = g.native(f, target, t, scale, &sc.hist, sc.buckets)
+			g.histogramExemplar(app, sc, target, i, t, &sc.hist)
 		}
 		ha.AppendHistogram(g.fill(sc, &f.tpl, tv), t, &sc.hist)
 	}

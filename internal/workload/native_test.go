@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // histogramProfile is one classic histogram family, counters, and a gauge.
@@ -246,3 +248,50 @@ func TestScrapeWithNativesDoesNotAllocate(t *testing.T) {
 type discardNative struct{ discard }
 
 func (d *discardNative) AppendHistogram([]Label, int64, *Histogram) { d.n++ }
+
+// TestExemplars: about percent of counter samples and native histograms carry an exemplar
+// with a 32-hex-digit trace id, a counter's its increase since the previous scrape, a
+// histogram's an upper bound of one of its buckets; the same scrape gives the same exemplars.
+func TestExemplars(t *testing.T) {
+	g, err := New(histogramProfile(), Options{Seed: 3, Start: time.UnixMilli(1_700_000_000_000), Targets: 50,
+		ScrapeInterval: 10 * time.Second, Native: NativeOptions{Mode: NativeBoth}, ExemplarPct: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counters, natives := 0, 0
+	for target := range g.Targets() {
+		for k := int64(1); k < 20; k++ {
+			exs := g.Exemplars(target, k)
+			if diff := cmp.Diff(exs, g.Exemplars(target, k)); diff != "" {
+				t.Fatalf("exemplars not pure (-first +second):\n%s", diff)
+			}
+			for _, e := range exs {
+				if len(e.TraceID) != 32 || e.T != g.ScrapeTime(target, k) || e.Value < 0 {
+					t.Fatalf("exemplar %+v", e)
+				}
+				if e.Labels[0].Value == "req_seconds" {
+					natives++
+				} else {
+					counters++
+				}
+			}
+		}
+	}
+	// None of histogramProfile's series is of type counter: the exemplars are the natives'.
+	if counters != 0 || natives < 50*19*20/100/2 || natives > 50*19*20/100*2 {
+		t.Errorf("%d counter and %d native exemplars of 950 histograms at 20%%", counters, natives)
+	}
+	d := newGen(t, Options{Seed: 1, Targets: 2, ExemplarPct: 5})
+	n := 0
+	for k := int64(1); k < 5; k++ {
+		for _, e := range d.Exemplars(0, k) {
+			if !strings.HasSuffix(e.Labels[0].Value, "_total") {
+				t.Errorf("exemplar on %v", e.Labels)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Error("no counter exemplar in 4 scrapes of the default profile at 5%")
+	}
+}
