@@ -14,10 +14,11 @@ import (
 )
 
 // TestNativeHistogramsIntoPrometheusReceiver sends the default profile's summaries as native
-// histograms beside them (nativeHistograms both, fromSummaries) over each protocol into
-// Prometheus' own receiver: every sample and histogram is acked and appended, the floats read
-// back exact, and every native histogram read back through the query API as sent, bucket by
-// bucket.
+// histograms beside them (nativeHistograms both, fromSummaries), with exemplars on 10 % of
+// counter samples and histograms, over each protocol into Prometheus' own receiver (exemplar
+// storage on): every sample and histogram is acked and appended, the floats read back exact,
+// every native histogram read back through the query API as sent, bucket by bucket, and every
+// exemplar through /api/v1/query_exemplars.
 func TestNativeHistogramsIntoPrometheusReceiver(t *testing.T) {
 	t.Parallel()
 	protocols := map[string]string{"rw1": "prometheus-rw1", "rw2": "prometheus-rw2", "otlp": "otlp-http"}
@@ -46,6 +47,7 @@ targetsCount: 10
 scrapeInterval: 5s
 queryInterval: 10s
 nativeHistograms: {send: both, fromSummaries: true}
+exemplars: {percent: 10}
 remoteStorages:
 ` + storages.String()
 	rr := runTsbench(t, 2*time.Minute, cfg)
@@ -67,6 +69,9 @@ remoteStorages:
 				t.Errorf("read-back %+v: want every checked float exact", v)
 			}
 			checkNative(t, v, "kept")
+			if e := v.Exemplars; e == nil || e.Verdict != "kept" || e.Checked == 0 || e.Kept != e.Checked {
+				t.Errorf("exemplar read-back %+v: want every exemplar kept", e)
+			}
 		})
 	}
 }
@@ -90,14 +95,14 @@ func checkNative(t *testing.T, v *results.Verify, verdict string) {
 }
 
 // TestNativeHistogramsAgainstDebianPrometheus writes native histograms (nativeHistograms true,
-// from the summaries) over remote write 1.0 to two Prometheus 2.42: the one started with
-// --enable-feature=native-histograms stores them as sent; the other answers 500 to every
+// from the summaries) and exemplars over remote write 1.0 to two Prometheus 2.42: the one
+// started with --enable-feature=native-histograms,exemplar-storage stores them as sent; the other answers 500 to every
 // request that holds one, so it stores nothing, floats included: its batches are retried
 // until maxRetryDuration and dropped (retry_timeout), and the read-back says refused.
 func TestNativeHistogramsAgainstDebianPrometheus(t *testing.T) {
 	t.Parallel()
 	requireBinaries(t, "prometheus")
-	native := startStorageWith(t, storage.KindPrometheus, "native", storage.NativeHistogramFlags(storage.KindPrometheus, true))
+	native := startStorageWith(t, storage.KindPrometheus, "native", storage.SampleTypeFlags(storage.KindPrometheus, true, true))
 	plain := startStorageWith(t, storage.KindPrometheus, "plain", nil)
 	cfg := fmt.Sprintf(`
 duration: 15s
@@ -106,6 +111,7 @@ scrapeInterval: 5s
 queryInterval: 10s
 maxRetryDuration: 5s
 nativeHistograms: {send: true, fromSummaries: true}
+exemplars: {percent: 10}
 remoteStorages:
   native: {writeURL: %sapi/v1/write, readURL: %s}
   plain: {writeURL: %sapi/v1/write, readURL: %s}
@@ -119,11 +125,17 @@ remoteStorages:
 		t.Fatalf("native: write %+v: want every sample acked", w)
 	}
 	checkNative(t, s.Verify, "kept")
+	if e := s.Verify.Exemplars; e == nil || e.Verdict != "kept" || e.Checked == 0 {
+		t.Errorf("native: exemplar read-back %+v: want kept (exemplar-storage on)", e)
+	}
 	s = storageResult(t, rr.results, "plain")
 	if w := s.Write; w == nil || w.AckedSamples != 0 || w.RequestsByStatus["500"] == 0 || w.DroppedSamples["retry_timeout"] == 0 {
 		t.Fatalf("plain: write %+v: want nothing acked, 500s, batches dropped at retry_timeout", w)
 	}
 	checkNative(t, s.Verify, "refused")
+	if e := s.Verify.Exemplars; e == nil || e.Verdict != "dropped" || e.Checked == 0 {
+		t.Errorf("plain: exemplar read-back %+v: want dropped (nothing stored)", e)
+	}
 }
 
 // startStorageWith starts a local storage with extra flags, stopped at the test's end.

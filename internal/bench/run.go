@@ -82,6 +82,7 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 		Seed: cfg.Seed, Start: r.clock, Targets: cfg.TargetsCount, Replicas: cfg.WriteReplicas,
 		ScrapeInterval: cfg.ScrapeInterval, ChurnPercent: cfg.ScrapeConfigUpdatePercent,
 		ChurnInterval: cfg.ScrapeConfigUpdateInterval, HostLoad: cfg.HostLoad, Native: nativeOptions(cfg.NativeHistograms),
+		ExemplarPct: cfg.Exemplars.Percent,
 	})
 	if err != nil {
 		return nil, &ConfigError{fmt.Errorf("workload: %w", err)}
@@ -330,7 +331,7 @@ func (r *run) verify(ctx context.Context) map[string]*results.Verify {
 	to := r.writer.GeneratedBefore().Add(-time.Millisecond)
 	r.log.Info("verifying what each storage returns", "samples", r.cfg.VerifySamples, "from", r.clock, "to", to)
 	res := v.Run(ctx, r.clock, to) // the history too: rules compare from where their windows fill
-	r.verifyNatives(ctx, v, res, to)
+	r.verifySampleTypes(ctx, v, res, to)
 	return res
 }
 

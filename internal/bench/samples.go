@@ -23,8 +23,16 @@ func nativeOptions(n config.NativeHistograms) workload.NativeOptions {
 	return o
 }
 
-// verifyNatives adds the native histograms' read-back to each storage's, when they were sent.
-func (r *run) verifyNatives(ctx context.Context, v *verify.Verifier, res map[string]*results.Verify, to time.Time) {
+// verifySampleTypes adds the read-back of native histograms and exemplars to each storage's,
+// when they were sent.
+func (r *run) verifySampleTypes(ctx context.Context, v *verify.Verifier, res map[string]*results.Verify, to time.Time) {
+	if pct := r.cfg.Exemplars.Percent; pct > 0 {
+		for name, e := range v.Exemplars(ctx, pct, r.clock, to) {
+			if res[name] != nil {
+				res[name].Exemplars = e
+			}
+		}
+	}
 	if !r.cfg.NativeHistograms.On() {
 		return
 	}

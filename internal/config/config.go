@@ -186,7 +186,8 @@ func Default() Config {
 
 		ScrapeMode: ScrapeMode{Sender: SenderTsbench},
 		// Floats only, as captured; the profile's families go classic.
-		SampleTypes: SampleTypes{NativeHistograms: NativeHistograms{Send: NativeOff}},
+		// No exemplars: exemplar storage is an opt-in feature of Prometheus.
+		SampleTypes: SampleTypes{NativeHistograms: NativeHistograms{Send: NativeOff}, Exemplars: Exemplars{Percent: 0}},
 	}
 }
 

@@ -11,6 +11,14 @@ import (
 type SampleTypes struct {
 	// NativeHistograms sends the profile's histograms as native (exponential) histograms.
 	NativeHistograms NativeHistograms `yaml:"nativeHistograms" json:"nativeHistograms"`
+	// Exemplars puts exemplars (trace ids) on counters and native histograms.
+	Exemplars Exemplars `yaml:"exemplars" json:"exemplars"`
+}
+
+// Exemplars is exemplars: {percent}.
+type Exemplars struct {
+	// Percent of counter samples and native histograms that carry an exemplar, 0 to 100.
+	Percent float64 `yaml:"percent" json:"percent"`
 }
 
 // NativeHistograms is nativeHistograms: false, true or both alone, or a mapping of send,
@@ -73,6 +81,12 @@ func (c *Config) sampleTypeProblems() []error {
 	}
 	if s := n.Schema; s != nil && (*s < -4 || *s > 8) {
 		bad("nativeHistograms.schema", "%d: must be -4 to 8 (Prometheus' exponential schemas)", *s)
+	}
+	if p := c.Exemplars.Percent; !(p >= 0 && p <= 100) {
+		bad("exemplars.percent", "%g: must be 0 to 100 (0 sends none)", p)
+	}
+	if c.Exemplars.Percent > 0 && c.ScrapeModeOn() {
+		bad("exemplars", "applies to sender: tsbench only")
 	}
 	if n.On() && c.ScrapeModeOn() {
 		bad("nativeHistograms", "applies to sender: tsbench only (an agent scrapes the text exposition, which has no native histograms)")

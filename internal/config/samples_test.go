@@ -21,5 +21,8 @@ func TestNativeHistogramsForms(t *testing.T) {
 		if diff := cmp.Diff(want, c.NativeHistograms); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", file, diff)
 		}
+		if wantPct := map[bool]float64{true: 2.5}[file == "testdata/native.good.yaml"]; c.Exemplars.Percent != wantPct {
+			t.Errorf("%s: exemplars.percent %v, want %v", file, c.Exemplars.Percent, wantPct)
+		}
 	}
 }

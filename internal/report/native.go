@@ -12,8 +12,9 @@ import (
 // nativeSuffix names a query's native-histogram twin (query.NativeSuffix).
 const nativeSuffix = ":native"
 
-// writeNatives tells, per storage, what it did with the native histograms, and compares the
-// latency of each histogram_quantile query over classic buckets with its native twin's.
+// writeNatives tells, per storage, what it did with the native histograms and exemplars, and
+// compares the latency of each histogram_quantile query over classic buckets with its
+// native twin's.
 func writeNatives(b *strings.Builder, r *results.Run) {
 	sep := "\n"
 	for _, s := range r.Storages {
@@ -37,6 +38,20 @@ func writeNatives(b *strings.Builder, r *results.Run) {
 		}
 		for _, e := range n.Errors {
 			fmt.Fprintf(b, "  error: %s\n", e)
+		}
+	}
+	for _, s := range r.Storages {
+		if s.Verify == nil || s.Verify.Exemplars == nil {
+			continue
+		}
+		e := s.Verify.Exemplars
+		fmt.Fprintf(b, "%sexemplars %s: %s: %d of %d kept, %d changed, %d missing\n", sep, s.Name, e.Verdict, e.Kept, e.Checked, e.Changed, e.Missing)
+		sep = ""
+		for _, x := range e.Examples {
+			fmt.Fprintf(b, "  %s\n", x)
+		}
+		for _, x := range e.Errors {
+			fmt.Fprintf(b, "  error: %s\n", x)
 		}
 	}
 	for _, s := range r.Storages {

@@ -21,13 +21,14 @@ func TestWriteNatives(t *testing.T) {
 		}}},
 		{Name: "old", Verify: &results.Verify{NativeHistograms: &results.NativeHistograms{
 			Verdict: "refused", Schemas: map[string]int32{"a": -1}, CheckedHistograms: 40, Missing: 40, FailedRequests: 7,
-		}}},
+		}, Exemplars: &results.Exemplars{Verdict: "dropped", Checked: 9, Missing: 9}}},
 	}}
 	var b strings.Builder
 	writeNatives(&b, r)
 	want := `
 native histograms prom: kept: 40 of 40 kept, 0 changed, 0 missing, 0 float points (schemas a=-1 b=3)
 native histograms old: refused: 0 of 40 kept, 0 changed, 40 missing, 0 float points, 7 write requests failed (schemas a=-1)
+exemplars old: dropped: 0 of 9 kept, 0 changed, 9 missing
 latency prom Latency: classic p50 2.0 p99 10.5 ms, native p50 1.0 p99 4.0 ms
 `
 	if diff := cmp.Diff(want, b.String()); diff != "" {

@@ -55,3 +55,36 @@ func (n *NativeHistograms) NativeVerdict() string {
 	}
 	return "kept"
 }
+
+// Exemplars is the read-back of the exemplars sent to one storage (issue 23), through
+// /api/v1/query_exemplars, for a sample of targets over the end of the run.
+type Exemplars struct {
+	// Percent is exemplars.percent: of counter samples and native histograms.
+	Percent float64 `json:"percent"`
+	// Checked exemplars were looked for; Kept came back with their trace_id, value (bit for
+	// bit) and time; Changed came back at their series and time with another trace id or
+	// value; Missing did not come back.
+	Checked int64 `json:"checked"`
+	Kept    int64 `json:"kept"`
+	Changed int64 `json:"changed"`
+	Missing int64 `json:"missing"`
+	// Verdict: "kept", "changed", "dropped" (none came back), "partial" or "error".
+	Verdict  string   `json:"verdict"`
+	Examples []string `json:"examples,omitempty"`
+	Errors   []string `json:"errors,omitempty"`
+}
+
+// ExemplarVerdict names what the counts say.
+func (e *Exemplars) ExemplarVerdict() string {
+	switch {
+	case len(e.Errors) > 0 && e.Kept+e.Changed == 0:
+		return "error"
+	case e.Kept+e.Changed == 0:
+		return "dropped"
+	case e.Changed > 0:
+		return "changed"
+	case e.Missing > 0:
+		return "partial"
+	}
+	return "kept"
+}

@@ -85,6 +85,8 @@ type Verify struct {
 	During []*Verify `json:"during,omitempty"`
 	// NativeHistograms is the read-back of the native histograms, when they were sent.
 	NativeHistograms *NativeHistograms `json:"nativeHistograms,omitempty"`
+	// Exemplars is the read-back of the exemplars, when they were sent.
+	Exemplars *Exemplars `json:"exemplars,omitempty"`
 }
 
 // ExportCheck is the read-back of raw samples through a storage's export API: the counts

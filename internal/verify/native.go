@@ -109,20 +109,28 @@ func (v *Verifier) nativeReads(nw natives, w window) []nativeRead {
 // selectorOf selects a native series (its name with suffix) by job, instance and replica:
 // every revision.
 func selectorOf(ls []workload.Label, suffix string) string {
-	sel := "{"
+	return "{" + strings.Join(append([]string{fmt.Sprintf("__name__=%q", metricNameOf(ls)+suffix)}, targetMatchers(ls)...), ",") + "}"
+}
+
+// targetMatchers select a target's series by job, instance and replica.
+func targetMatchers(ls []workload.Label) []string {
+	var ms []string
 	for _, l := range ls {
-		if l.Name == "__name__" {
-			l.Value += suffix
-		}
 		switch l.Name {
-		case "__name__", "instance", "job", "replica":
-			if len(sel) > 1 {
-				sel += ","
-			}
-			sel += fmt.Sprintf("%s=%q", l.Name, l.Value)
+		case "instance", "job", "replica":
+			ms = append(ms, fmt.Sprintf("%s=%q", l.Name, l.Value))
 		}
 	}
-	return sel + "}"
+	return ms
+}
+
+func metricNameOf(ls []workload.Label) string {
+	for _, l := range ls {
+		if l.Name == "__name__" {
+			return l.Value
+		}
+	}
+	return ""
 }
 
 // compareNatives counts rd's histograms in got: kept, changed or missing; float points of

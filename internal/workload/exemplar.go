@@ -132,3 +132,6 @@ func (r *exemplarRecorder) took(ls []Label) {
 	r.out = append(r.out, LabeledExemplar{Labels: own, Exemplar: *r.pending})
 	r.pending = nil
 }
+
+// Exemplars is the generator's for the part's target j.
+func (p *Part) Exemplars(j int, k int64) []LabeledExemplar { return p.g.Exemplars(p.targets[j], k) }

@@ -66,6 +66,7 @@ type Receiver struct {
 func Start(dir string, logger *slog.Logger, opts Options) (*Receiver, error) {
 	reg := prometheus.NewRegistry()
 	tsdbOpts := tsdb.DefaultOptions()
+	tsdbOpts.EnableExemplarStorage, tsdbOpts.MaxExemplars = true, 100_000 // as --enable-feature=exemplar-storage
 	db, err := tsdb.Open(dir, logger, reg, tsdbOpts, nil)
 	if err != nil {
 		return nil, fmt.Errorf("open tsdb: %w", err)
@@ -92,6 +93,7 @@ func Start(dir string, logger *slog.Logger, opts Options) (*Receiver, error) {
 		remote.OTLPOptions{LookbackDelta: lookback})))
 	mux.Handle("/api/v1/query", locked(r.mu.RLocker(), http.HandlerFunc(r.query)))
 	mux.Handle("/api/v1/query_range", locked(r.mu.RLocker(), http.HandlerFunc(r.query)))
+	mux.Handle("/api/v1/query_exemplars", locked(r.mu.RLocker(), http.HandlerFunc(r.queryExemplars)))
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})) // its TSDB's and handlers' metrics
 	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
