@@ -112,6 +112,9 @@ func compareExemplars(rd exemplarRead, got []query.ExemplarSeries, res *results.
 		switch {
 		case !ok:
 			res.Missing++
+			if len(res.Examples) < maxExamples {
+				res.Examples = append(res.Examples, fmt.Sprintf("%s: sent trace_id=%s value=%s, not returned", key, want.TraceID, fmtFloat(want.Value)))
+			}
 		case got.Labels[workload.ExemplarLabel] == want.TraceID && math.Float64bits(got.Value) == math.Float64bits(want.Value):
 			res.Kept++
 		default:
