@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tsbench/tsbench/internal/results"
@@ -68,10 +69,19 @@ func writeNatives(b *strings.Builder, r *results.Run) {
 			if !ok || !found {
 				continue
 			}
-			fmt.Fprintf(b, "%slatency %s %s: classic p50 %s p99 %s ms, native p50 %s p99 %s ms\n", sep, s.Name, name,
-				fmtPtr("%.1f", classic.LatencySeconds.P50, 1e-3), fmtPtr("%.1f", classic.LatencySeconds.P99, 1e-3),
-				fmtPtr("%.1f", q.LatencySeconds.P50, 1e-3), fmtPtr("%.1f", q.LatencySeconds.P99, 1e-3))
+			fmt.Fprintf(b, "%slatency %s %s: classic p50 %s p99 %s ms (%s series), native p50 %s p99 %s ms (%s series)\n", sep, s.Name, name,
+				fmtPtr("%.1f", classic.LatencySeconds.P50, 1e-3), fmtPtr("%.1f", classic.LatencySeconds.P99, 1e-3), seriesCount(classic),
+				fmtPtr("%.1f", q.LatencySeconds.P50, 1e-3), fmtPtr("%.1f", q.LatencySeconds.P99, 1e-3), seriesCount(q))
 			sep = ""
 		}
 	}
+}
+
+// seriesCount is the series of a query's last answer: an empty answer is fast, and not a
+// like-for-like comparison.
+func seriesCount(q results.QueryStat) string {
+	if q.ResultSeries == nil {
+		return "?"
+	}
+	return strconv.FormatInt(*q.ResultSeries, 10)
 }
