@@ -10,7 +10,6 @@ import (
 
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
-	"github.com/tsbench/tsbench/internal/storage/promreceiver"
 )
 
 // TestNativeHistogramsIntoPrometheusReceiver sends the default profile's summaries as native
@@ -21,26 +20,7 @@ import (
 // exemplar through /api/v1/query_exemplars.
 func TestNativeHistogramsIntoPrometheusReceiver(t *testing.T) {
 	t.Parallel()
-	protocols := map[string]string{"rw1": "prometheus-rw1", "rw2": "prometheus-rw2", "otlp": "otlp-http"}
-	recvs := map[string]*promreceiver.Receiver{}
-	var storages strings.Builder
-	for _, name := range []string{"otlp", "rw1", "rw2"} {
-		r, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := r.Close(); err != nil {
-				t.Error(err)
-			}
-		})
-		recvs[name] = r
-		path := promreceiver.WritePath
-		if name == "otlp" {
-			path = promreceiver.OTLPPath
-		}
-		fmt.Fprintf(&storages, "  %s: {writeURL: %s%s, readURL: %s/, protocol: %s}\n", name, r.URL, path, r.URL, protocols[name])
-	}
+	recvs, storages := startReceivers(t)
 	cfg := `
 duration: 20s
 targetsCount: 10
@@ -49,12 +29,12 @@ queryInterval: 10s
 nativeHistograms: {send: both, fromSummaries: true}
 exemplars: {percent: 10}
 remoteStorages:
-` + storages.String()
+` + storages
 	rr := runTsbench(t, 2*time.Minute, cfg)
 	if rr.code != 0 || rr.results == nil {
 		t.Fatalf("exit code %d; stderr:\n%s", rr.code, rr.stderr)
 	}
-	for name := range protocols {
+	for name := range receiverProtocols {
 		t.Run(name, func(t *testing.T) {
 			s := storageResult(t, rr.results, name)
 			w := s.Write

@@ -54,24 +54,37 @@ func (e *encoder) reset() {
 // names valid, values non-empty, sorted by name without repeats. An invalid series is not
 // encoded and is counted.
 func (e *encoder) Append(labels []workload.Label, t int64, v float64) {
+	ex, ok := e.take(labels)
+	if !ok {
+		return
+	}
+	sampleLen := sampleSize(t, v)
+	seriesLen := labelsSize(labels) + 1 + uvarintLen(uint64(sampleLen)) + sampleLen + exemplarFieldSize(ex)
+	b := appendSeriesHead(e.buf, labels, seriesLen)
+	e.buf = appendExemplar(appendSample(b, sampleLen, t, v), ex)
+	e.added(t)
+}
+
+// take returns the pending exemplar, now taken, and whether labels pass the checks; a series
+// that does not is counted.
+func (e *encoder) take(labels []workload.Label) (*workload.Exemplar, bool) {
 	ex := e.ex
 	e.ex = nil
 	if !validLabels(labels) {
 		e.invalid++
-		return
+		return nil, false
 	}
-	labelsLen := labelsSize(labels)
-	sampleLen := sampleSize(t, v)
-	seriesLen := labelsLen + 1 + uvarintLen(uint64(sampleLen)) + sampleLen + exemplarFieldSize(ex)
+	return ex, true
+}
 
-	b := e.buf
+// appendSeriesHead appends a TimeSeries field of seriesLen bytes and its labels.
+func appendSeriesHead(b []byte, labels []workload.Label, seriesLen int) []byte {
 	b = append(b, 0x0a) // field 1, length-delimited
 	b = binary.AppendUvarint(b, uint64(seriesLen))
 	for _, l := range labels {
 		b = appendLabel(b, l.Name, l.Value)
 	}
-	e.buf = appendExemplar(appendSample(b, sampleLen, t, v), ex)
-	e.added(t)
+	return b
 }
 
 // StartTarget encodes the target's label values, in the order of templates' names, for the

@@ -126,8 +126,10 @@ func TestEncodeOTLPExemplar(t *testing.T) {
 		return out
 	}
 	sum := ms.At(0).Sum().DataPoints()
-	got := [][]string{describe(sum.At(0).Exemplars()), describe(sum.At(1).Exemplars()),
-		describe(ms.At(1).ExponentialHistogram().DataPoints().At(0).Exemplars())}
+	got := [][]string{
+		describe(sum.At(0).Exemplars()), describe(sum.At(1).Exemplars()),
+		describe(ms.At(1).ExponentialHistogram().DataPoints().At(0).Exemplars()),
+	}
 	one := []string{ex.TraceID, "3", fmtFloat(float64(ex.T) * 1e6)}
 	if diff := cmp.Diff([][]string{one, nil, one}, got); diff != "" {
 		t.Errorf("exemplars (-want +got):\n%s", diff)

@@ -111,21 +111,14 @@ func appendHistogram(b []byte, h *workload.Histogram, t int64) []byte {
 
 // AppendHistogram encodes h as a 1.0 TimeSeries of its own, after the labels' checks.
 func (e *encoder) AppendHistogram(labels []workload.Label, t int64, h *workload.Histogram) {
-	ex := e.ex
-	e.ex = nil
-	if !validLabels(labels) {
-		e.invalid++
+	ex, ok := e.take(labels)
+	if !ok {
 		return
 	}
-	labelsLen := labelsSize(labels)
 	hl := histogramSize(h, t)
-	seriesLen := labelsLen + 1 + uvarintLen(uint64(hl)) + hl + exemplarFieldSize(ex)
-	b := binary.AppendUvarint(append(e.buf, 0x0a), uint64(seriesLen))
-	for _, l := range labels {
-		b = appendLabel(b, l.Name, l.Value)
-	}
-	b = appendExemplar(b, ex)                             // exemplars = 3
-	b = binary.AppendUvarint(append(b, 0x22), uint64(hl)) // histograms = 4
+	seriesLen := labelsSize(labels) + 1 + uvarintLen(uint64(hl)) + hl + exemplarFieldSize(ex)
+	b := appendExemplar(appendSeriesHead(e.buf, labels, seriesLen), ex) // exemplars = 3
+	b = binary.AppendUvarint(append(b, 0x22), uint64(hl))               // histograms = 4
 	e.buf = appendHistogram(b, h, t)
 	e.added(t)
 }

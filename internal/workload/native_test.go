@@ -253,8 +253,10 @@ func (d *discardNative) AppendHistogram([]Label, int64, *Histogram) { d.n++ }
 // with a 32-hex-digit trace id, a counter's its increase since the previous scrape, a
 // histogram's an upper bound of one of its buckets; the same scrape gives the same exemplars.
 func TestExemplars(t *testing.T) {
-	g, err := New(histogramProfile(), Options{Seed: 3, Start: time.UnixMilli(1_700_000_000_000), Targets: 50,
-		ScrapeInterval: 10 * time.Second, Native: NativeOptions{Mode: NativeBoth}, ExemplarPct: 20})
+	g, err := New(histogramProfile(), Options{
+		Seed: 3, Start: time.UnixMilli(1_700_000_000_000), Targets: 50,
+		ScrapeInterval: 10 * time.Second, Native: NativeOptions{Mode: NativeBoth}, ExemplarPct: 20,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,11 @@
 package promreceiver
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
 
-	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/exemplar"
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
@@ -24,23 +21,9 @@ type HistogramSample struct {
 
 // Histograms reads every native histogram sample (integer counts) of every series matching
 // ms in [mint, maxt] straight from the TSDB, keyed by the series' labels in their String form.
-func (r *Receiver) Histograms(mint, maxt int64, ms ...*labels.Matcher) (_ map[string][]HistogramSample, err error) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	q, err := r.db.Querier(mint, maxt)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { err = errors.Join(err, q.Close()) }()
-	if len(ms) == 0 {
-		ms = []*labels.Matcher{labels.MustNewMatcher(labels.MatchRegexp, model.MetricNameLabel, ".+")}
-	}
+func (r *Receiver) Histograms(mint, maxt int64, ms ...*labels.Matcher) (map[string][]HistogramSample, error) {
 	out := map[string][]HistogramSample{}
-	set := q.Select(context.Background(), true, nil, ms...)
-	var it chunkenc.Iterator
-	for set.Next() {
-		s := set.At()
-		it = s.Iterator(it)
+	err := r.each(mint, maxt, ms, func(lset labels.Labels, it chunkenc.Iterator) {
 		var samples []HistogramSample
 		for vt := it.Next(); vt != chunkenc.ValNone; vt = it.Next() {
 			if vt == chunkenc.ValHistogram {
@@ -48,14 +31,11 @@ func (r *Receiver) Histograms(mint, maxt int64, ms ...*labels.Matcher) (_ map[st
 				samples = append(samples, HistogramSample{T: t, H: h})
 			}
 		}
-		if err := it.Err(); err != nil {
-			return nil, err
-		}
 		if len(samples) > 0 {
-			out[s.Labels().String()] = samples
+			out[lset.String()] = samples
 		}
-	}
-	return out, set.Err()
+	})
+	return out, err
 }
 
 // queryExemplars answers /api/v1/query_exemplars from the TSDB's exemplar storage, in the
