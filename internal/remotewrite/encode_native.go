@@ -145,12 +145,13 @@ func (e *encoderV2) AppendHistogram(labels []workload.Label, t int64, h *workloa
 	refsLen := e.refsLen()
 	metaLen := metaSize(typ, helpRef, unitRef)
 	ex := e.exemplarV2Of()
-	hl := histogramSize(h, t)
+	st := e.startOf(typ)
+	hl := histogramSize(h, t) + histogramStartSize(st)
 	seriesLen := 1 + uvarintLen(uint64(refsLen)) + refsLen + 1 + uvarintLen(uint64(hl)) + hl + ex.size() + 1 + uvarintLen(uint64(metaLen)) + metaLen
 	b := binary.AppendUvarint(append(e.series, 0x2a), uint64(seriesLen))
 	b = e.appendRefs(b, refsLen)
 	b = binary.AppendUvarint(append(b, 0x1a), uint64(hl)) // histograms = 3
-	b = ex.appendTo(appendHistogram(b, h, t))
+	b = ex.appendTo(appendHistogramStart(appendHistogram(b, h, t), st))
 	e.series = appendMeta(b, metaLen, typ, helpRef, unitRef)
 	e.added(t)
 }
@@ -189,7 +190,7 @@ func (e *encoderOTLP) AppendHistogram(labels []workload.Label, t int64, h *workl
 	e.samples++
 	e.points++
 	stale := h.Stale()
-	n := len(e.attrs) + 9 + 9 + 1 + uvarintLen(protowire.EncodeZigZag(int64(h.Schema))) + 9 + 9 + otlpExemplarSize(ex)
+	n := len(e.attrs) + 9 + 9 + 1 + uvarintLen(protowire.EncodeZigZag(int64(h.Schema))) + 9 + 9 + otlpExemplarSize(ex) + otlpStartSize(e.created)
 	if !stale {
 		n += 9
 	} else {
@@ -201,7 +202,7 @@ func (e *encoderOTLP) AppendHistogram(labels []workload.Label, t int64, h *workl
 		n += 1 + uvarintLen(uint64(pos)) + pos
 	}
 	b := binary.AppendUvarint(append(e.pts, 0x0a), uint64(n)) // data_points = 1
-	b = append(b, e.attrs...)
+	b = appendOTLPStart(append(b, e.attrs...), e.created)
 	b = binary.LittleEndian.AppendUint64(append(b, 0x19), uint64(t)*1e6) // time_unix_nano
 	b = binary.LittleEndian.AppendUint64(append(b, 0x21), h.Count)       // count
 	if !stale {

@@ -67,6 +67,7 @@ type encoderOTLP struct {
 	oldest  int64              // smallest timestamp, ms
 	invalid int                // samples refused for invalid labels since the last reset
 	ex      *workload.Exemplar // the next sample's, nil for none (encode_exemplar.go)
+	created int64              // the current target's process start, ms; 0: unknown (encode_created.go)
 }
 
 // famPoint gathers one summary or histogram data point from its samples.
@@ -75,6 +76,7 @@ type famPoint struct {
 	t          int64
 	attrs      []byte
 	count, sum float64
+	start      int64 // the target's process start when the point opened, ms
 	stale      bool
 	parts      []part // quantiles or buckets
 }
@@ -150,7 +152,7 @@ func (e *encoderOTLP) Append(labels []workload.Label, t int64, v float64) {
 		e.closeFamily()
 	}
 	if !f.open {
-		f.open, f.t, f.count, f.sum, f.stale = true, t, 0, 0, false
+		f.open, f.t, f.count, f.sum, f.stale, f.start = true, t, 0, 0, false, e.created
 		f.attrs = append(f.attrs[:0], e.attrs...)
 		f.parts = f.parts[:0]
 	}
@@ -194,7 +196,11 @@ func (e *encoderOTLP) openResource(job, instance string) {
 // appendNumberPoint appends a NumberDataPoint with the current attributes to the open metric.
 func (e *encoderOTLP) appendNumberPoint(t int64, v float64) {
 	stale := math.Float64bits(v) == math.Float64bits(workload.StaleNaN())
-	n := len(e.attrs) + 1 + 8 + otlpExemplarSize(e.ex)
+	st := int64(0)
+	if e.metKind == typeCounter {
+		st = e.created
+	}
+	n := len(e.attrs) + 1 + 8 + otlpExemplarSize(e.ex) + otlpStartSize(st)
 	if stale {
 		n += 2
 	} else {
@@ -202,7 +208,7 @@ func (e *encoderOTLP) appendNumberPoint(t int64, v float64) {
 	}
 	b := append(e.pts, 0x0a) // data_points = 1
 	b = binary.AppendUvarint(b, uint64(n))
-	b = append(b, e.attrs...)
+	b = appendOTLPStart(append(b, e.attrs...), st)
 	b = append(b, 0x19) // time_unix_nano = 3, fixed64
 	b = binary.LittleEndian.AppendUint64(b, uint64(t)*1e6)
 	if stale {
@@ -226,12 +232,12 @@ func (e *encoderOTLP) closeFamily() {
 	e.points++
 	b := append(e.pts, 0x0a)
 	if e.metKind == typeSummary {
-		n := len(f.attrs) + 9 + 9 + 9 + len(f.parts)*(2+18)
+		n := len(f.attrs) + 9 + 9 + 9 + len(f.parts)*(2+18) + otlpStartSize(f.start)
 		if f.stale {
 			n += 2
 		}
 		b = binary.AppendUvarint(b, uint64(n))
-		b = append(b, f.attrs...)
+		b = appendOTLPStart(append(b, f.attrs...), f.start)
 		b = append(b, 0x19)
 		b = binary.LittleEndian.AppendUint64(b, uint64(f.t)*1e6)
 		b = append(b, 0x21) // count = 4, fixed64
@@ -259,7 +265,7 @@ func (e *encoderOTLP) closeFamily() {
 	}
 	buckets := bounds + 1
 	countsLen, boundsLen := 8*buckets, 8*bounds
-	n := len(f.attrs) + 9 + 9 + 9 + 1 + uvarintLen(uint64(countsLen)) + countsLen
+	n := len(f.attrs) + 9 + 9 + 9 + 1 + uvarintLen(uint64(countsLen)) + countsLen + otlpStartSize(f.start)
 	if bounds > 0 {
 		n += 1 + uvarintLen(uint64(boundsLen)) + boundsLen
 	}
@@ -267,7 +273,7 @@ func (e *encoderOTLP) closeFamily() {
 		n += 2
 	}
 	b = binary.AppendUvarint(b, uint64(n))
-	b = append(b, f.attrs...)
+	b = appendOTLPStart(append(b, f.attrs...), f.start)
 	b = append(b, 0x19)
 	b = binary.LittleEndian.AppendUint64(b, uint64(f.t)*1e6)
 	b = append(b, 0x21)

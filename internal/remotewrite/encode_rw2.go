@@ -33,6 +33,7 @@ type encoderV2 struct {
 	oldest  int64              // smallest timestamp, ms
 	invalid int                // samples refused for invalid labels since the last reset
 	ex      *workload.Exemplar // the next sample's, nil for none (encode_exemplar.go)
+	created int64              // the current target's process start, ms; 0: unknown (encode_created.go)
 
 	// The fast path (StartTarget, AppendSeries), when the workload names its series.
 	tpl        *v2Templates
@@ -119,7 +120,8 @@ func (e *encoderV2) write(typ uint64, helpRef, unitRef uint32, t int64, v float6
 	refsLen := e.refsLen()
 	metaLen := metaSize(typ, helpRef, unitRef)
 	ex := e.exemplarV2Of()
-	sampleLen := 1 + 8 + 1 + uvarintLen(uint64(t))
+	st := e.startOf(typ)
+	sampleLen := 1 + 8 + 1 + uvarintLen(uint64(t)) + startSize(st)
 	seriesLen := 1 + uvarintLen(uint64(refsLen)) + refsLen + 1 + uvarintLen(uint64(sampleLen)) + sampleLen + ex.size()
 	if metaLen > 0 {
 		seriesLen += 1 + uvarintLen(uint64(metaLen)) + metaLen
@@ -135,6 +137,9 @@ func (e *encoderV2) write(typ uint64, helpRef, unitRef uint32, t int64, v float6
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 	b = append(b, 0x10) // timestamp, varint
 	b = binary.AppendUvarint(b, uint64(t))
+	if st != 0 {
+		b = binary.AppendUvarint(append(b, 0x18), uint64(st)) // start_timestamp
+	}
 	e.series = appendMeta(ex.appendTo(b), metaLen, typ, helpRef, unitRef)
 	e.added(t)
 }

@@ -435,6 +435,7 @@ func (g *Generator) Scrape(app Appender, target int, k int64) (values, staleMark
 	sa, fast := app.(SeriesAppender)
 	tv := g.targetText(sc, target, rev)
 	scale := g.scale(target)
+	g.startCreated(app, target)
 	if fast {
 		sa.StartTarget(g.targetValues(sc, tv))
 		for s := range g.templates {

@@ -297,3 +297,33 @@ func TestExemplars(t *testing.T) {
 		t.Error("no counter exemplar in 4 scrapes of the default profile at 5%")
 	}
 }
+
+// TestProcessStart: a target's process start is 1 h to a week and 1 h before the run's
+// start, in whole seconds, the same for every revision and replica, and given to a
+// CreatedAppender before each scrape's samples.
+func TestProcessStart(t *testing.T) {
+	g := newGen(t, Options{Seed: 1, Targets: 20, Replicas: 2, ChurnPercent: 50, ChurnInterval: time.Minute})
+	start := g.ScrapeTime(0, 0) - g.phase(0)
+	for target := range g.Targets() {
+		ps := g.ProcessStart(target)
+		if age := time.Duration(start-ps) * time.Millisecond; age < time.Hour || age > time.Hour+maxUptime || ps%1000 != 0 {
+			t.Fatalf("target %d: process start %d, %v before the run's", target, ps, age)
+		}
+		if ps != g.ProcessStart(target%20) {
+			t.Fatalf("target %d: replica starts at another time", target)
+		}
+	}
+	var c createdRecorder
+	g.Scrape(&c, 3, 7)
+	if c.created != g.ProcessStart(3) || !c.beforeSamples {
+		t.Errorf("created %d (before samples %v), want %d", c.created, c.beforeSamples, g.ProcessStart(3))
+	}
+}
+
+type createdRecorder struct {
+	discard
+	created       int64
+	beforeSamples bool
+}
+
+func (c *createdRecorder) SetCreated(ms int64) { c.created, c.beforeSamples = ms, c.n == 0 }
