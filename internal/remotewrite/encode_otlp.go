@@ -23,8 +23,8 @@ import (
 //   - every other label as a data point attribute; a staleness marker as a data point with
 //     the no-recorded-value flag, which receivers store as a staleness marker.
 //
-// Times are the samples' milliseconds in nanoseconds. The profile records no start times,
-// so start_time_unix_nano is 0 (unknown). samples counts what the receiver stores: one per
+// Times are the samples' milliseconds in nanoseconds; sums, summaries and histograms start at
+// their target's process start (start_time_unix_nano, encode_created.go). samples counts what the receiver stores: one per
 // number point, and a summary or histogram point counts the samples it was made of.
 //
 //	ExportMetricsServiceRequest { repeated ResourceMetrics resource_metrics = 1; }

@@ -11,8 +11,9 @@ import (
 // encoderV2 builds one remote-write 2.0 request (io.prometheus.write.v2.Request, spec
 // https://prometheus.io/docs/specs/prw/remote_write_spec_2_0/) by appending bytes, as
 // encoder does for 1.0: every string once in the symbols table, each series' labels as
-// references to it, and the profile's metadata (type, help, unit) on every series. The
-// profile records no created (start) timestamps, so start_timestamp is never sent.
+// references to it, and the profile's metadata (type, help, unit) on every series. Counters,
+// histograms and summaries carry their target's process start as start_timestamp
+// (encode_created.go).
 //
 //	Request    { repeated string symbols = 4; repeated TimeSeries timeseries = 5; }
 //	TimeSeries { repeated uint32 labels_refs = 1 [packed]; repeated Sample samples = 2; Metadata metadata = 5; }
