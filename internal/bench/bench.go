@@ -46,7 +46,10 @@ type Options struct {
 	DrainTimeout time.Duration
 	// VerifyTimeout bounds the read-back at the end.
 	VerifyTimeout time.Duration
-	Logger        *slog.Logger
+	// Out is the directory of results.json: the checkpoints go there (checkpointInterval);
+	// "" writes none.
+	Out    string
+	Logger *slog.Logger
 }
 
 func (o *Options) setDefaults() {
@@ -98,6 +101,9 @@ func Prepare(assets fs.FS, cfg *config.Config) (*Prepared, error) {
 	}
 	if p.Thresholds, err = report.ParseThresholds(cfg.Thresholds, storageNames(cfg)); err != nil {
 		errs = append(errs, err)
+	}
+	if _, err = report.ParseCompareRules("compareThresholds", cfg.CompareThresholds, storageNames(cfg)); err != nil {
+		errs = append(errs, err) // checked now, applied by report compare
 	}
 	if len(errs) > 0 {
 		return nil, &ConfigError{errors.Join(errs...)}

@@ -77,13 +77,19 @@ type Config struct {
 
 	VerifySamples int           `yaml:"verifySamples" json:"verifySamples"`
 	VerifyDelay   time.Duration `yaml:"verifyDelay" json:"verifyDelay"`
+	// VerifyInterval is how often the read-back runs while the load does (verify.go).
+	VerifyInterval time.Duration `yaml:"verifyInterval" json:"verifyInterval"`
 
 	Thresholds []string `yaml:"thresholds" json:"thresholds,omitempty"`
+	// CompareThresholds limit how much a figure may change against an older run, checked by
+	// `tsbench report compare OLD NEW` with this run as NEW ("query.p99>+20%").
+	CompareThresholds []string `yaml:"compareThresholds" json:"compareThresholds,omitempty"`
 
 	RemoteStorages map[string]Storage `yaml:"remoteStorages" json:"remoteStorages"`
 
 	ScrapeMode  `yaml:",inline"` // sender, senderURL, exporterURL, exposeTimestamps (sender.go)
-	SampleTypes `yaml:",inline"` // nativeHistograms (samples.go)
+	LongRun     `yaml:",inline"` // checkpointInterval (longrun.go)
+	SampleTypes `yaml:",inline"` // nativeHistograms, exemplars (samples.go)
 
 	ChartOnly `yaml:",inline" json:"-"` // keys of the prometheus-benchmark chart that do not apply here
 	HelmOnly  `yaml:",inline" json:"-"` // keys of tsbench's own Helm chart
@@ -183,11 +189,16 @@ func Default() Config {
 		ObserveInterval: 10 * time.Second,
 
 		VerifySamples: 10_000,
+		// 6 checks an hour, ~10k samples and ~20 queries each (docs/long-runs.md): 144 a day.
+		VerifyInterval: 10 * time.Minute,
 
 		ScrapeMode: ScrapeMode{Sender: SenderTsbench},
 		// Floats only, as captured; the profile's families go classic.
 		// No exemplars: exemplar storage is an opt-in feature of Prometheus.
 		SampleTypes: SampleTypes{NativeHistograms: NativeHistograms{Send: NativeOff}, Exemplars: Exemplars{Percent: 0}},
+		// A killed run loses at most 5 minutes of figures; a checkpoint of the default
+		// workload takes ~0.1 s and ~1 MB of writes: 0.03% of a core and 12 MB an hour.
+		LongRun: LongRun{CheckpointInterval: 5 * time.Minute},
 	}
 }
 
@@ -209,6 +220,7 @@ func Load(path string) (*Config, error) {
 // document, which yaml v3 still decodes, is validated too.
 func Parse(b []byte) (*Config, error) {
 	c := Default() // nested structs keep their defaults for keys the document leaves out
+	b = zeroDurations(b)
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	err := dec.Decode(&c)
@@ -418,11 +430,10 @@ func (c *Config) problems() []error {
 	if c.VerifySamples < 0 {
 		bad("verifySamples", "must be >= 0 (0 turns the read-back check off)")
 	}
-	if c.VerifyDelay < 0 {
-		bad("verifyDelay", "must be >= 0 (0 verifies only at the end)")
-	}
+	errs = append(errs, c.verifyProblems()...)
 	errs = append(errs, c.scrapeProblems()...)
 	errs = append(errs, c.sampleTypeProblems()...)
+	errs = append(errs, c.LongRun.problems()...)
 	for i, rq := range c.RangeQueries {
 		errs = append(errs, rq.validate(fmt.Sprintf("rangeQueries[%d]", i))...)
 	}

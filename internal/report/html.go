@@ -347,7 +347,7 @@ func charts(r *results.Run) []chart {
 		}
 		out = append(out, c)
 	}
-	return append(out, heldChart(r))
+	return append(append(out, heldChart(r)), checkCharts(r)...)
 }
 
 // heldChart plots bytes per sample against how much of the workload's time each storage
@@ -394,7 +394,8 @@ svg.chart{border:1px solid #ddd;background:#fff}
 </style></head><body>
 <h1>tsbench: {{len .R.Storages}} storages, {{.R.Workload.Targets}} targets × {{.R.Workload.SeriesPerTarget}} series</h1>
 <p>{{.Start}} → {{.End}}{{if .R.Workload.HistorySeconds}} · history {{.History}}: each storage caught up with the workload's clock, {{.History}} behind at the start, then ran live ("history (catch-up)" rows){{end}} · seed {{.R.Workload.Seed}} · {{.R.Workload.SeriesCreated}} series created by churn · {{.R.Workload.StaleMarkers}} stale markers</p>
-{{range .R.Storages}}{{$name := .Name}}{{range .Problems}}<p class="fail">Problem with {{$name}}: {{.}}</p>
+{{range .LongRun}}<p class="fail">{{.}}</p>
+{{end}}{{range .R.Storages}}{{$name := .Name}}{{range .Problems}}<p class="fail">Problem with {{$name}}: {{.}}</p>
 {{end}}{{with .Write}}{{range .Notes}}<p>Note on {{$name}}: {{.}}</p>
 {{end}}{{end}}{{end}}{{range .R.AccountingErrors}}<p class="fail">Accounting error: {{.}}</p>
 {{end}}<table><tr><th></th>{{range .R.Storages}}<th>{{.Name}}</th>{{end}}</tr>
@@ -458,7 +459,7 @@ func WriteHTML(w io.Writer, r *results.Run) error {
 		"R": r, "Sections": htmlSections(r), "Charts": svgs, "Cols": len(r.Storages) + 1,
 		"Verdicts": verdicts(r), "Sender": SenderLines(r), "Probes": ProbeRows(r), "Slowest": slowest(r), "SlowestN": slowestPerStorage,
 		"Start": r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), "End": r.EndTime.UTC().Format("2006-01-02 15:04:05Z"),
-		"History": time.Duration(r.Workload.HistorySeconds * float64(time.Second)).String(),
+		"History": time.Duration(r.Workload.HistorySeconds * float64(time.Second)).String(), "LongRun": LongRunLines(r),
 	})
 }
 
@@ -489,6 +490,9 @@ func verdicts(r *results.Run) []htmlVerdict {
 		if s.Verify != nil {
 			out = append(out, htmlVerdict{Storage: readBackName(&s), Text: s.Verify.Verdict(), OK: s.Verify.Exact()})
 		}
+	}
+	for _, v := range checkVerdicts(r) {
+		out = append(out, htmlVerdict{Storage: v.Storage + " during the run", Text: v.Text, OK: v.OK})
 	}
 	return out
 }

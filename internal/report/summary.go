@@ -301,6 +301,9 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 	fmt.Fprintf(&b, "tsbench %s → %s, %d targets × %d series, %d series created by churn, %d stale markers\n\n",
 		r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), r.EndTime.UTC().Format("15:04:05Z"),
 		r.Workload.Targets, r.Workload.SeriesPerTarget, r.Workload.SeriesCreated, r.Workload.StaleMarkers)
+	for _, l := range LongRunLines(r) {
+		b.WriteString(l + "\n\n")
+	}
 	if h := r.Workload.HistorySeconds; h > 0 {
 		fmt.Fprintf(&b, "history: the workload's clock began %s before the start; each storage caught up, then ran live (the figures below cover both phases, \"history\" the catch-up alone)\n\n",
 			time.Duration(h*float64(time.Second)))
@@ -317,6 +320,7 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 	writeNoQueryAPI(&b, r)
 	writeVerdicts(&b, r)
 	writeNatives(&b, r)
+	writeChecks(&b, r)
 	writeProbes(&b, r)
 	writeRuleDiffs(&b, r)
 	writeRulesNotCompared(&b, r)
@@ -324,6 +328,7 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 	if g := r.Generator; g != nil {
 		fmt.Fprintf(&b, "\ntsbench itself: cpu %s cores mean, %s max; rss %s MiB max\n",
 			fmtPtr("%.3f", g.CPUCoresMean, 1), fmtPtr("%.3f", g.CPUCoresMax, 1), fmtPtr("%.1f", g.RSSBytesMax, 1<<20))
+		b.WriteString(longRunSelf(r))
 	}
 	if len(r.Thresholds) > 0 {
 		b.WriteString("\nthresholds\n")

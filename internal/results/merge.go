@@ -93,6 +93,7 @@ func Merge(runs []*Run) (*Run, error) {
 		}
 	}
 	m.Generator = mergeGenerators(gens)
+	m.Partial, m.Gaps = mergeLongRun(shards)
 	for _, s := range lead.Storages {
 		ms, accErrs, err := mergeStorage(s.Name, shards, lead)
 		if err != nil {
@@ -345,19 +346,7 @@ func mergeVerifies(vs []*Verify) *Verify {
 	for _, v := range vs {
 		addVerify(m, v)
 	}
-	depth := 0
-	for _, v := range vs {
-		depth = max(depth, len(v.During))
-	}
-	for i := range depth {
-		var at []*Verify
-		for _, v := range vs {
-			if i < len(v.During) {
-				at = append(at, v.During[i])
-			}
-		}
-		m.During = append(m.During, mergeVerifies(at))
-	}
+	mergeChecks(m, vs)
 	return m
 }
 

@@ -80,9 +80,14 @@ type Verify struct {
 	// Export is the same check on raw samples from /api/v1/export, where the storage offers
 	// it (VictoriaMetrics): no query engine in between, staleness markers visible.
 	Export *ExportCheck `json:"export,omitempty"`
-	// During holds the checks made while the load ran (verifyDelay > 0), oldest first: each
-	// covers the data written since the previous one that is older than verifyDelay.
-	During []*Verify `json:"during,omitempty"`
+	// Checks are the read-backs made while the load ran, every verifyInterval, oldest first,
+	// at most MaxChecks (checks.go); Continuous adds them all up.
+	Checks     []Check     `json:"checks,omitempty"`
+	Continuous *Continuous `json:"continuous,omitempty"`
+	// LostAfterAck counts the samples a check found and a later check did not: lost after
+	// the storage acked them. LostAfterAckAt is the first check that missed one.
+	LostAfterAck   int64      `json:"lostAfterAck"`
+	LostAfterAckAt *time.Time `json:"lostAfterAckAt,omitempty"`
 	// NativeHistograms is the read-back of the native histograms, when they were sent.
 	NativeHistograms *NativeHistograms `json:"nativeHistograms,omitempty"`
 	// Exemplars is the read-back of the exemplars, when they were sent.
@@ -128,7 +133,7 @@ func (v *Verify) Exact() bool {
 	return v != nil && v.CheckedSamples > 0 && len(v.Errors) == 0 && v.ReadErrors == 0 && v.UncheckedSamples == 0 &&
 		v.MissingSamples == 0 && v.DuplicateSamples == 0 && v.UnexpectedSamples == 0 &&
 		v.ChangedValues == 0 && v.NaNAltered == 0 && v.StalenessIgnored == 0 && v.MissingStaleMarkers == 0 &&
-		v.ShiftedTimestamps == 0
+		v.ShiftedTimestamps == 0 && v.LostAfterAck == 0 && (v.Continuous == nil || v.Continuous.Total.Checks == 0 || v.Continuous.Total.Clean())
 }
 
 // DifferentProbes counts the probes whose answer differs from Prometheus'.
@@ -149,14 +154,16 @@ func (v *Verify) Verdict() string {
 	if v == nil {
 		return "not verified"
 	}
+	if v.CheckedSamples == 0 && v.ContinuousVerdict() != "" { // a checkpoint's: no read-back at the end yet
+		return "checked during the run only: " + v.ContinuousVerdict()
+	}
 	if v.Exact() {
 		return fmt.Sprintf("returns exactly what it was given (%d samples, %d staleness markers)", v.CheckedSamples, v.CheckedStaleMarkers)
 	}
 	var parts []string
-	add := func(n int64, what string) {
-		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, what))
-		}
+	add := func(n int64, what string) { parts = addCount(parts, n, what) }
+	if v.LostAfterAck > 0 && v.LostAfterAckAt != nil {
+		parts = append(parts, fmt.Sprintf("%d lost after ack (first missed by the check at %s)", v.LostAfterAck, v.LostAfterAckAt.UTC().Format(time.RFC3339)))
 	}
 	add(v.MissingSamples, "missing")
 	add(v.DuplicateSamples, "duplicated")
@@ -180,8 +187,19 @@ func (v *Verify) Verdict() string {
 	}
 	add(v.ReadErrors, "reads failed")
 	add(v.UncheckedSamples, "samples unchecked")
+	if c := v.Continuous; c != nil && c.Total.Checks > 0 && !c.Total.Clean() {
+		parts = append(parts, "differences in the checks during the run")
+	}
 	if len(parts) == 0 {
 		return "nothing checked"
 	}
 	return fmt.Sprintf("%d samples checked: %s", v.CheckedSamples, strings.Join(parts, ", "))
+}
+
+// addCount appends "n what" to parts when n is not 0.
+func addCount(parts []string, n int64, what string) []string {
+	if n > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s", n, what))
+	}
+	return parts
 }

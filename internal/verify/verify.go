@@ -150,17 +150,9 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*resu
 	for _, t := range v.targets {
 		wg.Go(func() {
 			log := v.log.With("storage", t.Name)
-			r := &reader{remote: &remoteReader{client: t.Client, url: t.RemoteReadURL}}
-			if t.ReadURL != "" {
-				r = &reader{api: query.NewAPI(t.Client, t.ReadURL)}
-			}
-			units := units
-			if t.Protocol == config.ProtocolOTLP {
-				units = renameUnits(units, v.otlp)
-				log.Info("read-back of OTLP writes expects Prometheus' default translation (UnderscoreEscapingWithSuffixes): job and instance from service.name and service.instance.id, _total on counters, unit suffixes",
-					"renamed_metrics", len(v.otlp))
-			}
-			res, replica := v.readBack(ctx, r, t, units)
+			r := newReader(t)
+			units := v.forProtocol(t, units, log)
+			res, replica, _ := v.readBack(ctx, r, t, units)
 			res.CheckedFrom, res.CheckedTo = time.UnixMilli(w.from).UTC(), time.UnixMilli(w.to).UTC()
 			var answers []ruleAnswer
 			if r.api != nil {
@@ -185,9 +177,29 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*resu
 	return out
 }
 
+// newReader reads t through its query API, or through remote read where it has none.
+func newReader(t Target) *reader {
+	if t.ReadURL != "" {
+		return &reader{api: query.NewAPI(t.Client, t.ReadURL)}
+	}
+	return &reader{remote: &remoteReader{client: t.Client, url: t.RemoteReadURL}}
+}
+
+// forProtocol returns the units as t stores them: renamed for OTLP writes.
+func (v *Verifier) forProtocol(t Target, units []unit, log *slog.Logger) []unit {
+	if t.Protocol != config.ProtocolOTLP {
+		return units
+	}
+	log.Info("read-back of OTLP writes expects Prometheus' default translation (UnderscoreEscapingWithSuffixes): job and instance from service.name and service.instance.id, _total on counters, unit suffixes",
+		"renamed_metrics", len(v.otlp))
+	return renameUnits(units, v.otlp)
+}
+
 // readBack reads every unit from one storage and compares. It returns the url_replica value
-// the probes select when the storage keeps writeURLReplicas copies apart ("" when it does not).
-func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units []unit) (*results.Verify, string) {
+// the probes select when the storage keeps writeURLReplicas copies apart ("" when it does not),
+// and each unit's missing samples (-1: not read), by which the checks during the run tell a
+// complete scrape (continuous.go).
+func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units []unit) (*results.Verify, string, []int64) {
 	res := &results.Verify{ReadBackVia: "queryAPI"}
 	if r.api == nil {
 		res.ReadBackVia = "remoteRead"
@@ -199,8 +211,10 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 	}
 	c := v.newCopies(target.Name, target.Kind)
 	var notRead int64
+	missing := make([]int64, len(units))
 	for i := range units {
 		u := &units[i]
+		missing[i] = -1
 		if len(u.series) == 0 {
 			continue
 		}
@@ -221,7 +235,9 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 			v.ignore(got)
 			v.dropAgentMarkers(u, got)
 			c.learn(got)
+			before := t.missing
 			compareUnit(u, got, c.n, v.interval/2-1, true, t)
+			missing[i] = t.missing - before
 			continue
 		}
 		q := render(u.selector) + fmt.Sprintf("[%dms]", u.hi-u.lo)
@@ -237,7 +253,9 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 		v.ignore(got)
 		v.dropAgentMarkers(u, got)
 		c.learn(got)
+		before := t.missing
 		compareUnit(u, got, c.n, v.interval/2-1, false, t)
+		missing[i] = t.missing - before
 		if exp != nil {
 			res.Reads++
 			if err := v.exportUnit(ctx, r, u, c, exp); err != nil {
@@ -260,7 +278,7 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 		exp.fillExport(res.Export)
 		res.Examples = append(res.Examples, exp.examples[:min(len(exp.examples), maxExamples-min(maxExamples, len(res.Examples)))]...)
 	}
-	return res, c.replica
+	return res, c.replica, missing
 }
 
 // readFailed counts a failed read; the first maxExamples are listed.
