@@ -403,7 +403,7 @@ func (r *run) newResults(targets, seriesPerTarget int) *results.Run {
 
 // results assembles results.json from every part.
 func (r *run) results(verified map[string]*results.Verify) *results.Run {
-	res := r.newResults(r.part.Targets(), r.part.SeriesPerTarget())
+	res := r.newResults(r.part.Targets(), r.part.SamplesPerScrape()) // natives included
 	res.Workload.SeriesCreated, res.Workload.StaleMarkers = r.writer.WorkloadStats()
 	res.Workload.HistorySeconds = r.cfg.History.Seconds()
 	r.mu.Lock()

@@ -262,3 +262,12 @@ func (a *shardAppender) AppendHistogram(labels []workload.Label, t int64, h *wor
 func (l labelsAppender) AppendHistogram(labels []workload.Label, t int64, h *workload.Histogram) {
 	l.a.AppendHistogram(labels, t, h)
 }
+
+// samplesPerScrape is a target's samples per scrape: the workload's SamplesPerScrape where it
+// has one (native histograms change it), else its series.
+func samplesPerScrape(wl Workload) int {
+	if s, ok := wl.(interface{ SamplesPerScrape() int }); ok {
+		return s.SamplesPerScrape()
+	}
+	return wl.SeriesPerTarget()
+}

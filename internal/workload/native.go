@@ -456,3 +456,11 @@ func (p *Part) NativeLabels(j, f int, rev int64) []Label {
 func (p *Part) NativeHistogram(j, f int, t int64) Histogram {
 	return p.g.NativeHistogram(p.targets[j], f, t)
 }
+
+// SamplesPerScrape is how many samples one scrape of a target sends to an appender that
+// takes histograms: the profile's series less those sent as native only, plus one per
+// native family. Without native histograms it is SeriesPerTarget.
+func (g *Generator) SamplesPerScrape() int { return g.floats() + len(g.natives) }
+
+// SamplesPerScrape is the generator's.
+func (p *Part) SamplesPerScrape() int { return p.g.SamplesPerScrape() }

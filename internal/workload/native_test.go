@@ -327,3 +327,14 @@ type createdRecorder struct {
 }
 
 func (c *createdRecorder) SetCreated(ms int64) { c.created, c.beforeSamples = ms, c.n == 0 }
+
+// TestSamplesPerScrape: true sends the natives instead of their families' series, both beside.
+func TestSamplesPerScrape(t *testing.T) {
+	for mode, want := range map[NativeMode]int{NativeOff: 7, NativeOnly: 2, NativeBoth: 8} {
+		g := newHistogramGen(t, histogramProfile(), NativeOptions{Mode: mode})
+		var b both
+		if values, _ := g.Scrape(&b, 0, 0); g.SamplesPerScrape() != want || values != want {
+			t.Errorf("mode %d: SamplesPerScrape %d, Scrape %d values; want %d", mode, g.SamplesPerScrape(), values, want)
+		}
+	}
+}
