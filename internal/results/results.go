@@ -55,7 +55,7 @@ type Shard struct {
 
 // Workload describes what the generator produced, the same for every storage.
 type Workload struct {
-	Targets         int   `json:"targets"` // targetsCount × writeReplicas
+	Targets         int   `json:"targets"`         // targetsCount × writeReplicas
 	SeriesPerTarget int   `json:"seriesPerTarget"` // sent per target, native histogram series included
 	ActiveSeries    int64 `json:"activeSeries"`
 	SeriesCreated   int64 `json:"seriesCreated"` // by churn, beyond the initial targets × seriesPerTarget
