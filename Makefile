@@ -6,7 +6,7 @@ OUT     ?= out
 HISTORY ?= 15m
 TSBENCH := bin/tsbench
 
-.PHONY: run test check e2e bench fuzz lint golden deps deps-browser build clean helm-check image fidelity soak
+.PHONY: run conformance test check e2e bench fuzz lint golden deps deps-browser build clean helm-check image fidelity soak
 
 build: $(TSBENCH)
 
@@ -25,6 +25,11 @@ deps-browser:
 # then 3 minutes live; results in $(OUT)/.
 run: deps build
 	$(TSBENCH) run -history $(HISTORY) -out $(OUT)
+
+# Prometheus' own PromQL test files (1,867 evals) against a fresh local VictoriaMetrics and
+# Prometheus: results in $(OUT)/ (docs/conformance.md).
+conformance: deps build
+	$(TSBENCH) conformance -out $(OUT)
 
 # Every test, the end-to-end ones against real storages included (in parallel: each starts its
 # own storages), and every fuzz target's seed corpus; after the checks CI makes; and the Helm

@@ -297,6 +297,9 @@ func (rw row) bestIndex() int {
 // WriteSummary writes the end-of-run summary: the side-by-side table with the best value per
 // row marked "*", the slowest queries, tsbench's own usage and the thresholds.
 func WriteSummary(w io.Writer, r *results.Run) error {
+	if conformanceOnly(r) {
+		return writeConformanceSummary(w, r)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "tsbench %s → %s, %d targets × %d series, %d series created by churn, %d stale markers\n\n",
 		r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), r.EndTime.UTC().Format("15:04:05Z"),
@@ -322,6 +325,7 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 	writeNatives(&b, r)
 	writeChecks(&b, r)
 	writeProbes(&b, r)
+	writeConformance(&b, r)
 	writeRuleDiffs(&b, r)
 	writeRulesNotCompared(&b, r)
 	writeSender(&b, r)

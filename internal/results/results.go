@@ -78,6 +78,8 @@ type Storage struct {
 	// QueryAPI is the check, at the start of the run, that readURL serves the Prometheus HTTP
 	// query API; absent when the storage has no readURL.
 	QueryAPI *QueryAPI `json:"queryAPI,omitempty"`
+	// Conformance is the PromQL test suite's outcome (tsbench conformance); absent from a run.
+	Conformance *Conformance `json:"conformance,omitempty"`
 	// Problems are what went wrong with the storage during the run (it exited, ...).
 	Problems []string `json:"problems,omitempty"`
 }
