@@ -49,9 +49,7 @@ remoteStorages:
 				t.Errorf("read-back %+v: want every checked float exact", v)
 			}
 			checkNative(t, v, "kept")
-			if e := v.Exemplars; e == nil || e.Verdict != "kept" || e.Checked == 0 || e.Kept != e.Checked {
-				t.Errorf("exemplar read-back %+v: want every exemplar kept", e)
-			}
+			checkExemplars(t, v.Exemplars, name == "rw1")
 		})
 	}
 }
@@ -105,17 +103,7 @@ remoteStorages:
 		t.Fatalf("native: write %+v: want every sample acked", w)
 	}
 	checkNative(t, s.Verify, "kept")
-	// 2.42 loses a few exemplars of native histograms (2 of 622 in a run by hand), never a
-	// counter's: kept, or partial with only native histograms' missing.
-	e := s.Verify.Exemplars
-	if e == nil || e.Checked == 0 || e.Changed != 0 || e.Missing > e.Checked/20 || (e.Verdict != "kept" && e.Verdict != "partial") {
-		t.Fatalf("native: exemplar read-back %+v: want kept (exemplar-storage on)", e)
-	}
-	for _, x := range e.Examples {
-		if !strings.Contains(x, "go_gc_duration_seconds") {
-			t.Errorf("native: exemplar of a counter lost: %s", x)
-		}
-	}
+	checkExemplars(t, s.Verify.Exemplars, true)
 	s = storageResult(t, rr.results, "plain")
 	if w := s.Write; w == nil || w.AckedSamples != 0 || w.RequestsByStatus["500"] == 0 || w.DroppedSamples["retry_timeout"] == 0 {
 		t.Fatalf("plain: write %+v: want nothing acked, 500s, batches dropped at retry_timeout", w)
@@ -123,6 +111,28 @@ remoteStorages:
 	checkNative(t, s.Verify, "refused")
 	if e := s.Verify.Exemplars; e == nil || e.Verdict != "dropped" || e.Checked == 0 {
 		t.Errorf("plain: exemplar read-back %+v: want dropped (nothing stored)", e)
+	}
+}
+
+// checkExemplars checks the exemplar read-back: every exemplar kept, except over remote write
+// 1.0 (rw1) a few of native histograms: Prometheus' 1.0 handler appends a series' exemplars
+// before its histograms, so the exemplar of the histogram that creates its series finds no
+// series and is dropped. A counter's is never lost.
+func checkExemplars(t *testing.T, e *results.Exemplars, rw1 bool) {
+	t.Helper()
+	if e == nil || e.Checked == 0 || e.Changed != 0 {
+		t.Fatalf("exemplar read-back %+v: want every exemplar kept", e)
+	}
+	if !rw1 && e.Kept != e.Checked {
+		t.Errorf("exemplar read-back %+v: want every exemplar kept", e)
+	}
+	if rw1 && e.Missing > e.Checked/20 {
+		t.Errorf("exemplar read-back %+v: more than 5%% missing", e)
+	}
+	for _, x := range e.Examples {
+		if !strings.Contains(x, "go_gc_duration_seconds") {
+			t.Errorf("exemplar of a counter lost: %s", x)
+		}
 	}
 }
 
