@@ -14,8 +14,11 @@ import (
 
 // cmdProfile runs `tsbench profile capture`.
 func cmdProfile(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	if len(args) > 0 && args[0] == "metadata" {
+		return cmdProfileMetadata(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "capture" {
-		return ExitUsage, usageErrorf("usage: tsbench profile capture -url URL -out FILE [-duration D | -scrapes N] [-interval D] [-expand prefix:label=count,...]")
+		return ExitUsage, usageErrorf("usage: tsbench profile capture -url URL -out FILE [-duration D | -scrapes N] [-interval D] [-expand prefix:label=count,...]\n       tsbench profile metadata -url URL -profile FILE")
 	}
 	fs := newFlagSet("profile capture", stderr)
 	url := fs.String("url", "", "the exporter's /metrics URL, e.g. http://127.0.0.1:9100/metrics")
@@ -49,13 +52,44 @@ func cmdProfile(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	if err != nil {
 		return ExitError, err
 	}
-	b, err := json.MarshalIndent(p, "", " ")
-	if err != nil {
-		return ExitError, err
-	}
-	if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
+	if err := writeProfile(*out, p); err != nil {
 		return ExitError, err
 	}
 	fmt.Fprintf(stdout, "%s: %d series per target; shapes: %v\n", *out, len(p.Series), p.Kinds())
 	return ExitOK, nil
+}
+
+// cmdProfileMetadata runs `tsbench profile metadata`: it fills a profile's help and units
+// from one scrape of its exporter, leaving every value it generates as it was.
+func cmdProfileMetadata(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlagSet("profile metadata", stderr)
+	url := fs.String("url", "", "the exporter's /metrics URL, e.g. http://127.0.0.1:9100/metrics")
+	file := fs.String("profile", "", "profile file to fill in place (JSON)")
+	if err := parseFlags(fs, args); err != nil {
+		return ExitUsage, err
+	}
+	if *url == "" || *file == "" {
+		return ExitUsage, usageErrorf("-url and -profile are required")
+	}
+	p, err := workload.LoadProfileFile(*file)
+	if err != nil {
+		return ExitError, err
+	}
+	n, err := workload.FillMetadata(ctx, &http.Client{Timeout: 30 * time.Second}, *url, p)
+	if err != nil {
+		return ExitError, err
+	}
+	if err := writeProfile(*file, p); err != nil {
+		return ExitError, err
+	}
+	fmt.Fprintf(stdout, "%s: help text for %d of %d series\n", *file, n, len(p.Series))
+	return ExitOK, nil
+}
+
+func writeProfile(path string, p *workload.Profile) error {
+	b, err := json.MarshalIndent(p, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
