@@ -198,7 +198,7 @@ func Default() Config {
 		ScrapeMode: ScrapeMode{Sender: SenderTsbench},
 		// Floats only, as captured; the profile's families go classic.
 		// No exemplars: exemplar storage is an opt-in feature of Prometheus.
-		SampleTypes: SampleTypes{NativeHistograms: NativeHistograms{Send: NativeOff}, Exemplars: Exemplars{Percent: 0}},
+		SampleTypes: SampleTypes{NativeHistograms: NativeHistograms{Send: NativeOff}, Exemplars: Exemplars{Percent: 0}, SendMetadata: false},
 		// A killed run loses at most 5 minutes of figures. A checkpoint of the default
 		// workload into the two local storages took 0.17–0.68 s (fsync included, on a busy
 		// 2-core machine) and writes results.json: 0.2 MB in the first minutes, ~2 MB by

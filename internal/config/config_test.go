@@ -52,6 +52,7 @@ func TestBadConfigs(t *testing.T) {
 			"nativeHistograms.schema: 9: must be -4 to 8", "exemplars.percent: 120: must be 0 to 100",
 		},
 		"native-key.bad.yaml": {"field fromSummary not found in nativeHistograms"},
+		"metadata.bad.yaml":   {"sendMetadata: applies to sender: tsbench only"},
 		"verify-interval.bad.yaml": {
 			"verifyDelay: must be >= 0", "verifyInterval: must be >= 0 (0 verifies only at the end)",
 		},

@@ -13,6 +13,11 @@ type SampleTypes struct {
 	NativeHistograms NativeHistograms `yaml:"nativeHistograms" json:"nativeHistograms"`
 	// Exemplars puts exemplars (trace ids) on counters and native histograms.
 	Exemplars Exemplars `yaml:"exemplars" json:"exemplars"`
+	// SendMetadata sends the profile's metadata (type, help, unit per family) to the storages
+	// on remote write 1.0 in its WriteRequest.metadata field: one request at the start and
+	// one a minute after, as Prometheus' metadata_config does. 2.0 and OTLP carry metadata
+	// with every series anyway.
+	SendMetadata bool `yaml:"sendMetadata" json:"sendMetadata,omitempty"`
 }
 
 // Exemplars is exemplars: {percent}.
@@ -87,6 +92,9 @@ func (c *Config) sampleTypeProblems() []error {
 	}
 	if c.Exemplars.Percent > 0 && c.ScrapeModeOn() {
 		bad("exemplars", "applies to sender: tsbench only")
+	}
+	if c.SendMetadata && c.ScrapeModeOn() {
+		bad("sendMetadata", "applies to sender: tsbench only (the agent sends the metadata it scrapes)")
 	}
 	if n.On() && c.ScrapeModeOn() {
 		bad("nativeHistograms", "applies to sender: tsbench only (an agent scrapes the text exposition, which has no native histograms)")

@@ -63,11 +63,12 @@ type Writer struct {
 	workers    int // generateWorkers
 	maxSamples int
 	compress   func(dst, src []byte) []byte
-	tpl        *templates   // nil when the workload does not name its series, or a storage takes OTLP
-	v2tpl      *v2Templates // the same for remote write 2.0, when a storage takes it
-	use        [wires]bool  // the wire encodings some storage takes
-	meta       metadata     // the profile's types, help and units, for 2.0 and OTLP
-	batches    sync.Pool    // *batch, with its buffer
+	tpl        *templates                 // nil when the workload does not name its series, or a storage takes OTLP
+	v2tpl      *v2Templates               // the same for remote write 2.0, when a storage takes it
+	use        [wires]bool                // the wire encodings some storage takes
+	meta       metadata                   // the profile's types, help and units, for 2.0 and OTLP
+	metaSend   map[string]*metadataSender // 1.0 storages' metadata requests, with sendMetadata
+	batches    sync.Pool                  // *batch, with its buffer
 	sender     senderConfig
 	log        *slog.Logger
 	m          *Metrics
@@ -166,6 +167,7 @@ func New(cfg *config.Config, wl Workload, logger *slog.Logger, m *Metrics) (*Wri
 		w.sinks = append(w.sinks, s)
 		w.byName[name] = s
 	}
+	w.metaSend = newMetadataSenders(cfg.SendMetadata, w.sinks, w.meta, w.compress)
 	if cfg.History > 0 {
 		for _, s := range w.sinks {
 			s.catchingUp = true
@@ -252,6 +254,9 @@ func (w *Writer) Run(ctx context.Context) error {
 				senders.Go(func() { s.runSender(sendCtx, ep, shard, w.sender, genDone, stop) })
 			}
 		}
+	}
+	for _, ms := range w.metaSend {
+		senders.Go(func() { ms.run(sendCtx, genDone, w.sender.userAgent) })
 	}
 	lagDone := make(chan struct{})
 	var lagLoop sync.WaitGroup
@@ -788,6 +793,9 @@ func (w *Writer) Results(name string) *results.Write {
 		r.GeneratedSamples = ln.produced.Load() * int64(w.copies[name])
 	}
 	r.Protocol, r.UnconfirmedSamples = string(s.proto), s.unconfirmed
+	if ms := w.metaSend[name]; ms != nil {
+		r.Metadata = ms.results()
+	}
 	r.MaxScheduleDriftSeconds = float64(ln.maxDrift.Load()) / 1000
 	w.withBase(name, r)
 	r.Notes = s.notesLocked()

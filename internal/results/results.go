@@ -146,6 +146,8 @@ type Write struct {
 	Timeline []WritePoint `json:"timeline,omitempty"`
 	// History is the catch-up of a run with history: nil without.
 	History *WriteHistory `json:"history,omitempty"`
+	// Metadata counts remote write 1.0's metadata-only requests (sendMetadata): nil without.
+	Metadata *WriteMetadata `json:"metadata,omitempty"`
 	// Late and OutOfOrder count the held samples apart (series.late, series.outOfOrder):
 	// nil without them.
 	Late       *WriteHeld `json:"late,omitempty"`

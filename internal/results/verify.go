@@ -96,6 +96,9 @@ type Verify struct {
 	NativeHistograms *NativeHistograms `json:"nativeHistograms,omitempty"`
 	// Exemplars is the read-back of the exemplars, when they were sent.
 	Exemplars *Exemplars `json:"exemplars,omitempty"`
+	// Metadata is the read-back of the metadata through /api/v1/metadata, when the storage
+	// was sent any (remote write 2.0, OTLP, or 1.0 with sendMetadata).
+	Metadata *Metadata `json:"metadata,omitempty"`
 }
 
 // ExportCheck is the read-back of raw samples through a storage's export API: the counts

@@ -1,0 +1,47 @@
+package results
+
+// WriteMetadata counts the metadata-only requests remote write 1.0 sent with sendMetadata
+// (issue 23): they carry no sample, so they are outside the sample account and its requests
+// and bytes.
+type WriteMetadata struct {
+	// Families is how many metric families each request describes.
+	Families int `json:"families"`
+	// RequestsByStatus counts the requests by HTTP status, or network_error.
+	RequestsByStatus map[string]int64 `json:"requestsByStatus"`
+	// BytesSent is their compressed bytes.
+	BytesSent int64 `json:"bytesSent"`
+}
+
+// Metadata is the read-back of the metadata sent to one storage (issue 23), through
+// /api/v1/metadata, family by family against the profile's type, help and unit.
+type Metadata struct {
+	// Families is how many families were sent and looked for.
+	Families int `json:"families"`
+	// Kept came back with the type, help and unit sent.
+	Kept int `json:"kept"`
+	// Changed came back with another type, help or unit (a storage may answer "unknown" for
+	// a type it does not keep, or one entry per family name with a suffix).
+	Changed int `json:"changed"`
+	// Missing did not come back.
+	Missing int `json:"missing"`
+	// Verdict: "kept" (every family as sent), "changed" (some came back different),
+	// "partial" (some missing), "dropped" (none came back), or "error" (the read failed).
+	Verdict  string   `json:"verdict"`
+	Examples []string `json:"examples,omitempty"`
+	Errors   []string `json:"errors,omitempty"`
+}
+
+// MetadataVerdict names what the counts say.
+func (m *Metadata) MetadataVerdict() string {
+	switch {
+	case len(m.Errors) > 0:
+		return "error"
+	case m.Kept+m.Changed == 0:
+		return "dropped"
+	case m.Changed > 0:
+		return "changed"
+	case m.Missing > 0:
+		return "partial"
+	}
+	return "kept"
+}
