@@ -23,9 +23,14 @@ func nativeOptions(n config.NativeHistograms) workload.NativeOptions {
 	return o
 }
 
-// verifySampleTypes adds the read-back of native histograms and exemplars to each storage's,
-// when they were sent.
+// verifySampleTypes adds the read-back of native histograms, exemplars and metadata to each
+// storage's, when they were sent.
 func (r *run) verifySampleTypes(ctx context.Context, v *verify.Verifier, res map[string]*results.Verify, to time.Time) {
+	for name, m := range v.Metadata(ctx, r.cfg.SendMetadata) {
+		if res[name] != nil {
+			res[name].Metadata = m
+		}
+	}
 	if pct := r.cfg.Exemplars.Percent; pct > 0 {
 		for name, e := range v.Exemplars(ctx, pct, r.clock, to) {
 			if res[name] != nil {

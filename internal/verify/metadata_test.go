@@ -1,0 +1,86 @@
+package verify
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/workload"
+)
+
+// metaWorkload is fakeWorkload with a profile of a counter, a summary and an untyped series.
+type metaWorkload struct{ fakeWorkload }
+
+var metaProfile = []workload.Series{
+	{Name: "c_seconds_total", Type: "counter", Help: "C.", Unit: "seconds"},
+	{Name: "s", Type: "summary", Labels: []workload.Label{{Name: "quantile", Value: "0.5"}}, Help: "S."},
+	{Name: "s_count", Type: "summary", Help: "S."},
+	{Name: "u", Type: "untyped", Help: "U."},
+}
+
+func (metaWorkload) Series(s int) workload.Series { return metaProfile[s] }
+
+// TestMetadataVerdicts: each storage's families are counted kept, changed or missing against
+// what /api/v1/metadata answers; a 1.0 storage is checked only with sendMetadata.
+func TestMetadataVerdicts(t *testing.T) {
+	answers := map[string]string{
+		"kept": `{"c_seconds_total":[{"type":"counter","help":"C.","unit":"seconds"}],"s":[{"type":"summary","help":"S.","unit":""}],"u":[{"type":"unknown","help":"U.","unit":""}]}`,
+		"changed": `{"c_seconds_total":[{"type":"counter","help":"C.","unit":""}],"s":[{"type":"summary","help":"S.","unit":""}]}`,
+		"dropped": `{}`,
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/{storage}/api/v1/metadata", func(w http.ResponseWriter, r *http.Request) {
+		a, ok := answers[r.PathValue("storage")]
+		if !ok {
+			http.Error(w, "boom", http.StatusInternalServerError)
+			return
+		}
+		_, _ = io.WriteString(w, `{"status":"success","data":`+a+`}`)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	var targets []Target
+	for _, name := range []string{"kept", "changed", "dropped", "broken", "rw1"} {
+		client, err := storage.NewClient(name, config.Storage{}, storage.Read, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proto := config.ProtocolRW2
+		if name == "rw1" {
+			proto = config.ProtocolRW1
+		}
+		targets = append(targets, Target{Name: name, ReadURL: srv.URL + "/" + name, Client: client, Protocol: proto})
+	}
+	cfg := config.Default()
+	wl := &metaWorkload{fakeWorkload{targets: 1, series: len(metaProfile), interval: 1000}}
+	got := NewFor(&cfg, wl, targets, nil, slog.New(slog.DiscardHandler)).Metadata(t.Context(), false)
+	for _, r := range got {
+		r.Errors = nil // the broken storage's is checked by its verdict
+	}
+	want := map[string]*results.Metadata{
+		"kept": {Families: 3, Kept: 3, Verdict: "kept"},
+		"changed": {Families: 3, Kept: 1, Changed: 1, Missing: 1, Verdict: "changed", Examples: []string{
+			`c_seconds_total: got type=counter help="C." unit="", sent type=counter help="C." unit="seconds"`,
+			`u: missing (sent type=unknown help="U." unit="")`,
+		}},
+		"dropped": {Families: 3, Missing: 3, Verdict: "dropped", Examples: []string{
+			`c_seconds_total: missing (sent type=counter help="C." unit="seconds")`,
+			`s: missing (sent type=summary help="S." unit="")`,
+			`u: missing (sent type=unknown help="U." unit="")`,
+		}},
+		"broken": {Families: 3, Verdict: "error"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if got := NewFor(&cfg, wl, targets[4:], nil, slog.New(slog.DiscardHandler)).Metadata(t.Context(), true); got["rw1"] == nil || got["rw1"].Verdict != "error" {
+		t.Errorf("rw1 with sendMetadata: %+v, want read back (and an error from the fake)", got["rw1"])
+	}
+}
