@@ -31,7 +31,7 @@ func (metaWorkload) Series(s int) workload.Series { return metaProfile[s] }
 // what /api/v1/metadata answers; a 1.0 storage is checked only with sendMetadata.
 func TestMetadataVerdicts(t *testing.T) {
 	answers := map[string]string{
-		"kept": `{"c_seconds_total":[{"type":"counter","help":"C.","unit":"seconds"}],"s":[{"type":"summary","help":"S.","unit":""}],"u":[{"type":"unknown","help":"U.","unit":""}]}`,
+		"kept":    `{"c_seconds_total":[{"type":"counter","help":"C.","unit":"seconds"}],"s":[{"type":"summary","help":"S.","unit":""}],"u":[{"type":"unknown","help":"U.","unit":""}]}`,
 		"changed": `{"c_seconds_total":[{"type":"counter","help":"C.","unit":""}],"s":[{"type":"summary","help":"S.","unit":""}]}`,
 		"dropped": `{}`,
 	}
