@@ -1,0 +1,41 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/tsbench/tsbench/internal/results"
+)
+
+// writeMetadata tells, per storage, the metadata-only requests remote write 1.0 sent
+// (sendMetadata) and what /api/v1/metadata returned of the families sent.
+func writeMetadata(b *strings.Builder, r *results.Run) {
+	sep := "\n"
+	for _, s := range r.Storages {
+		if s.Write != nil && s.Write.Metadata != nil {
+			m := s.Write.Metadata
+			var statuses []string
+			for _, st := range slices.Sorted(maps.Keys(m.RequestsByStatus)) {
+				statuses = append(statuses, fmt.Sprintf("%s=%d", st, m.RequestsByStatus[st]))
+			}
+			fmt.Fprintf(b, "%smetadata sent %s: %d families, requests %s, %s (not samples)\n",
+				sep, s.Name, m.Families, strings.Join(statuses, " "), fmtBytes(float64(m.BytesSent)))
+			sep = ""
+		}
+		if s.Verify == nil || s.Verify.Metadata == nil {
+			continue
+		}
+		m := s.Verify.Metadata
+		fmt.Fprintf(b, "%smetadata %s: %s: %d of %d families kept, %d changed, %d missing\n",
+			sep, s.Name, m.Verdict, m.Kept, m.Families, m.Changed, m.Missing)
+		sep = ""
+		for _, e := range m.Examples {
+			fmt.Fprintf(b, "  %s\n", e)
+		}
+		for _, e := range m.Errors {
+			fmt.Fprintf(b, "  error: %s\n", e)
+		}
+	}
+}

@@ -1,0 +1,32 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tsbench/tsbench/internal/results"
+)
+
+func TestWriteMetadata(t *testing.T) {
+	r := &results.Run{Storages: []results.Storage{
+		{Name: "prom", Write: &results.Write{Metadata: &results.WriteMetadata{
+			Families: 300, RequestsByStatus: map[string]int64{"204": 2, "500": 1}, BytesSent: 3 * 9000,
+		}}, Verify: &results.Verify{Metadata: &results.Metadata{Families: 300, Missing: 300, Verdict: "dropped", Examples: []string{"a: missing"}}}},
+		{Name: "plain", Write: &results.Write{}},
+		{Name: "rw2", Verify: &results.Verify{Metadata: &results.Metadata{Families: 300, Kept: 299, Changed: 1, Verdict: "changed", Errors: []string{"x"}}}},
+	}}
+	var b strings.Builder
+	writeMetadata(&b, r)
+	want := `
+metadata sent prom: 300 families, requests 204=2 500=1, 26.4KiB (not samples)
+metadata prom: dropped: 0 of 300 families kept, 0 changed, 300 missing
+  a: missing
+metadata rw2: changed: 299 of 300 families kept, 1 changed, 0 missing
+  error: x
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
