@@ -28,6 +28,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/metadata"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/storage/remote"
 	"github.com/prometheus/prometheus/tsdb"
@@ -59,6 +60,7 @@ type Receiver struct {
 	URL string
 
 	db     *tsdb.DB
+	meta   *metadataRecorder // the db as the write handlers see it
 	reg    *prometheus.Registry
 	engine *promql.Engine
 	srv    *http.Server
@@ -94,16 +96,18 @@ func Start(dir string, logger *slog.Logger, opts Options) (*Receiver, error) {
 			NoStepSubqueryIntervalFn: func(int64) int64 { return time.Minute.Milliseconds() },
 		}),
 		done: make(chan error, 1),
+		meta: &metadataRecorder{Appendable: db, families: map[string][]metadata.Metadata{}},
 	}
 	mux := http.NewServeMux()
 	// As Prometheus' --web.enable-remote-write-receiver with 2.0 accepted; metadata appended.
-	mux.Handle(WritePath, locked(&r.mu, remote.NewWriteHandler(logger, reg, db, msgs, false, false, true)))
+	mux.Handle(WritePath, locked(&r.mu, remote.NewWriteHandler(logger, reg, r.meta, msgs, false, false, true)))
 	// As --web.enable-otlp-receiver with the default otlp config (UnderscoreEscapingWithSuffixes).
 	mux.Handle(OTLPPath, locked(&r.mu, remote.NewOTLPWriteHandler(logger, reg, db, func() config.Config { return config.DefaultConfig },
 		remote.OTLPOptions{LookbackDelta: lookback})))
 	mux.Handle("/api/v1/query", locked(r.mu.RLocker(), http.HandlerFunc(r.query)))
 	mux.Handle("/api/v1/query_range", locked(r.mu.RLocker(), http.HandlerFunc(r.query)))
 	mux.Handle("/api/v1/query_exemplars", locked(r.mu.RLocker(), http.HandlerFunc(r.queryExemplars)))
+	mux.Handle("/api/v1/metadata", locked(r.mu.RLocker(), http.HandlerFunc(r.metadata)))
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})) // its TSDB's and handlers' metrics
 	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
