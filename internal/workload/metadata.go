@@ -15,6 +15,9 @@ var baseUnits = map[string]bool{
 	"volts": true, "amperes": true, "celsius": true, "hertz": true, "watts": true, "percent": true,
 }
 
+// metadataNote is added to a filled profile's Source, once.
+const metadataNote = "; help and units by tsbench profile metadata (units from # UNIT or the name's base unit)"
+
 // FillMetadata scrapes url once and sets each series' Help and Unit from its family there:
 // the family's # UNIT, or else the base unit its name ends with. It changes no name, label,
 // type or shape, so a profile captured before metadata was recorded keeps every value it
@@ -39,8 +42,8 @@ func FillMetadata(ctx context.Context, client *http.Client, url string, p *Profi
 			filled++
 		}
 	}
-	if note := "; help and units by tsbench profile metadata (units from # UNIT or the name's base unit)"; !strings.Contains(p.Source, note) {
-		p.Source += note
+	if !strings.Contains(p.Source, metadataNote) {
+		p.Source += metadataNote
 	}
 	return filled, nil
 }
