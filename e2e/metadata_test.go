@@ -2,11 +2,14 @@ package e2e
 
 import (
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/storage/promreceiver"
 )
 
 // TestMetadataIntoPrometheusReceiver sends the default profile (help, unit and type per
@@ -111,5 +114,53 @@ func checkMetadata(t *testing.T, v *results.Verify, verdict string) {
 	}
 	if verdict == "dropped" && m.Missing != m.Families {
 		t.Errorf("metadata read-back %+v: want every family missing", m)
+	}
+}
+
+// TestCreatedTimestampsIntoPrometheusReceiver writes remote write 2.0 into Prometheus' own
+// receiver with and without created-timestamp-zero-ingestion and looks for the zero samples
+// at each target's process start. Both say dropped: without the feature nothing is stored;
+// with it, the head takes a zero sample only at most half a block (1 h) before the samples
+// (TestReceiverCreatedZeroSampleWithinAnHour), and the simulated process starts lie 1 h to a
+// week before the run. The floats read back exact beside it.
+func TestCreatedTimestampsIntoPrometheusReceiver(t *testing.T) {
+	t.Parallel()
+	var storages strings.Builder
+	for _, name := range []string{"ct", "plain"} {
+		r, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{CreatedZeroIngestion: name == "ct"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := r.Close(); err != nil {
+				t.Error(err)
+			}
+		})
+		fmt.Fprintf(&storages, "  %s: {writeURL: %s%s, readURL: %s, protocol: prometheus-rw2}\n", name, r.URL, promreceiver.WritePath, r.URL)
+	}
+	cfg := `
+duration: 10s
+targetsCount: 5
+scrapeInterval: 5s
+queryInterval: 10s
+remoteStorages:
+` + storages.String()
+	rr := runTsbench(t, 2*time.Minute, cfg)
+	if rr.code != 0 || rr.results == nil {
+		t.Fatalf("exit code %d; stderr:\n%s", rr.code, rr.stderr)
+	}
+	for name, verdict := range map[string]string{"ct": "dropped", "plain": "dropped"} {
+		s := storageResult(t, rr.results, name)
+		v := s.Verify
+		if v == nil || v.CheckedSamples == 0 || v.MissingSamples+v.UnexpectedSamples+v.ChangedValues != 0 {
+			t.Errorf("%s: read-back %+v: want every checked float exact", name, v)
+		}
+		if v == nil || v.Created == nil {
+			t.Fatalf("%s: no created-timestamp read-back", name)
+		}
+		c := v.Created
+		if c.Verdict != verdict || c.Checked < 100 || c.Missing != c.Checked {
+			t.Errorf("%s: created read-back %+v: want %s", name, c, verdict)
+		}
 	}
 }

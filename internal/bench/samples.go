@@ -31,6 +31,11 @@ func (r *run) verifySampleTypes(ctx context.Context, v *verify.Verifier, res map
 			res[name].Metadata = m
 		}
 	}
+	for name, c := range v.Created(ctx) {
+		if res[name] != nil {
+			res[name].Created = c
+		}
+	}
 	if pct := r.cfg.Exemplars.Percent; pct > 0 {
 		for name, e := range v.Exemplars(ctx, pct, r.clock, to) {
 			if res[name] != nil {

@@ -10,7 +10,8 @@ import (
 )
 
 // writeMetadata tells, per storage, the metadata-only requests remote write 1.0 sent
-// (sendMetadata) and what /api/v1/metadata returned of the families sent.
+// (sendMetadata), what /api/v1/metadata returned of the families sent, and how many series
+// have the zero sample of their created timestamp (examples in results.json only).
 func writeMetadata(b *strings.Builder, r *results.Run) {
 	sep := "\n"
 	for _, s := range r.Storages {
@@ -23,6 +24,14 @@ func writeMetadata(b *strings.Builder, r *results.Run) {
 			fmt.Fprintf(b, "%smetadata sent %s: %d families, requests %s, %s (not samples)\n",
 				sep, s.Name, m.Families, strings.Join(statuses, " "), fmtBytes(float64(m.BytesSent)))
 			sep = ""
+		}
+		if s.Verify != nil && s.Verify.Created != nil {
+			c := s.Verify.Created
+			fmt.Fprintf(b, "%screated timestamps %s: %s: %d of %d series with a 0 at the start time\n", sep, s.Name, c.Verdict, c.Kept, c.Checked)
+			sep = ""
+			for _, e := range c.Errors {
+				fmt.Fprintf(b, "  error: %s\n", e)
+			}
 		}
 		if s.Verify == nil || s.Verify.Metadata == nil {
 			continue

@@ -45,3 +45,33 @@ func (m *Metadata) MetadataVerdict() string {
 	}
 	return "kept"
 }
+
+// Created is the read-back of the created timestamps sent to one storage (issue 23): a
+// storage that ingests them as Prometheus 3 does with created-timestamp-zero-ingestion stores
+// a zero sample at the start time before the series' first sample; tsbench looks for it.
+type Created struct {
+	// Checked are the series looked for: every counter, histogram and summary series of the
+	// first 5 targets' first scrape.
+	Checked int `json:"checked"`
+	// Kept have a sample of value 0 at their target's process start.
+	Kept int `json:"kept"`
+	// Missing have none.
+	Missing int `json:"missing"`
+	// Verdict: "kept" (every series), "partial", "dropped" (none) or "error".
+	Verdict  string   `json:"verdict"`
+	Examples []string `json:"examples,omitempty"`
+	Errors   []string `json:"errors,omitempty"`
+}
+
+// CreatedVerdict names what the counts say.
+func (c *Created) CreatedVerdict() string {
+	switch {
+	case len(c.Errors) > 0 && c.Kept == 0:
+		return "error"
+	case c.Kept == 0:
+		return "dropped"
+	case c.Missing > 0:
+		return "partial"
+	}
+	return "kept"
+}

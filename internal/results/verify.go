@@ -99,6 +99,9 @@ type Verify struct {
 	// Metadata is the read-back of the metadata through /api/v1/metadata, when the storage
 	// was sent any (remote write 2.0, OTLP, or 1.0 with sendMetadata).
 	Metadata *Metadata `json:"metadata,omitempty"`
+	// Created is the read-back of the created timestamps (zero samples at the start time),
+	// for storages written in remote write 2.0 or OTLP.
+	Created *Created `json:"createdTimestamps,omitempty"`
 }
 
 // ExportCheck is the read-back of raw samples through a storage's export API: the counts

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/query"
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
 	"github.com/tsbench/tsbench/internal/workload"
@@ -82,5 +83,27 @@ func TestMetadataVerdicts(t *testing.T) {
 	}
 	if got := NewFor(&cfg, wl, targets[4:], nil, slog.New(slog.DiscardHandler)).Metadata(t.Context(), true); got["rw1"] == nil || got["rw1"].Verdict != "error" {
 		t.Errorf("rw1 with sendMetadata: %+v, want read back (and an error from the fake)", got["rw1"])
+	}
+}
+
+// TestCompareCreated: a wanted series is kept when the answer has a 0 at the start time for
+// it (a url_replica copy counts), missing otherwise (no point, another value, another time).
+func TestCompareCreated(t *testing.T) {
+	key := func(name string) string {
+		return keyOf([]workload.Label{{Name: "__name__", Value: name}, {Name: "instance", Value: "h:9100"}})
+	}
+	want := map[string]bool{key("a_total"): true, key("b_total"): true, key("c_total"): true, key("d_total"): true}
+	metric := func(name string) map[string]string {
+		return map[string]string{"__name__": name, "instance": "h:9100", "url_replica": "0"}
+	}
+	got := &query.Result{Series: []query.Series{
+		{Metric: metric("a_total"), Points: []query.Point{{T: 5000, V: 0}}},
+		{Metric: metric("b_total"), Points: []query.Point{{T: 5000, V: 1}}},
+		{Metric: metric("c_total"), Points: []query.Point{{T: 4999, V: 0}}},
+	}}
+	res := &results.Created{}
+	compareCreated(want, 5000, got, res)
+	if res.Checked != 4 || res.Kept != 1 || res.Missing != 3 || len(res.Examples) != 3 || res.CreatedVerdict() != "partial" {
+		t.Errorf("%+v: want 4 checked, a_total kept, 3 missing with examples, partial", res)
 	}
 }

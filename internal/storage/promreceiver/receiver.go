@@ -53,6 +53,9 @@ type Options struct {
 	// the PromQL test runner turns on (the parser's features are the caller's: package
 	// variables of the parser, set once before Start).
 	DelayedNameRemoval bool
+	// CreatedZeroIngestion is --enable-feature=created-timestamp-zero-ingestion: a 2.0
+	// sample's start timestamp is stored as a zero sample before it, where the head takes it.
+	CreatedZeroIngestion bool
 }
 
 // Receiver is one running receiver. URL is its base, http://127.0.0.1:port.
@@ -100,7 +103,7 @@ func Start(dir string, logger *slog.Logger, opts Options) (*Receiver, error) {
 	}
 	mux := http.NewServeMux()
 	// As Prometheus' --web.enable-remote-write-receiver with 2.0 accepted; metadata appended.
-	mux.Handle(WritePath, locked(&r.mu, remote.NewWriteHandler(logger, reg, r.meta, msgs, false, false, true)))
+	mux.Handle(WritePath, locked(&r.mu, remote.NewWriteHandler(logger, reg, r.meta, msgs, opts.CreatedZeroIngestion, false, true)))
 	// As --web.enable-otlp-receiver with the default otlp config (UnderscoreEscapingWithSuffixes).
 	mux.Handle(OTLPPath, locked(&r.mu, remote.NewOTLPWriteHandler(logger, reg, db, func() config.Config { return config.DefaultConfig },
 		remote.OTLPOptions{LookbackDelta: lookback})))
