@@ -72,6 +72,7 @@ func (r *run) runScrape(ctx context.Context) (*results.Run, error) {
 		g.Go(func() error { return q.Run(loadCtx) })
 	}
 	g.Go(func() error { sc.progress(loadCtx, r); return nil })
+	g.Go(func() error { r.runProbers(loadCtx); return nil })
 	<-loadCtx.Done()
 	loadEnd := time.Now()
 	r.obs.LoadEnded(loadEnd)
@@ -422,6 +423,9 @@ func (r *run) scrapeResults(sc *scrape, c *targets.Counters, verified map[string
 		}
 		if q := r.runners[name]; q != nil {
 			s.Query = q.Results()
+		}
+		if p := r.fresh[name]; p != nil {
+			s.Freshness = p.Results()
 		}
 		s.Resources = r.obs.Resources(name)
 		res.Storages = append(res.Storages, s)

@@ -78,6 +78,8 @@ type Config struct {
 	VerifySamples int           `yaml:"verifySamples" json:"verifySamples"`
 	VerifyDelay   time.Duration `yaml:"verifyDelay" json:"verifyDelay"`
 
+	Freshness Freshness `yaml:"freshness" json:"freshness"` // the canary series (freshness.go)
+
 	Thresholds []string `yaml:"thresholds" json:"thresholds,omitempty"`
 
 	RemoteStorages map[string]Storage `yaml:"remoteStorages" json:"remoteStorages"`
@@ -182,6 +184,17 @@ func Default() Config {
 		ObserveInterval: 10 * time.Second,
 
 		VerifySamples: 10_000,
+
+		Freshness: Freshness{
+			// 3 probes (instant, range, series) every 100ms ≈ 30 queries/s per storage, each
+			// over 1 to 2 series: the canary's measure is sharp to 0.1 s for a load far below
+			// the default rules' (see docs/freshness.md for the figures measured).
+			Interval: 100 * time.Millisecond,
+			// One request of 2 samples a second: nothing beside 17k samples/s.
+			WriteInterval: time.Second,
+			// VictoriaMetrics' default -search.latencyOffset (30s) shows with room to spare.
+			Timeout: 2 * time.Minute,
+		},
 
 		ScrapeMode: ScrapeMode{Sender: SenderTsbench},
 	}
@@ -418,6 +431,7 @@ func (c *Config) problems() []error {
 		bad("verifyDelay", "must be >= 0 (0 verifies only at the end)")
 	}
 	errs = append(errs, c.scrapeProblems()...)
+	errs = append(errs, c.Freshness.problems()...)
 	for i, rq := range c.RangeQueries {
 		errs = append(errs, rq.validate(fmt.Sprintf("rangeQueries[%d]", i))...)
 	}

@@ -314,6 +314,7 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 		}
 	}
 	writeSlowest(&b, r)
+	writeFreshness(&b, r)
 	writeNoQueryAPI(&b, r)
 	writeVerdicts(&b, r)
 	writeProbes(&b, r)

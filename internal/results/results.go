@@ -76,6 +76,8 @@ type Storage struct {
 	QueryAPI *QueryAPI `json:"queryAPI,omitempty"`
 	// Problems are what went wrong with the storage during the run (it exited, ...).
 	Problems []string `json:"problems,omitempty"`
+	// Freshness is the canary's measure of how soon an ack is visible (freshness.go).
+	Freshness *Freshness `json:"freshness,omitempty"`
 }
 
 // QueryAPI is the answer of a storage's readURL to one cheap Prometheus API call, the instant
