@@ -101,4 +101,3 @@ func writeFreshness(b *strings.Builder, r *results.Run) {
 	b.WriteString("\n" + FreshnessTitle(r) + "\n")
 	writeGrid(b, rows, 1)
 }
-

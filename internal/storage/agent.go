@@ -56,7 +56,7 @@ func StartAgent(ctx context.Context, kind, name string, setup AgentSetup, keep b
 		return nil, &ErrMissingBinary{Binary: sp.binary, Package: sp.pkg}
 	}
 	for attempt := 1; ; attempt++ {
-		l, err := startOnce(ctx, sp, bin, kind, name, keep, 0, logger)
+		l, err := startOnce(ctx, sp, bin, kind, name, keep, 0, nil, logger)
 		if errors.Is(err, errPortTaken) && attempt < 3 {
 			logger.Warn("agent port taken before it could bind; trying another", "agent", name, "attempt", attempt)
 			continue

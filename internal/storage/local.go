@@ -196,6 +196,12 @@ func Start(ctx context.Context, kind, name string, keep bool, logger *slog.Logge
 // StartFor is Start for a run whose workload begins history in the past: the storage's
 // retention covers it (RetentionDays).
 func StartFor(ctx context.Context, kind, name string, keep bool, history time.Duration, logger *slog.Logger) (*Local, error) {
+	return StartWithArgs(ctx, kind, name, keep, history, nil, logger)
+}
+
+// StartWithArgs is StartFor with flags added after tsbench's own, which they override (the
+// last of a repeated flag wins): a test starts VictoriaMetrics with -search.latencyOffset=5s.
+func StartWithArgs(ctx context.Context, kind, name string, keep bool, history time.Duration, extra []string, logger *slog.Logger) (*Local, error) {
 	sp, ok := specs()[kind]
 	if !ok {
 		return nil, fmt.Errorf("storage kind %q: tsbench starts only %s, %s and %s", kind, KindVictoriaMetrics, KindPrometheus, KindInfluxDB)
@@ -207,7 +213,7 @@ func StartFor(ctx context.Context, kind, name string, keep bool, history time.Du
 	// A free port is free when asked, not always when the storage binds it: another process
 	// may take it in between. Then the storage exits at once, and a new port is tried.
 	for attempt := 1; ; attempt++ {
-		l, err := startOnce(ctx, sp, bin, kind, name, keep, RetentionDays(kind, history), logger)
+		l, err := startOnce(ctx, sp, bin, kind, name, keep, RetentionDays(kind, history), extra, logger)
 		if !errors.Is(err, errPortTaken) || attempt == 3 {
 			return l, err
 		}
@@ -220,7 +226,7 @@ var errPortTaken = errors.New("port taken")
 
 // startOnce starts the storage on a free port and waits until it is ready. On failure it
 // stops it and removes its dir, so the error carries the end of its log.
-func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, retentionDays int, logger *slog.Logger) (*Local, error) {
+func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, retentionDays int, extra []string, logger *slog.Logger) (*Local, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -238,6 +244,7 @@ func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, 
 	if err != nil {
 		return nil, errors.Join(err, os.RemoveAll(workDir))
 	}
+	args = append(args, extra...)
 	logFile, err := os.Create(l.LogPath)
 	if err != nil {
 		return nil, errors.Join(err, os.RemoveAll(workDir))
