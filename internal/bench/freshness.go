@@ -8,6 +8,7 @@ import (
 	"github.com/tsbench/tsbench/internal/freshness"
 	"github.com/tsbench/tsbench/internal/query"
 	"github.com/tsbench/tsbench/internal/remotewrite"
+	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
 )
 
@@ -48,4 +49,17 @@ func (r *run) runProbers(ctx context.Context) {
 		wg.Go(func() { _ = p.Run(ctx) })
 	}
 	wg.Wait()
+}
+
+// ackedNothingStored completes the read-back's "stored nothing" with the samples the storage
+// acked, or takes it back when the write account shows none acked: then the drops say why.
+func ackedNothingStored(s *results.Storage) {
+	if s.Verify == nil || s.Verify.StoredNothing == nil || s.Write == nil {
+		return
+	}
+	if s.Write.AckedSamples == 0 {
+		s.Verify.StoredNothing = nil
+		return
+	}
+	s.Verify.StoredNothing.Acked = s.Write.AckedSamples
 }

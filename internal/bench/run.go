@@ -313,7 +313,7 @@ func (r *run) verifyTargets() []verify.Target {
 	var targets []verify.Target
 	for _, name := range r.cfg.StorageNames() {
 		st := r.cfg.RemoteStorages[name]
-		t := verify.Target{Name: name, RemoteReadURL: st.RemoteReadURL, Client: r.readers[name], Kind: r.kinds[name], Protocol: st.WriteProtocol()}
+		t := verify.Target{Name: name, RemoteReadURL: st.RemoteReadURL, Client: r.readers[name], Kind: r.kinds[name], Protocol: st.WriteProtocol(), OTLPLabels: st.OTLPLabelMapping()}
 		if qa := r.queryAPI[name]; qa != nil && qa.Available {
 			t.ReadURL = st.ReadURL
 		}
@@ -425,6 +425,7 @@ func (r *run) results(verified map[string]*results.Verify) *results.Run {
 		if s.Verify != nil {
 			s.Verify.During = r.during[name]
 		}
+
 		if w := r.writer.Results(name); w != nil {
 			w.Timeline = r.timeline[name]
 			s.Write = w
@@ -432,6 +433,7 @@ func (r *run) results(verified map[string]*results.Verify) *results.Run {
 		if q := r.runners[name]; q != nil {
 			s.Query = q.Results()
 		}
+		ackedNothingStored(&s)
 		if p := r.fresh[name]; p != nil {
 			s.Freshness = p.Results()
 		}

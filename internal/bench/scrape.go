@@ -424,6 +424,7 @@ func (r *run) scrapeResults(sc *scrape, c *targets.Counters, verified map[string
 		if q := r.runners[name]; q != nil {
 			s.Query = q.Results()
 		}
+		ackedNothingStored(&s)
 		if p := r.fresh[name]; p != nil {
 			s.Freshness = p.Results()
 		}

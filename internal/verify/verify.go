@@ -39,6 +39,9 @@ type Target struct {
 	// Protocol is what the storage was written in: with otlp-http, the read-back expects
 	// the names Prometheus' OTLP translation gives (see otlpNames).
 	Protocol config.Protocol
+	// OTLPLabels is how the storage stores OTLP resource attributes: with otlp-http, the
+	// read-back looks for job and instance under its names (config.OTLPLabelNames).
+	OTLPLabels config.OTLPLabels
 }
 
 // Workload is what verify uses of *workload.Generator.
@@ -156,7 +159,7 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*resu
 			}
 			units := units
 			if t.Protocol == config.ProtocolOTLP {
-				units = renameUnits(units, v.otlp)
+				units = otlpLabelUnits(renameUnits(units, v.otlp), t.OTLPLabels)
 				log.Info("read-back of OTLP writes expects Prometheus' default translation (UnderscoreEscapingWithSuffixes): job and instance from service.name and service.instance.id, _total on counters, unit suffixes",
 					"renamed_metrics", len(v.otlp))
 			}
@@ -199,6 +202,7 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 	}
 	c := v.newCopies(target.Name, target.Kind)
 	var notRead int64
+	var empty []int // units a query API read found nothing of: attribute searches them
 	for i := range units {
 		u := &units[i]
 		if len(u.series) == 0 {
@@ -237,6 +241,9 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 		v.ignore(got)
 		v.dropAgentMarkers(u, got)
 		c.learn(got)
+		if len(got.Series) == 0 {
+			empty = append(empty, i)
+		}
 		compareUnit(u, got, c.n, v.interval/2-1, false, t)
 		if exp != nil {
 			res.Reads++
@@ -255,6 +262,7 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 		res.Errors = append(res.Errors, fmt.Sprintf("%d reads not made: %v", notRead, context.Cause(ctx)))
 	}
 	t.fill(res)
+	v.attribute(ctx, r, target, units, empty, c.n, res)
 	if exp != nil {
 		res.Export = &results.ExportCheck{}
 		exp.fillExport(res.Export)
