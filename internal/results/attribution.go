@@ -59,8 +59,14 @@ func (v *Verify) attributionVerdict() string {
 	renamed := fmt.Sprintf("stored under other labels (%s): %d of %d samples found there", labelChangesText(v.LabelChanges), v.RenamedSamples, v.CheckedSamples)
 	w := *v
 	w.LabelChanges = nil
-	if w.exactValues() {
-		return renamed + ", every value and timestamp exact; set otlpLabels or query under these labels"
+	if !w.exactValues() {
+		return ""
 	}
+	for _, c := range v.LabelChanges {
+		if c.From != "" { // a label written is not there: the user's queries miss the data
+			return renamed + ", every value and timestamp exact; set otlpLabels, or query under these labels"
+		}
+	}
+	return renamed + ", every value and timestamp exact; the added labels are the storage's own"
 	return ""
 }

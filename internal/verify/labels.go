@@ -235,17 +235,37 @@ func merge(a, b labelMap) labelMap {
 	return a
 }
 
-// attribute searches the units whose read returned nothing under other label sets (see the
-// top of this file) and moves what it finds from res's missing samples to RenamedSamples;
-// copies is the url_replica copies each series has. With nothing found anywhere and every
-// read answered, the storage stored nothing: res.StoredNothing.
-func (v *Verifier) attribute(ctx context.Context, r *reader, t Target, units []unit, empty []int, copies int, res *results.Verify) {
-	if len(empty) == 0 || r.api == nil {
+// missedUnit is a unit whose read found none of its series under their labels: unit is its
+// index, unexpected the points the read returned instead (counted unexpected).
+type missedUnit struct {
+	unit       int
+	unexpected int64
+}
+
+// missedBy reports whether the answer got to unit i holds none of its series.
+func missedBy(i int, u *unit, got *result) (missedUnit, bool) {
+	m := missedUnit{unit: i}
+	for _, s := range got.Series {
+		ls, _ := splitReplica(s.Labels)
+		if u.series[keyOfLabels(ls)] != nil {
+			return m, false
+		}
+		m.unexpected += int64(len(s.Points))
+	}
+	return m, len(u.series) > 0
+}
+
+// attribute searches the units whose read found none of their series under other label sets
+// (see the top of this file) and moves what it finds from res's missing samples to
+// RenamedSamples; copies is the url_replica copies each series has. With nothing found
+// anywhere and every read answered, the storage stored nothing: res.StoredNothing.
+func (v *Verifier) attribute(ctx context.Context, r *reader, t Target, units []unit, missed []missedUnit, copies int, res *results.Verify) {
+	if len(missed) == 0 || r.api == nil {
 		return
 	}
 	var m labelMap
-	for _, i := range empty[:min(len(empty), maxLearnUnits)] {
-		learned, found, err := v.learn(ctx, r, &units[i])
+	for _, mu := range missed[:min(len(missed), maxLearnUnits)] {
+		learned, found, err := v.learn(ctx, r, &units[mu.unit])
 		res.Reads++
 		if err != nil {
 			readFailed(res, err)
@@ -263,12 +283,13 @@ func (v *Verifier) attribute(ctx context.Context, r *reader, t Target, units []u
 		return
 	}
 	tt := &tally{}
-	var written, nan, series int64
-	for _, i := range empty {
+	var written, nan, series, unexpected int64
+	for _, mi := range missed {
 		if ctx.Err() != nil {
 			break
 		}
-		mu := mapUnit(units[i], m)
+		unexpected += mi.unexpected
+		mu := mapUnit(units[mi.unit], m)
 		q := render(mu.selector) + fmt.Sprintf("[%dms]", mu.hi-mu.lo)
 		got, err := r.instant(ctx, q, mu.hi)
 		if err != nil {
@@ -288,15 +309,20 @@ func (v *Verifier) attribute(ctx context.Context, r *reader, t Target, units []u
 		w, n := valuesOf(&mu)
 		written, nan = written+w*int64(copies), nan+n*int64(copies)
 	}
-	// The first read counted these units' samples and series checked, their values missing
-	// and their NaN altered: the second read's counts replace the last two.
+	// The first read counted these units' samples and series checked, their values missing,
+	// their NaN altered and what it returned unexpected: the second read's counts replace
+	// the last three.
 	res.MissingSamples -= written
 	res.NaNAltered -= nan
+	res.UnexpectedSamples -= unexpected
 	res.RenamedSamples += written + nan - tt.missing - tt.nanAltered
 	res.LabelChanges = m.changes(series)
-	if res.MissingSamples == 0 { // every "missing" example was found under the new labels
-		res.Examples = slices.DeleteFunc(res.Examples, func(e string) bool { return strings.HasPrefix(e, "missing ") })
-	}
+	// Examples the second read explained: every missing sample found, every unexpected one
+	// placed.
+	res.Examples = slices.DeleteFunc(res.Examples, func(e string) bool {
+		return res.MissingSamples == 0 && (strings.HasPrefix(e, "missing ") || strings.HasPrefix(e, "NaN missing: ")) ||
+			res.UnexpectedSamples == 0 && strings.HasPrefix(e, "unexpected ")
+	})
 	tt.checked, tt.series = 0, 0
 	tt.fill(res)
 }

@@ -93,14 +93,18 @@ func TestAttributionOnCraftedAnswers(t *testing.T) {
 		writeAll(wl, testWindow(wl), &relabelApp{dst: p, rename: otlpRenames, add: add})
 		return p
 	}
-	renamed := startByName(t, relabeled([]workload.Label{{Name: "otel_scope_name", Value: "tsbench"}}), "renamed")
+	scope := []workload.Label{{Name: "otel_scope_name", Value: "tsbench"}}
+	renamed := startByName(t, relabeled(scope), "renamed")
+	// otlpLabels names job and instance right; the added scope label is found by the search.
+	scoped := startByName(t, relabeled(scope), "scoped")
+	scoped.Protocol, scoped.OTLPLabels = config.ProtocolOTLP, config.OTLPLabelsUnderscore
 	mapped := startByName(t, relabeled(nil), "mapped")
 	mapped.Protocol, mapped.OTLPLabels = config.ProtocolOTLP, config.OTLPLabelsUnderscore
 	nothing := startByName(t, newFakeProm(), "nothing")
 	nothing.Protocol = config.ProtocolRW2
 	exact := startByName(t, stored(wl), "exact")
 
-	res := run(t, wl, testConfig(100_000, 1000*1e6), []Target{renamed, mapped, nothing, exact}, nil)
+	res := run(t, wl, testConfig(100_000, 1000*1e6), []Target{renamed, scoped, mapped, nothing, exact}, nil)
 
 	r := res["renamed"]
 	wantChanges := []results.LabelChange{
@@ -116,11 +120,19 @@ func TestAttributionOnCraftedAnswers(t *testing.T) {
 			r.CheckedSamples, r.RenamedSamples, r.MissingSamples, r.NaNAltered, r.UnexpectedSamples)
 	}
 	wantVerdict := "stored under other labels (added otel_scope_name, instance → service_instance_id, job → service_name): " +
-		itoa(r.CheckedSamples) + " of " + itoa(r.CheckedSamples) + " samples found there, every value and timestamp exact; set otlpLabels or query under these labels"
+		itoa(r.CheckedSamples) + " of " + itoa(r.CheckedSamples) + " samples found there, every value and timestamp exact; set otlpLabels, or query under these labels"
 	if r.Exact() || r.Verdict() != wantVerdict {
 		t.Errorf("renamed: exact %t, verdict\n%q, want\n%q", r.Exact(), r.Verdict(), wantVerdict)
 	}
 
+	sc := res["scoped"]
+	if diff := cmp.Diff([]results.LabelChange{{To: "otel_scope_name", Series: sc.CheckedSeries}}, sc.LabelChanges); diff != "" {
+		t.Errorf("scoped: label changes (-want +got):\n%s", diff)
+	}
+	if sc.RenamedSamples != sc.CheckedSamples || sc.MissingSamples != 0 || sc.UnexpectedSamples != 0 || len(sc.Examples) != 0 {
+		t.Errorf("scoped: checked %d renamed %d missing %d unexpected %d examples %q, want every sample renamed, nothing else",
+			sc.CheckedSamples, sc.RenamedSamples, sc.MissingSamples, sc.UnexpectedSamples, sc.Examples)
+	}
 	if m := res["mapped"]; !m.Exact() || len(m.LabelChanges) != 0 {
 		t.Errorf("otlpLabels underscore: %s; changes %v", m.Verdict(), m.LabelChanges)
 	}

@@ -202,7 +202,7 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 	}
 	c := v.newCopies(target.Name, target.Kind)
 	var notRead int64
-	var empty []int // units a query API read found nothing of: attribute searches them
+	var missed []missedUnit // units whose read found none of their series: attribute searches them
 	for i := range units {
 		u := &units[i]
 		if len(u.series) == 0 {
@@ -241,8 +241,8 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 		v.ignore(got)
 		v.dropAgentMarkers(u, got)
 		c.learn(got)
-		if len(got.Series) == 0 {
-			empty = append(empty, i)
+		if m, ok := missedBy(i, u, got); ok {
+			missed = append(missed, m)
 		}
 		compareUnit(u, got, c.n, v.interval/2-1, false, t)
 		if exp != nil {
@@ -262,7 +262,7 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 		res.Errors = append(res.Errors, fmt.Sprintf("%d reads not made: %v", notRead, context.Cause(ctx)))
 	}
 	t.fill(res)
-	v.attribute(ctx, r, target, units, empty, c.n, res)
+	v.attribute(ctx, r, target, units, missed, c.n, res)
 	if exp != nil {
 		res.Export = &results.ExportCheck{}
 		exp.fillExport(res.Export)
