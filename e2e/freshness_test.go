@@ -73,3 +73,12 @@ remoteStorages:
 		t.Errorf("the 5s offset moved the instant p50 by %.3fs, want about 5s", d)
 	}
 }
+
+// canary is how many samples the storage ingested of the freshness canary, beside the
+// workload's: its ingestion counters hold both.
+func canary(s results.Storage) float64 {
+	if s.Freshness == nil {
+		return 0
+	}
+	return float64(s.Freshness.AckedSamples)
+}

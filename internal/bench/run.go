@@ -314,6 +314,9 @@ func (r *run) verifyTargets() []verify.Target {
 	for _, name := range r.cfg.StorageNames() {
 		st := r.cfg.RemoteStorages[name]
 		t := verify.Target{Name: name, RemoteReadURL: st.RemoteReadURL, Client: r.readers[name], Kind: r.kinds[name], Protocol: st.WriteProtocol(), OTLPLabels: st.OTLPLabelMapping()}
+		if t.Kind == "" { // a storage tsbench did not start: as its metrics tell
+			t.Kind = r.obs.Kind(name)
+		}
 		if qa := r.queryAPI[name]; qa != nil && qa.Available {
 			t.ReadURL = st.ReadURL
 		}

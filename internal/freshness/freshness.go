@@ -208,7 +208,7 @@ func (p *Prober) Results() *results.Freshness {
 	defer p.mu.Unlock()
 	f := &results.Freshness{
 		IntervalSeconds: p.cfg.Interval.Seconds(), WriteIntervalSeconds: p.cfg.WriteInterval.Seconds(),
-		Written: p.written, Acked: p.acked, FirstWriteError: p.firstErr,
+		Written: p.written, Acked: p.acked, FirstWriteError: p.firstErr, AckedSamples: p.acked * int64(len(p.labels(0))),
 	}
 	if len(p.wErrors) > 0 {
 		f.WriteErrors = p.wErrors

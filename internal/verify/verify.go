@@ -84,6 +84,11 @@ type Verifier struct {
 	// storage returns after a series' last sample (beyond the shift allowed) is its marker,
 	// not an unexpected sample. VictoriaMetrics returns markers in range reads as NaN.
 	AgentMarkers bool
+	// AgentChanges checks each storage against what the agent sent, not what was served: the
+	// changes every storage shows alike are the agent's, in SenderChanges (agent.go).
+	AgentChanges bool
+	// SenderChanges is what the last Run found the agent changed, with AgentChanges.
+	SenderChanges *results.SenderChanges
 }
 
 // New builds a verifier of targets for the workload gen (a whole workload or one shard's
@@ -143,6 +148,9 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*resu
 	units := plan(v.wl, v.seed, w, v.interval, v.budget)
 	for i := range units {
 		expect(v.wl, &units[i], v.interval)
+	}
+	if v.AgentChanges {
+		units, v.SenderChanges = v.agentUnits(ctx, units)
 	}
 	v.log.Info("verify planned", "reads", len(units), "from", time.UnixMilli(w.from).UTC(), "to", time.UnixMilli(w.to).UTC())
 
