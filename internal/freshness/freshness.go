@@ -92,8 +92,11 @@ func (p *Prober) labels(t int64) [][]workload.Label {
 	return [][]workload.Label{
 		{{Name: "__name__", Value: MetricName}, {Name: "canary", Value: p.name}, {Name: "instance", Value: p.name}, {Name: "job", Value: Job}},
 		{
-			{Name: "__name__", Value: SeriesMetricName}, {Name: "canary", Value: p.name},
-			{Name: "canary_ts", Value: strconv.FormatInt(t, 10)}, {Name: "instance", Value: p.name}, {Name: "job", Value: Job},
+			{Name: "__name__", Value: SeriesMetricName},
+			{Name: "canary", Value: p.name},
+			{Name: "canary_ts", Value: strconv.FormatInt(t, 10)},
+			{Name: "instance", Value: p.name},
+			{Name: "job", Value: Job},
 		},
 	}
 }

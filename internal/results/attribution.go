@@ -57,9 +57,7 @@ func (v *Verify) attributionVerdict() string {
 		return ""
 	}
 	renamed := fmt.Sprintf("stored under other labels (%s): %d of %d samples found there", labelChangesText(v.LabelChanges), v.RenamedSamples, v.CheckedSamples)
-	w := *v
-	w.LabelChanges = nil
-	if !w.exactValues() {
+	if !v.exactValues() {
 		return ""
 	}
 	for _, c := range v.LabelChanges {
@@ -68,5 +66,4 @@ func (v *Verify) attributionVerdict() string {
 		}
 	}
 	return renamed + ", every value and timestamp exact; the added labels are the storage's own"
-	return ""
 }

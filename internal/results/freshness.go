@@ -11,13 +11,13 @@ type Freshness struct {
 	WriteIntervalSeconds float64 `json:"writeIntervalSeconds"`
 	// Written is how many canary requests were sent, Acked how many the storage answered
 	// with a 2xx; WriteErrors counts the rest by what happened, FirstWriteError says it.
-	Written         int64            `json:"written"`
-	Acked           int64            `json:"acked"`
-	WriteErrors     map[string]int64 `json:"writeErrors,omitempty"`
+	Written     int64            `json:"written"`
+	Acked       int64            `json:"acked"`
+	WriteErrors map[string]int64 `json:"writeErrors,omitempty"`
 	// AckedSamples is what the storage ingested of the canary: 2 samples per acked request.
 	// Its own ingestion counters hold them beside the workload's acked samples.
-	AckedSamples int64 `json:"ackedSamples"`
-	FirstWriteError string           `json:"firstWriteError,omitempty"`
+	AckedSamples    int64  `json:"ackedSamples"`
+	FirstWriteError string `json:"firstWriteError,omitempty"`
 	// QueriesPerSecond is the polling's own load on the storage: the queries of every probe
 	// over the time they ran.
 	QueriesPerSecond float64 `json:"queriesPerSecond"`

@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -223,9 +224,7 @@ func (v *Verifier) learn(ctx context.Context, r *reader, u *unit) (labelMap, int
 
 // merge joins two mappings: a change either shows.
 func merge(a, b labelMap) labelMap {
-	for k, v := range b.rename {
-		a.rename[k] = v
-	}
+	maps.Copy(a.rename, b.rename)
 	for k := range b.drop {
 		a.drop[k] = true
 	}
