@@ -2,7 +2,7 @@
 GO      ?= go
 OUT     ?= out
 # make run's history: as much as the local storages catch up with on a 2-core machine while
-# the whole run stays under 6 minutes (README, "History").
+# the whole run stays under 6 minutes (docs/history.md).
 HISTORY ?= 15m
 TSBENCH := bin/tsbench
 

@@ -165,7 +165,7 @@ func Default() Config {
 		// One generator per core tsbench may use: generation is CPU-bound, and more workers
 		// than cores only add batches in the making.
 		GenerateWorkers: runtime.GOMAXPROCS(0),
-		// s2's snappy-compatible encoder: 2.6× the speed of better for ~2% more bytes (README).
+		// s2's snappy-compatible encoder: 2.6× the speed of better for ~2% more bytes (docs/benchmarks.md).
 		Compression:      CompressionFast,
 		WriteReplicas:    1,
 		WriteURLReplicas: 1,
@@ -299,7 +299,7 @@ func (c *Config) churnWarnings() []string {
 
 // CatchUpSamplesPerSecond is the ingestion rate the history warning assumes of a storage
 // catching up: about what the local VictoriaMetrics and Prometheus each take on a 2-core
-// machine while tsbench generates for both (README, "History").
+// machine while tsbench generates for both (docs/history.md).
 const CatchUpSamplesPerSecond = 200_000
 
 // HistoryWarnings warns of a history whose catch-up would take longer than duration, for a

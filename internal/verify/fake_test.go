@@ -26,7 +26,7 @@ type fakeWorkload struct {
 	// intValues makes values 16-digit integers below 2^53, which rounding to 15 significant
 	// digits changes and VictoriaMetrics stores exactly: it keeps a float64 as an int64
 	// decimal mantissa and a power-of-ten exponent, exact for such integers but not for every
-	// fractional value (README: about 1 % of the default workload's values come back one unit
+	// fractional value (docs/verification.md: about 1 % of the default workload's values come back one unit
 	// in the last place off).
 	intValues bool
 }
