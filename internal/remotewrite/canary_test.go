@@ -24,7 +24,7 @@ func TestCanaryInEveryProtocol(t *testing.T) {
 		{{Name: "__name__", Value: "tsbench_canary_series"}, {Name: "canary", Value: "x"}, {Name: "canary_ts", Value: "1700000000123"}, {Name: "instance", Value: "x"}, {Name: "job", Value: "tsbench_canary"}},
 	}
 	want := map[string][]promreceiver.Sample{
-		`{__name__="tsbench_canary", canary="x", instance="x", job="tsbench_canary"}`:                                    {{T: 1700000000123, V: 1700000000123}},
+		`{__name__="tsbench_canary", canary="x", instance="x", job="tsbench_canary"}`:                                   {{T: 1700000000123, V: 1700000000123}},
 		`{__name__="tsbench_canary_series", canary="x", canary_ts="1700000000123", instance="x", job="tsbench_canary"}`: {{T: 1700000000123, V: 1700000000123}},
 	}
 	for name, st := range map[string]config.Storage{
