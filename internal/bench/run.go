@@ -428,7 +428,6 @@ func (r *run) results(verified map[string]*results.Verify) *results.Run {
 		if s.Verify != nil {
 			s.Verify.During = r.during[name]
 		}
-
 		if w := r.writer.Results(name); w != nil {
 			w.Timeline = r.timeline[name]
 			s.Write = w

@@ -168,8 +168,9 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*resu
 			units := units
 			if t.Protocol == config.ProtocolOTLP {
 				units = otlpLabelUnits(renameUnits(units, v.otlp), t.OTLPLabels)
-				log.Info("read-back of OTLP writes expects Prometheus' default translation (UnderscoreEscapingWithSuffixes): job and instance from service.name and service.instance.id, _total on counters, unit suffixes",
-					"renamed_metrics", len(v.otlp))
+				job, instance := config.OTLPLabelNames(t.OTLPLabels)
+				log.Info("read-back of OTLP writes expects Prometheus' default translation (UnderscoreEscapingWithSuffixes) of metric names: _total on counters, unit suffixes; job and instance as otlpLabels says",
+					"renamed_metrics", len(v.otlp), "otlp_labels", t.OTLPLabels, "job_label", job, "instance_label", instance)
 			}
 			res, replica := v.readBack(ctx, r, t, units)
 			res.CheckedFrom, res.CheckedTo = time.UnixMilli(w.from).UTC(), time.UnixMilli(w.to).UTC()
