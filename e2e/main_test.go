@@ -123,6 +123,7 @@ func runTsbench(t *testing.T, timeout time.Duration, configYAML string, args ...
 	t.Logf("tsbench run exit %d; stdout:\n%s", rr.code, rr.stdout)
 	if res, err := results.ReadFile(filepath.Join(out, "results.json")); err == nil {
 		rr.results = res
+		checkSchema(t, filepath.Join(out, "results.json"))
 	} else {
 		t.Logf("no results: %v; stderr:\n%s", err, stderr.String())
 	}

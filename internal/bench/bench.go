@@ -99,6 +99,9 @@ func Prepare(assets fs.FS, cfg *config.Config) (*Prepared, error) {
 	if p.Thresholds, err = report.ParseThresholds(cfg.Thresholds, storageNames(cfg)); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err = report.ParseCompareRules("compareThresholds", cfg.CompareThresholds, storageNames(cfg)); err != nil {
+		errs = append(errs, err) // checked now, applied by report compare
+	}
 	if len(errs) > 0 {
 		return nil, &ConfigError{errors.Join(errs...)}
 	}

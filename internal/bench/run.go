@@ -58,8 +58,10 @@ type run struct {
 	timeline   map[string][]results.WritePoint
 	accounting []string            // every moment the accounting did not balance
 	problems   map[string][]string // per storage, what went wrong during the run
-	during     map[string][]*results.Verify
-	last       time.Time // of the newest timeline point
+	continuous *verify.Continuous  // the checks while the load runs (continuous.go); nil without
+	// verifyMetrics count the checks on tsbench's /metrics.
+	verifyMetrics *verify.Metrics
+	last          time.Time // of the newest timeline point
 }
 
 func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]string, apis map[string]*results.QueryAPI) (*run, error) {
@@ -67,7 +69,6 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 		cfg: cfg, p: p, opts: opts, log: opts.Logger, kinds: kinds, start: cfg.StartTime.Time,
 		runners: map[string]*query.Runner{}, readers: map[string]*storage.Client{}, queryAPI: apis,
 		timeline: map[string][]results.WritePoint{}, problems: map[string][]string{},
-		during: map[string][]*results.Verify{},
 	}
 	if r.start.IsZero() {
 		r.start = time.Now()
@@ -97,6 +98,7 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 		r.writer.End = r.start.Add(cfg.Duration)
 	}
 	qm := query.NewMetrics(reg)
+	r.verifyMetrics = verify.NewMetrics(reg)
 	var targets []observe.Target
 	for _, name := range cfg.StorageNames() {
 		st := cfg.RemoteStorages[name]
@@ -235,8 +237,8 @@ func (r *run) run(ctx context.Context) (*results.Run, error) {
 	}
 	g.Go(func() error { r.progress(loadCtx); return nil })
 	g.Go(func() error { r.runProbers(loadCtx); return nil })
-	if r.cfg.VerifyDelay > 0 {
-		g.Go(func() error { r.verifyDuring(loadCtx); return nil })
+	if r.cfg.VerifyInterval > 0 {
+		g.Go(func() error { r.verifyContinuously(loadCtx); return nil })
 	}
 	<-loadCtx.Done()
 	loadEnd := time.Now()
@@ -342,45 +344,6 @@ func (r *run) verify(ctx context.Context) map[string]*results.Verify {
 	return v.Run(ctx, r.clock, to) // the history too: rules compare from where their windows fill
 }
 
-// verifyDuring checks, every verifyDelay while the load runs, the data written since the
-// previous check that is older than verifyDelay.
-func (r *run) verifyDuring(ctx context.Context) {
-	v := r.verifier()
-	if v == nil {
-		return
-	}
-	if r.cfg.History > 0 {
-		// Until every storage has caught up, the history is not all written: the first check
-		// waits for it, then covers the history too.
-		select {
-		case <-ctx.Done():
-			return
-		case <-r.writer.AllCaughtUp():
-		}
-	}
-	t := time.NewTicker(r.cfg.VerifyDelay)
-	defer t.Stop()
-	from := r.clock
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			to := now.Add(-r.cfg.VerifyDelay)
-			if !to.After(from) {
-				continue
-			}
-			res := v.Run(ctx, from, to)
-			r.mu.Lock()
-			for name, vr := range res {
-				r.during[name] = append(r.during[name], vr)
-			}
-			r.mu.Unlock()
-			from = to.Add(time.Millisecond)
-		}
-	}
-}
-
 // checkAccounting records every storage whose account does not balance at now.
 func (r *run) checkAccounting(now time.Time) {
 	for _, name := range r.cfg.StorageNames() {
@@ -425,9 +388,7 @@ func (r *run) results(verified map[string]*results.Verify) *results.Run {
 	defer r.mu.Unlock()
 	for _, name := range r.cfg.StorageNames() {
 		s := results.Storage{Name: name, Verify: verified[name], QueryAPI: r.queryAPI[name], Problems: r.problems[name]}
-		if s.Verify != nil {
-			s.Verify.During = r.during[name]
-		}
+		r.addChecks(name, s.Verify)
 		if w := r.writer.Results(name); w != nil {
 			w.Timeline = r.timeline[name]
 			s.Write = w

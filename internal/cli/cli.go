@@ -39,8 +39,10 @@ Usage:
       Scrape an exporter several times and record its series and value shapes.
   tsbench report RESULTS.json [-out DIR]
       Print the summary of a results file and render its report.html again.
-  tsbench report compare OLD.json NEW.json [-out DIR]
-      Compare two runs per storage and figure; flag changes beyond the noise.
+  tsbench report compare OLD.json NEW.json [-out DIR] [-fail-on RULES] [-map OLD=NEW]
+      Compare two runs per storage and figure; flag changes beyond the noise. -fail-on
+      'query.p99>+20%,bytesPerSample>+10%' (and NEW's compareThresholds) exits 3 on a
+      regression; -map pairs storages whose names differ.
   tsbench report merge -out DIR SHARD.json...
       Add up the results of every shard of one run (tsbench run -shard I/N) into one.
   tsbench version

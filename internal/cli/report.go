@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,12 +57,17 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlagSet("report compare", stderr)
 	out := fs.String("out", "", "directory for compare.html (default: the new results file's directory)")
+	failOn := fs.String("fail-on", "", "exit 3 when a figure changed past a limit, beyond its noise: comma-separated [storage:]figure>+change or figure<-change, e.g. 'query.p99>+20%,bytesPerSample>+10%' (the new run's compareThresholds apply too)")
+	renames := map[string]string{}
+	fs.Func("map", "old=new: compare the old run's storage old with the new run's new (repeat, or comma-separate, for several)", func(v string) error {
+		return addRenames(renames, v)
+	})
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return ExitUsage, err
 	}
 	if len(pos) != 2 {
-		return ExitUsage, usageErrorf("usage: tsbench report compare OLD.json NEW.json [-out DIR]")
+		return ExitUsage, usageErrorf("usage: tsbench report compare OLD.json NEW.json [-out DIR] [-fail-on RULES] [-map OLD=NEW]")
 	}
 	old, err := results.ReadFile(pos[0])
 	if err != nil {
@@ -69,6 +76,10 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 	cur, err := results.ReadFile(pos[1])
 	if err != nil {
 		return ExitError, err
+	}
+	rules, errRules := compareRules(*failOn, cur)
+	if err := errors.Join(errRules, renameStorages(old, cur, renames)); err != nil {
+		return ExitUsage, err // every mistake at once
 	}
 	c := report.Compare(old, cur)
 	if err := c.WriteText(stdout); err != nil {
@@ -83,7 +94,87 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 		return ExitError, err
 	}
 	fmt.Fprintf(stdout, "\ncompare: %s\n", path)
+	if len(rules) == 0 {
+		return ExitOK, nil
+	}
+	verdicts := c.Gate(rules)
+	if err := report.WriteGate(stdout, verdicts); err != nil {
+		return ExitError, err
+	}
+	if n := report.Failed(verdicts); n > 0 {
+		fmt.Fprintf(stderr, "tsbench report compare: %d of %d compare thresholds failed\n", n, len(verdicts))
+		return ExitThreshold, nil
+	}
 	return ExitOK, nil
+}
+
+// addRenames reads -map's "old=new[,old=new...]" into renames.
+func addRenames(renames map[string]string, v string) error {
+	for pair := range strings.SplitSeq(v, ",") {
+		from, to, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if !ok || from == "" || to == "" {
+			return fmt.Errorf("%q is not old=new (the old run's storage name = the new run's)", pair)
+		}
+		if _, dup := renames[from]; dup {
+			return fmt.Errorf("%q is mapped twice", from)
+		}
+		renames[from] = to
+	}
+	return nil
+}
+
+// renameStorages gives the old run's storages the new run's names -map pairs them with.
+func renameStorages(old, cur *results.Run, renames map[string]string) error {
+	var errs []error
+	for _, from := range slices.Sorted(maps.Keys(renames)) {
+		to := renames[from]
+		s := old.Storage(from)
+		if s == nil {
+			errs = append(errs, usageErrorf("-map %s=%s: the old run has no storage %q (it has: %s)", from, to, from, strings.Join(names(old), ", ")))
+		}
+		if cur.Storage(to) == nil {
+			errs = append(errs, usageErrorf("-map %s=%s: the new run has no storage %q (it has: %s)", from, to, to, strings.Join(names(cur), ", ")))
+		}
+		if s != nil {
+			s.Name = "\x00" + to // renamed apart from every name, then set: a=b,b=a swaps
+		}
+	}
+	for i := range old.Storages {
+		old.Storages[i].Name = strings.TrimPrefix(old.Storages[i].Name, "\x00")
+	}
+	return errors.Join(errs...)
+}
+
+func names(r *results.Run) []string {
+	var ns []string
+	for _, s := range r.Storages {
+		ns = append(ns, s.Name)
+	}
+	return ns
+}
+
+// compareRules are -fail-on's rules and the new run's compareThresholds.
+func compareRules(failOn string, cur *results.Run) ([]report.CompareRule, error) {
+	fromFlag, errFlag := report.ParseCompareRules("-fail-on", report.SplitRules(failOn), names(cur))
+	exprs, err := configList(cur.Config, "compareThresholds")
+	if err != nil {
+		return nil, err
+	}
+	fromConfig, errConfig := report.ParseCompareRules("the new run's compareThresholds", exprs, names(cur))
+	if err := errors.Join(errFlag, errConfig); err != nil {
+		return nil, usageErrorf("%s", joinLines(err))
+	}
+	var rules []report.CompareRule
+	seen := map[report.CompareRule]bool{}
+	for _, r := range append(fromFlag, fromConfig...) {
+		key := r
+		key.Expr = "" // the same rule written twice ("p99>+20%", "query.p99 > +20%") is checked once
+		if !seen[key] {
+			seen[key] = true
+			rules = append(rules, r)
+		}
+	}
+	return rules, nil
 }
 
 // cmdMerge adds up the results of every shard of one run into DIR/results.json and
@@ -110,7 +201,7 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return ExitError, fmt.Errorf("merge %d files: %w", len(pos), err)
 	}
-	exprs, err := configThresholds(res.Config)
+	exprs, err := configList(res.Config, "thresholds")
 	if err != nil {
 		return ExitError, err
 	}
@@ -158,15 +249,15 @@ func readResults(ctx context.Context, path string) (*results.Run, error) {
 	return results.Parse(b, path)
 }
 
-// configThresholds reads the thresholds of a results file's config.
-func configThresholds(cfg any) ([]string, error) {
+// configList reads a list of strings (thresholds, compareThresholds) of a results file's config.
+func configList(cfg any, key string) ([]string, error) {
 	m, _ := cfg.(map[string]any)
-	list, _ := m["thresholds"].([]any)
+	list, _ := m[key].([]any)
 	var exprs []string
 	for _, e := range list {
 		s, ok := e.(string)
 		if !ok {
-			return nil, fmt.Errorf("config.thresholds: %v is not a string", e)
+			return nil, fmt.Errorf("config.%s: %v is not a string", key, e)
 		}
 		exprs = append(exprs, s)
 	}

@@ -77,10 +77,15 @@ type Config struct {
 
 	VerifySamples int           `yaml:"verifySamples" json:"verifySamples"`
 	VerifyDelay   time.Duration `yaml:"verifyDelay" json:"verifyDelay"`
+	// VerifyInterval is how often the read-back runs while the load does (verify.go).
+	VerifyInterval time.Duration `yaml:"verifyInterval" json:"verifyInterval"`
 
 	Freshness Freshness `yaml:"freshness" json:"freshness"` // the canary series (freshness.go)
 
 	Thresholds []string `yaml:"thresholds" json:"thresholds,omitempty"`
+	// CompareThresholds limit how much a figure may change against an older run, checked by
+	// `tsbench report compare OLD NEW` with this run as NEW ("query.p99>+20%").
+	CompareThresholds []string `yaml:"compareThresholds" json:"compareThresholds,omitempty"`
 
 	RemoteStorages map[string]Storage `yaml:"remoteStorages" json:"remoteStorages"`
 
@@ -184,6 +189,8 @@ func Default() Config {
 		ObserveInterval: 10 * time.Second,
 
 		VerifySamples: 10_000,
+		// 6 checks an hour, ~10k samples and ~20 queries each (docs/long-runs.md): 144 a day.
+		VerifyInterval: 10 * time.Minute,
 
 		Freshness: Freshness{
 			// 3 probes (instant, range, series) every 100ms ≈ 30 queries/s per storage, each
@@ -427,9 +434,7 @@ func (c *Config) problems() []error {
 	if c.VerifySamples < 0 {
 		bad("verifySamples", "must be >= 0 (0 turns the read-back check off)")
 	}
-	if c.VerifyDelay < 0 {
-		bad("verifyDelay", "must be >= 0 (0 verifies only at the end)")
-	}
+	errs = append(errs, c.verifyProblems()...)
 	errs = append(errs, c.scrapeProblems()...)
 	errs = append(errs, c.Freshness.problems()...)
 	for i, rq := range c.RangeQueries {

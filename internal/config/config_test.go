@@ -36,6 +36,9 @@ func TestBadConfigs(t *testing.T) {
 		"unknown-storage-key.bad.yaml": {"field readUrl not found"},
 		"duration.bad.yaml":            {"line 1 (scrapeInterval): cannot unmarshal"},
 		"hostload.bad.yaml":            {"hostLoad: must be in (0, 1]"},
+		"verify-interval.bad.yaml": {
+			"verifyDelay: must be >= 0", "verifyInterval: must be >= 0 (0 verifies only at the end)",
+		},
 		"many.bad.yaml": {
 			"targetsCount: must be >= 1",
 			"scrapeConfigUpdatePercent: must be between 0 and 100",

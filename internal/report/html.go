@@ -347,7 +347,7 @@ func charts(r *results.Run) []chart {
 		}
 		out = append(out, c)
 	}
-	return append(out, heldChart(r))
+	return append(append(out, heldChart(r)), checkCharts(r)...)
 }
 
 // heldChart plots bytes per sample against how much of the workload's time each storage
@@ -491,6 +491,9 @@ func verdicts(r *results.Run) []htmlVerdict {
 		if s.Verify != nil {
 			out = append(out, htmlVerdict{Storage: readBackName(&s), Text: s.Verify.Verdict(), OK: s.Verify.Exact()})
 		}
+	}
+	for _, v := range checkVerdicts(r) {
+		out = append(out, htmlVerdict{Storage: v.Storage + " during the run", Text: v.Text, OK: v.OK})
 	}
 	return out
 }

@@ -317,6 +317,7 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 	writeFreshness(&b, r)
 	writeNoQueryAPI(&b, r)
 	writeVerdicts(&b, r)
+	writeChecks(&b, r)
 	writeProbes(&b, r)
 	writeRuleDiffs(&b, r)
 	writeRulesNotCompared(&b, r)

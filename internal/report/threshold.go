@@ -121,6 +121,13 @@ func figureTable() map[string]figure {
 		}
 		return v.CheckedStaleMarkers
 	}
+	// Data lost after its ack is known only where a check read again what it had found.
+	rechecked := func(v *results.Verify) int64 {
+		if v.Continuous == nil {
+			return 0
+		}
+		return v.Continuous.Total.Rechecked
+	}
 	// Probes and rules need the query API: unknown for a storage read back through remote read.
 	viaAPI := func(u unit, f func(*results.Verify) float64) figure {
 		return figure{unit: u, get: func(s *results.Storage) *float64 {
@@ -182,6 +189,7 @@ func figureTable() map[string]figure {
 		"verify.checkedStaleMarkers": v(unitCount, func(v *results.Verify) float64 { return float64(v.CheckedStaleMarkers) }),
 		"verify.shiftedTimestamps":   among(samples, unitCount, func(v *results.Verify) float64 { return float64(v.ShiftedTimestamps) }),
 		"verify.differentProbes":     viaAPI(unitCount, func(v *results.Verify) float64 { return float64(v.DifferentProbes()) }),
+		"verify.lostAfterAck":        among(rechecked, unitCount, func(v *results.Verify) float64 { return float64(v.LostAfterAck) }),
 		"verify.ruleDiffs":           viaAPI(unitCount, func(v *results.Verify) float64 { return float64(len(v.RuleDiffs)) }),
 	}
 }

@@ -345,19 +345,7 @@ func mergeVerifies(vs []*Verify) *Verify {
 	for _, v := range vs {
 		addVerify(m, v)
 	}
-	depth := 0
-	for _, v := range vs {
-		depth = max(depth, len(v.During))
-	}
-	for i := range depth {
-		var at []*Verify
-		for _, v := range vs {
-			if i < len(v.During) {
-				at = append(at, v.During[i])
-			}
-		}
-		m.During = append(m.During, mergeVerifies(at))
-	}
+	mergeChecks(m, vs)
 	return m
 }
 

@@ -86,9 +86,14 @@ type Verify struct {
 	LabelChanges   []LabelChange `json:"labelChanges,omitempty"`
 	// StoredNothing is set when the storage acknowledged writes and stored none of them.
 	StoredNothing *StoredNothing `json:"storedNothing,omitempty"`
-	// During holds the checks made while the load ran (verifyDelay > 0), oldest first: each
-	// covers the data written since the previous one that is older than verifyDelay.
-	During []*Verify `json:"during,omitempty"`
+	// Checks are the read-backs made while the load ran, every verifyInterval, oldest first,
+	// at most MaxChecks (checks.go); Continuous adds them all up.
+	Checks     []Check     `json:"checks,omitempty"`
+	Continuous *Continuous `json:"continuous,omitempty"`
+	// LostAfterAck counts the samples a check found and a later check did not: lost after
+	// the storage acked them. LostAfterAckAt is the first check that missed one.
+	LostAfterAck   int64      `json:"lostAfterAck"`
+	LostAfterAckAt *time.Time `json:"lostAfterAckAt,omitempty"`
 }
 
 // ExportCheck is the read-back of raw samples through a storage's export API: the counts
@@ -136,7 +141,7 @@ func (v *Verify) exactValues() bool {
 	return v != nil && v.CheckedSamples > 0 && len(v.Errors) == 0 && v.ReadErrors == 0 && v.UncheckedSamples == 0 &&
 		v.MissingSamples == 0 && v.DuplicateSamples == 0 && v.UnexpectedSamples == 0 &&
 		v.ChangedValues == 0 && v.NaNAltered == 0 && v.StalenessIgnored == 0 && v.MissingStaleMarkers == 0 &&
-		v.ShiftedTimestamps == 0
+		v.ShiftedTimestamps == 0 && v.LostAfterAck == 0 && (v.Continuous == nil || v.Continuous.Total.Checks == 0 || v.Continuous.Total.Clean())
 }
 
 // DifferentProbes counts the probes whose answer differs from Prometheus'.
@@ -164,13 +169,12 @@ func (v *Verify) Verdict() string {
 		return s
 	}
 	var parts []string
+	add := func(n int64, what string) { parts = addCount(parts, n, what) }
 	if len(v.LabelChanges) > 0 {
 		parts = append(parts, fmt.Sprintf("%d under other labels (%s)", v.RenamedSamples, labelChangesText(v.LabelChanges)))
 	}
-	add := func(n int64, what string) {
-		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, what))
-		}
+	if v.LostAfterAck > 0 && v.LostAfterAckAt != nil {
+		parts = append(parts, fmt.Sprintf("%d lost after ack (first missed by the check at %s)", v.LostAfterAck, v.LostAfterAckAt.UTC().Format(time.RFC3339)))
 	}
 	add(v.MissingSamples, "missing")
 	add(v.DuplicateSamples, "duplicated")
@@ -194,8 +198,19 @@ func (v *Verify) Verdict() string {
 	}
 	add(v.ReadErrors, "reads failed")
 	add(v.UncheckedSamples, "samples unchecked")
+	if c := v.Continuous; c != nil && c.Total.Checks > 0 && !c.Total.Clean() {
+		parts = append(parts, "differences in the checks during the run")
+	}
 	if len(parts) == 0 {
 		return "nothing checked"
 	}
 	return fmt.Sprintf("%d samples checked: %s", v.CheckedSamples, strings.Join(parts, ", "))
+}
+
+// addCount appends "n what" to parts when n is not 0.
+func addCount(parts []string, n int64, what string) []string {
+	if n > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s", n, what))
+	}
+	return parts
 }

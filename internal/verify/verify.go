@@ -161,18 +161,9 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*resu
 	for _, t := range v.targets {
 		wg.Go(func() {
 			log := v.log.With("storage", t.Name)
-			r := &reader{remote: &remoteReader{client: t.Client, url: t.RemoteReadURL}}
-			if t.ReadURL != "" {
-				r = &reader{api: query.NewAPI(t.Client, t.ReadURL)}
-			}
-			units := units
-			if t.Protocol == config.ProtocolOTLP {
-				units = otlpLabelUnits(renameUnits(units, v.otlp), t.OTLPLabels)
-				job, instance := config.OTLPLabelNames(t.OTLPLabels)
-				log.Info("read-back of OTLP writes expects Prometheus' default translation (UnderscoreEscapingWithSuffixes) of metric names: _total on counters, unit suffixes; job and instance as otlpLabels says",
-					"renamed_metrics", len(v.otlp), "otlp_labels", t.OTLPLabels, "job_label", job, "instance_label", instance)
-			}
-			res, replica := v.readBack(ctx, r, t, units)
+			r := newReader(t)
+			units := v.forProtocol(t, units, log)
+			res, replica, _ := v.readBack(ctx, r, t, units)
 			res.CheckedFrom, res.CheckedTo = time.UnixMilli(w.from).UTC(), time.UnixMilli(w.to).UTC()
 			var answers []ruleAnswer
 			if r.api != nil {
@@ -197,9 +188,31 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*resu
 	return out
 }
 
+// newReader reads t through its query API, or through remote read where it has none.
+func newReader(t Target) *reader {
+	if t.ReadURL != "" {
+		return &reader{api: query.NewAPI(t.Client, t.ReadURL)}
+	}
+	return &reader{remote: &remoteReader{client: t.Client, url: t.RemoteReadURL}}
+}
+
+// forProtocol returns the units as t stores them: for OTLP writes, renamed, with job and
+// instance under the names otlpLabels gives.
+func (v *Verifier) forProtocol(t Target, units []unit, log *slog.Logger) []unit {
+	if t.Protocol != config.ProtocolOTLP {
+		return units
+	}
+	job, instance := config.OTLPLabelNames(t.OTLPLabels)
+	log.Info("read-back of OTLP writes expects Prometheus' default translation (UnderscoreEscapingWithSuffixes) of metric names: _total on counters, unit suffixes; job and instance as otlpLabels says",
+		"renamed_metrics", len(v.otlp), "otlp_labels", t.OTLPLabels, "job_label", job, "instance_label", instance)
+	return otlpLabelUnits(renameUnits(units, v.otlp), t.OTLPLabels)
+}
+
 // readBack reads every unit from one storage and compares. It returns the url_replica value
-// the probes select when the storage keeps writeURLReplicas copies apart ("" when it does not).
-func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units []unit) (*results.Verify, string) {
+// the probes select when the storage keeps writeURLReplicas copies apart ("" when it does not),
+// and each unit's missing samples (-1: not read), by which the checks during the run tell a
+// complete scrape (continuous.go).
+func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units []unit) (*results.Verify, string, []int64) {
 	res := &results.Verify{ReadBackVia: "queryAPI"}
 	if r.api == nil {
 		res.ReadBackVia = "remoteRead"
@@ -212,8 +225,10 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 	c := v.newCopies(target.Name, target.Kind)
 	var notRead int64
 	var missed []missedUnit // units whose read found none of their series: attribute searches them
+	missing := make([]int64, len(units))
 	for i := range units {
 		u := &units[i]
+		missing[i] = -1
 		if len(u.series) == 0 {
 			continue
 		}
@@ -234,7 +249,9 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 			v.ignore(got)
 			v.dropAgentMarkers(u, got)
 			c.learn(got)
+			before := t.missing
 			compareUnit(u, got, c.n, v.interval/2-1, true, t)
+			missing[i] = t.missing - before
 			continue
 		}
 		q := render(u.selector) + fmt.Sprintf("[%dms]", u.hi-u.lo)
@@ -253,7 +270,9 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 		if m, ok := missedBy(i, u, got); ok {
 			missed = append(missed, m)
 		}
+		before := t.missing
 		compareUnit(u, got, c.n, v.interval/2-1, false, t)
+		missing[i] = t.missing - before
 		if exp != nil {
 			res.Reads++
 			if err := v.exportUnit(ctx, r, u, c, exp); err != nil {
@@ -277,7 +296,7 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 		exp.fillExport(res.Export)
 		res.Examples = append(res.Examples, exp.examples[:min(len(exp.examples), maxExamples-min(maxExamples, len(res.Examples)))]...)
 	}
-	return res, c.replica
+	return res, c.replica, missing
 }
 
 // readFailed counts a failed read; the first maxExamples are listed.

@@ -63,7 +63,7 @@ func testConfig(budget int, interval time.Duration) *config.Config {
 	return &c
 }
 
-func startFake(t *testing.T, p *fakeProm, name string) Target {
+func startFake(t *testing.T, p http.Handler, name string) Target {
 	t.Helper()
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)

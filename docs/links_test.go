@@ -1,0 +1,287 @@
+package docs_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tsbench/tsbench/internal/cli"
+)
+
+// pages are the README and every page of docs/, as paths from this directory.
+func pages(t *testing.T) []string {
+	t.Helper()
+	ps, err := filepath.Glob("*.md")
+	if err != nil || len(ps) == 0 {
+		t.Fatalf("no docs/*.md: %v", err)
+	}
+	return append([]string{"../README.md"}, ps...)
+}
+
+// name is how a page is named in a failure: from the repository's root.
+func name(page string) string {
+	if p, ok := strings.CutPrefix(page, "../"); ok {
+		return p
+	}
+	return "docs/" + page
+}
+
+var (
+	link       = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	inlineCode = regexp.MustCompile("`[^`]*`")
+	slugDrop   = regexp.MustCompile(`[^\p{L}\p{N} _-]`)
+)
+
+// TestLinksResolve: every relative link of README.md and docs/ names a file or directory
+// that exists, and a #fragment of a Markdown page one of its headings (GitHub's anchors).
+func TestLinksResolve(t *testing.T) {
+	for _, p := range linkProblems(t, pages(t)) {
+		t.Error(p)
+	}
+}
+
+// linkProblems are the links of pages that do not resolve, one sentence each.
+func linkProblems(t *testing.T, pages []string) []string {
+	t.Helper()
+	var problems []string
+	for _, page := range pages {
+		for n, line := range prose(t, page) {
+			for _, m := range link.FindAllStringSubmatch(inlineCode.ReplaceAllString(line, ""), -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				file, frag, _ := strings.Cut(target, "#")
+				resolved := page
+				if file != "" {
+					resolved = path.Join(path.Dir(page), file)
+					if _, err := os.Stat(resolved); err != nil {
+						problems = append(problems, fmt.Sprintf("%s:%d links to %s, which does not exist (links are relative to the page: from docs/, the repository root is ../)", name(page), n, target))
+						continue
+					}
+				}
+				if frag == "" || !strings.HasSuffix(resolved, ".md") {
+					continue
+				}
+				if anchors := headingAnchors(t, resolved); !slices.Contains(anchors, frag) {
+					problems = append(problems, fmt.Sprintf("%s:%d links to %s: %s has no heading with the anchor #%s (its anchors: %s)",
+						name(page), n, target, name(resolved), frag, strings.Join(anchors, ", ")))
+				}
+			}
+		}
+	}
+	return problems
+}
+
+// prose maps each line number of page outside code fences to its text.
+func prose(t *testing.T, page string) map[int]string {
+	t.Helper()
+	lines := map[int]string{}
+	for n, line := range fenced(t, page, false) {
+		lines[n] = line.text
+	}
+	return lines
+}
+
+type fenceLine struct {
+	lang, text string
+}
+
+// fenced maps line numbers of page to their text: inside code fences (with the fence's
+// language) when in is true, outside them when false.
+func fenced(t *testing.T, page string, in bool) map[int]fenceLine {
+	t.Helper()
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]fenceLine{}
+	lang, inside := "", false
+	for i, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "```"); ok {
+			inside, lang = !inside, rest
+			continue
+		}
+		if inside == in {
+			out[i+1] = fenceLine{lang, line}
+		}
+	}
+	return out
+}
+
+// headingAnchors are the anchors GitHub gives a page's headings: lower case, punctuation
+// dropped, spaces as hyphens, a repeated one suffixed -1, -2, ...
+func headingAnchors(t *testing.T, page string) []string {
+	t.Helper()
+	var anchors []string
+	seen := map[string]int{}
+	lines := prose(t, page)
+	for _, n := range sortedKeys(lines) {
+		text, ok := strings.CutPrefix(lines[n], "#")
+		if !ok {
+			continue
+		}
+		text = strings.TrimSpace(strings.TrimLeft(text, "#"))
+		a := strings.ReplaceAll(slugDrop.ReplaceAllString(strings.ToLower(text), ""), " ", "-")
+		if k := seen[a]; k > 0 {
+			anchors = append(anchors, a+"-"+strconv.Itoa(k))
+		} else {
+			anchors = append(anchors, a)
+		}
+		seen[a]++
+	}
+	return anchors
+}
+
+func sortedKeys[V any](m map[int]V) []int {
+	var ks []int
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// TestFencedCommandsParse: every tsbench command in a shell fence (sh, bash, console) of
+// README.md and docs/ parses: its subcommand exists and takes every flag given, with a value
+// of the flag's type. Each is run as `tsbench ARGS -h`, which parses and stops. Every
+// `tsbench <command>` line of a text fence (a synopsis) names only flags the command has.
+func TestFencedCommandsParse(t *testing.T) {
+	for _, p := range commandProblems(t, pages(t)) {
+		t.Error(p)
+	}
+}
+
+// commandProblems are the tsbench commands of pages' fences that do not parse.
+func commandProblems(t *testing.T, pages []string) []string {
+	t.Helper()
+	ctx := context.Background()
+	var problems []string
+	for _, page := range pages {
+		code := fenced(t, page, true)
+		for _, n := range sortedKeys(code) {
+			l := code[n]
+			switch l.lang {
+			case "sh", "bash", "console":
+				for _, args := range shellCommands(l.text) {
+					var stderr bytes.Buffer
+					if c := cli.Main(ctx, append(args, "-h"), io.Discard, &stderr); c != cli.ExitOK {
+						problems = append(problems, fmt.Sprintf("%s:%d: `tsbench %s` does not parse (exit %d): %s; fix the command on the page, or the flag in internal/cli",
+							name(page), n, strings.Join(args, " "), c, firstLine(stderr.String())))
+					}
+				}
+			case "text", "":
+				problems = append(problems, synopsisProblems(ctx, name(page), n, l.text)...)
+			}
+		}
+	}
+	return problems
+}
+
+var (
+	synopsisWord = regexp.MustCompile(`^[a-z]+$`)
+	synopsisFlag = regexp.MustCompile(`(?:^|[\s\[|])-([A-Za-z][A-Za-z0-9]*)`)
+	helpFlag     = regexp.MustCompile(`(?m)^  -([A-Za-z0-9]+)`)
+)
+
+// synopsisProblems checks a synopsis line (`tsbench report compare OLD NEW [-out DIR]`): the
+// flags it names are among those `tsbench <command> -h` lists.
+func synopsisProblems(ctx context.Context, page string, n int, line string) []string {
+	fields := strings.Fields(line)
+	if len(fields) < 2 || fields[0] != "tsbench" || !synopsisWord.MatchString(fields[1]) {
+		return nil
+	}
+	cmd := []string{fields[1]}
+	for _, f := range fields[2:] {
+		if !synopsisWord.MatchString(f) {
+			break
+		}
+		cmd = append(cmd, f)
+	}
+	var help bytes.Buffer
+	if c := cli.Main(ctx, append(slices.Clone(cmd), "-h"), io.Discard, &help); c != cli.ExitOK {
+		return []string{fmt.Sprintf("%s:%d: `tsbench %s` is no command (exit %d): %s", page, n, strings.Join(cmd, " "), c, firstLine(help.String()))}
+	}
+	var has []string
+	for _, m := range helpFlag.FindAllStringSubmatch(help.String(), -1) {
+		has = append(has, m[1])
+	}
+	var problems []string
+	for _, m := range synopsisFlag.FindAllStringSubmatch(line, -1) {
+		if !slices.Contains(has, m[1]) {
+			problems = append(problems, fmt.Sprintf("%s:%d: `tsbench %s` has no flag -%s (its flags: -%s): fix the synopsis or internal/cli",
+				page, n, strings.Join(cmd, " "), m[1], strings.Join(has, ", -")))
+		}
+	}
+	return problems
+}
+
+// shellCommands are the tsbench invocations of a shell line: each command of a list or
+// pipeline (&&, ||, ;, |) whose program is tsbench (bin/tsbench, or after a --), with its
+// arguments up to a redirection or a comment, quotes removed.
+func shellCommands(line string) [][]string {
+	var cmds [][]string
+	for _, part := range regexp.MustCompile(`&&|\|\||;|\|`).Split(strings.TrimPrefix(strings.TrimSpace(line), "$ "), -1) {
+		words := shellWords(part)
+		if end := slices.IndexFunc(words, func(w string) bool { return strings.HasPrefix(w, "#") }); end >= 0 {
+			words = words[:end]
+		}
+		i := 0 // the program: the first word, or the first after -- (kubectl exec POD -- /tsbench)
+		if d := slices.Index(words, "--"); d >= 0 {
+			i = d + 1
+		}
+		if i >= len(words) || path.Base(words[i]) != "tsbench" {
+			continue
+		}
+		args := words[i+1:]
+		if end := slices.IndexFunc(args, func(w string) bool { return strings.ContainsAny(w[:1], "<>") }); end >= 0 {
+			args = args[:end]
+		}
+		cmds = append(cmds, args)
+	}
+	return cmds
+}
+
+// shellWords splits s on blanks, keeping quoted strings whole and dropping their quotes.
+func shellWords(s string) []string {
+	var words []string
+	var cur strings.Builder
+	quote, inWord := rune(0), false
+	for _, r := range s {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			cur.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}

@@ -1,0 +1,73 @@
+package bench
+
+import (
+	"context"
+	"time"
+
+	"github.com/tsbench/tsbench/internal/results"
+)
+
+// verifyContinuously reads back, every verifyInterval while the load runs, a sample of the
+// data settled since the previous check and the scrapes earlier checks found complete
+// (verify.Continuous, issue 19).
+func (r *run) verifyContinuously(ctx context.Context) {
+	v := r.verifier()
+	if v == nil {
+		return
+	}
+	c := v.Continuous(r.cfg.VerifyInterval, r.verifyMetrics)
+	r.mu.Lock()
+	r.continuous = c
+	r.mu.Unlock()
+	if r.cfg.History > 0 {
+		// Until every storage has caught up, the history is not all written: the first check
+		// waits for it, then covers the history too.
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.writer.AllCaughtUp():
+		}
+	}
+	t := time.NewTicker(r.cfg.VerifyInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			// A check under way when the load ends finishes (its data was settled before),
+			// bounded as the read-back at the end; ticks due meanwhile are skipped.
+			checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.VerifyTimeout)
+			c.Check(checkCtx, r.clock, r.settled(now))
+			cancel()
+		}
+	}
+}
+
+// settled is the newest data a check at now reads: older than verifyDelay, acked (or dropped)
+// by every storage written, and a scrape interval more, for scrapes due that a busy machine
+// has not generated yet (remotewrite.Writer.Settled).
+func (r *run) settled(now time.Time) time.Time {
+	to := now.Add(-r.cfg.VerifyDelay)
+	for _, name := range r.cfg.StorageNames() {
+		if !r.cfg.RemoteStorages[name].DisableWrite {
+			if s := r.writer.Settled(name, now); s.Before(to) {
+				to = s
+			}
+		}
+	}
+	return to.Add(-r.cfg.ScrapeInterval)
+}
+
+// addChecks adds the checks made during the run to the storage name's read-back v. Called
+// with r.mu held.
+func (r *run) addChecks(name string, v *results.Verify) {
+	if v == nil || r.continuous == nil {
+		return
+	}
+	c := r.continuous.Results()[name]
+	if c == nil || c.Continuous.Total.Checks == 0 { // a run shorter than verifyInterval
+		return
+	}
+	v.Checks, v.Continuous, v.LostAfterAck, v.LostAfterAckAt = c.Checks, c.Continuous, c.LostAfterAck, c.LostAfterAckAt
+}
