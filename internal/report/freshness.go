@@ -19,7 +19,7 @@ var freshnessProbes = []struct {
 }
 
 // FreshnessRows are the freshness table: a header row (the storages), one row per probe with
-// p50 / p99 / max seconds from a write's ack to the first query that returns it and the
+// p50 / p90 / p99 / max seconds from a write's ack to the first query that returns it and the
 // samples never seen, the canary writes acked, and the polling's own load. None without a canary.
 func FreshnessRows(r *results.Run) [][]string {
 	var interval float64
@@ -53,14 +53,14 @@ func FreshnessRows(r *results.Run) [][]string {
 	return append(rows, writes, load)
 }
 
-// freshnessCell is "p50 / p99 / max s", then what was not seen.
+// freshnessCell is "p50 / p90 / p99 / max s", then what was not seen.
 func freshnessCell(p *results.FreshnessProbe) string {
 	if p == nil {
 		return "?"
 	}
 	var parts []string
 	if l := p.Seconds; l.P50 != nil {
-		parts = append(parts, fmt.Sprintf("%.2f / %.2f / %.2f s", *l.P50, *l.P99, *l.Max))
+		parts = append(parts, fmt.Sprintf("%.2f / %.2f / %.2f / %.2f s", *l.P50, *l.P90, *l.P99, *l.Max))
 	} else {
 		parts = append(parts, "none seen")
 	}
@@ -85,7 +85,7 @@ func sumErrors(m map[string]int64) int64 {
 func FreshnessTitle(r *results.Run) string {
 	for _, s := range r.Storages {
 		if f := s.Freshness; f != nil {
-			return fmt.Sprintf("freshness: seconds from a write's ack to the first query that returns it, p50 / p99 / max (canary written every %s, looked for every %s)",
+			return fmt.Sprintf("freshness: seconds from a write's ack to the first query that returns it, p50 / p90 / p99 / max (canary written every %s, looked for every %s)",
 				time.Duration(f.WriteIntervalSeconds*float64(time.Second)), time.Duration(f.IntervalSeconds*float64(time.Second)))
 		}
 	}
