@@ -6,7 +6,7 @@ OUT     ?= out
 HISTORY ?= 15m
 TSBENCH := bin/tsbench
 
-.PHONY: run test check e2e bench fuzz lint golden deps deps-browser build clean helm-check image fidelity
+.PHONY: run conformance test check e2e bench fuzz lint golden deps deps-browser build clean helm-check image fidelity soak
 
 build: $(TSBENCH)
 
@@ -25,6 +25,11 @@ deps-browser:
 # then 3 minutes live; results in $(OUT)/.
 run: deps build
 	$(TSBENCH) run -history $(HISTORY) -out $(OUT)
+
+# Prometheus' own PromQL test files (1,867 evals) against a fresh local VictoriaMetrics and
+# Prometheus: results in $(OUT)/ (docs/conformance.md).
+conformance: deps build
+	$(TSBENCH) conformance -out $(OUT)
 
 # Every test, the end-to-end ones against real storages included (in parallel: each starts its
 # own storages), and every fuzz target's seed corpus; after the checks CI makes; and the Helm
@@ -45,14 +50,17 @@ bench:
 	# million samples, bytes on the wire per sample), then the real tsbench binary against a
 	# discarding receiver in another process: CPU per sample beside a bare prompb + snappy
 	# loop (their ratio), one process's ceiling, RSS at 100M active series (~7 minutes in
-	# all), then the read path's own latency overhead against a fixed-delay server. Ends with
+	# all), then the read path's own latency overhead against a fixed-delay server, then a
+	# 10-minute run of the default workload (issue 19): tsbench's live heap and RSS slopes
+	# after its first 2 minutes, results.json and report.html at 1 h and 24 h. Ends with
 	# one table of every figure; the raw lines stay in $(OUT)/bench.txt for benchstat.
 	@mkdir -p $(OUT)
 	bash -o pipefail -c '{ \
 	  $(GO) test -run "^$$" -bench . -benchmem ./internal/workload/ && \
 	  $(GO) test -run "^$$" -bench . -skip Process -benchtime 2x -timeout 20m ./internal/remotewrite/ && \
 	  $(GO) test -run "^$$" -bench Process -benchtime 1x -timeout 30m ./internal/remotewrite/ && \
-	  $(GO) test -run "^$$" -bench . -benchtime 5x ./internal/query/; \
+	  $(GO) test -run "^$$" -bench . -benchtime 5x ./internal/query/ && \
+	  $(GO) test -run "^$$" -bench LongRunMemory -benchtime 1x -timeout 20m ./internal/bench/; \
 	} | bash scripts/bench-table.sh $(OUT)/bench.txt'
 
 # The Helm chart: helm lint and helm template with the default values and each example values
@@ -86,6 +94,14 @@ image:
 # FIDELITY_MINUTES (default 5); prints bytes per sample and the ratios. Run it alone.
 fidelity: deps
 	bash scripts/fidelity.sh
+
+# A long run (issue 19): SOAK of live load (default 1h) after SOAK_HISTORY of history caught
+# up, against the local storages; prints tsbench's heap and RSS slopes, its files' sizes, the
+# schedule drift, every storage's account and the continuous read-back's checks. Run it alone.
+SOAK ?= 1h
+SOAK_HISTORY ?= 1h
+soak: deps build
+	SOAK=$(SOAK) SOAK_HISTORY=$(SOAK_HISTORY) OUT=$(OUT) bash scripts/soak.sh
 
 golden:
 	UPDATE=1 $(GO) test ./...

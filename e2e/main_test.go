@@ -29,6 +29,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/tsbench/tsbench/internal/conformance"
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
 )
@@ -49,6 +50,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build tsbench:", err)
 		os.Exit(1)
 	}
+	// The in-process Prometheus receivers parse PromQL as the test runner does: the parser's
+	// features are package variables, set once before any test starts (conformance_test.go).
+	conformance.EnableParserFeatures()
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)

@@ -46,7 +46,10 @@ type Options struct {
 	DrainTimeout time.Duration
 	// VerifyTimeout bounds the read-back at the end.
 	VerifyTimeout time.Duration
-	Logger        *slog.Logger
+	// Out is the directory of results.json: the checkpoints go there (checkpointInterval);
+	// "" writes none.
+	Out    string
+	Logger *slog.Logger
 }
 
 func (o *Options) setDefaults() {

@@ -16,6 +16,9 @@ func (r *run) verifyContinuously(ctx context.Context) {
 		return
 	}
 	c := v.Continuous(r.cfg.VerifyInterval, r.verifyMetrics)
+	if n := len(r.gaps); n > 0 { // resumed: the checks go on after the restart, not in the gap
+		c.Restore(r.resumedChecks, r.gaps[n-1].To)
+	}
 	r.mu.Lock()
 	r.continuous = c
 	r.mu.Unlock()
@@ -59,15 +62,20 @@ func (r *run) settled(now time.Time) time.Time {
 	return to.Add(-r.cfg.ScrapeInterval)
 }
 
-// addChecks adds the checks made during the run to the storage name's read-back v. Called
-// with r.mu held.
-func (r *run) addChecks(name string, v *results.Verify) {
-	if v == nil || r.continuous == nil {
-		return
+// addChecks adds the checks made during the run to the storage name's read-back v, and
+// returns it: a checkpoint, whose read-back at the end has not run (v nil), gets a read-back
+// of the checks alone, which a resumed run continues from. Called with r.mu held.
+func (r *run) addChecks(name string, v *results.Verify) *results.Verify {
+	if r.continuous == nil {
+		return v
 	}
 	c := r.continuous.Results()[name]
 	if c == nil || c.Continuous.Total.Checks == 0 { // a run shorter than verifyInterval
-		return
+		return v
+	}
+	if v == nil {
+		v = &results.Verify{}
 	}
 	v.Checks, v.Continuous, v.LostAfterAck, v.LostAfterAckAt = c.Checks, c.Continuous, c.LostAfterAck, c.LostAfterAckAt
+	return v
 }

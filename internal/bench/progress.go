@@ -40,7 +40,7 @@ func (r *run) record(now time.Time) string {
 	r.mu.Unlock()
 	replace := now.Sub(prev) < time.Second
 	var b strings.Builder
-	fmt.Fprintf(&b, "[%6s]", now.Sub(r.start).Round(time.Second))
+	b.WriteString(r.progressHead(now))
 	for _, name := range r.cfg.StorageNames() {
 		fmt.Fprintf(&b, " %s:", name)
 		if w := r.writer.Results(name); w != nil {
@@ -50,16 +50,25 @@ func (r *run) record(now time.Time) string {
 			}
 			r.mu.Lock()
 			tl := r.timeline[name]
-			switch {
-			case replace && len(tl) > 0:
-				p.SamplesPerSecs = tl[len(tl)-1].SamplesPerSecs
-				tl[len(tl)-1] = p
-			case len(tl) > 0:
-				p.SamplesPerSecs = float64(p.Acked-tl[len(tl)-1].Acked) / now.Sub(prev).Seconds()
-				r.timeline[name] = append(tl, p)
+			if tl == nil {
+				tl = &results.Timeline[results.WritePoint]{}
+				r.timeline[name] = tl
+			}
+			switch last := tl.Last(); {
+			case replace && last != nil:
+				// The newest point takes the counts; it keeps its rate, count and extremes.
+				p.SamplesPerSecs, p.N = last.SamplesPerSecs, last.N
+				p.SamplesPerSecondMin, p.SamplesPerSecondMax = last.SamplesPerSecondMin, last.SamplesPerSecondMax
+				if last.N > 1 { // a merged point holds the largest lag of its intervals
+					p.LagSeconds = max(p.LagSeconds, last.LagSeconds)
+				}
+				*last = p
+			case last != nil:
+				p.SamplesPerSecs = float64(p.Acked-last.Acked) / now.Sub(prev).Seconds()
+				tl.Add(p)
 			default:
 				p.SamplesPerSecs = float64(p.Acked) / now.Sub(prev).Seconds()
-				r.timeline[name] = append(tl, p)
+				tl.Add(p)
 			}
 			r.mu.Unlock()
 			if h := w.History; h != nil && !h.CaughtUp {

@@ -64,7 +64,7 @@ func testProgressLineQueryP99IsRecent(t *testing.T) {
 	runner := query.New(&cfg, plan, "s", client, readURL, slog.New(slog.DiscardHandler), query.NewMetrics(prometheus.NewRegistry()))
 	r := &run{
 		cfg: &cfg, writer: &remotewrite.Writer{}, runners: map[string]*query.Runner{"s": runner},
-		start: time.Now(), timeline: map[string][]results.WritePoint{},
+		start: time.Now(), timeline: map[string]*results.Timeline[results.WritePoint]{},
 	}
 	r.last = r.start
 	ctx, cancel := context.WithCancel(t.Context())

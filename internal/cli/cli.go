@@ -45,6 +45,10 @@ Usage:
       regression; -map pairs storages whose names differ.
   tsbench report merge -out DIR SHARD.json...
       Add up the results of every shard of one run (tsbench run -shard I/N) into one.
+  tsbench conformance [-config FILE] [-out DIR] [-keep] [-logLevel L]
+      Run Prometheus' own PromQL test files against every storage over the wire and write
+      DIR/results.json and DIR/report.html; without -config, against a fresh local
+      VictoriaMetrics and Prometheus.
   tsbench version
       Print the version.
 
@@ -70,11 +74,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	cmds := map[string]func(context.Context, []string, io.Writer, io.Writer) (int, error){
-		"run":      cmdRun,
-		"validate": cmdValidate,
-		"profile":  cmdProfile,
-		"report":   cmdReport,
-		"version":  cmdVersion,
+		"run":         cmdRun,
+		"validate":    cmdValidate,
+		"conformance": cmdConformance,
+		"profile":     cmdProfile,
+		"report":      cmdReport,
+		"version":     cmdVersion,
 	}
 	name := args[0]
 	if name == "-h" || name == "-help" || name == "--help" || name == "help" {

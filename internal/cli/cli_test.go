@@ -7,8 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/signal"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -16,6 +20,13 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"tsbench": func() { os.Exit(Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr)) },
+		// tsbench-signals is tsbench ended by its first SIGINT or SIGTERM, as cmd/tsbench is.
+		"tsbench-signals": func() {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+			stop()
+			os.Exit(code)
+		},
 		// tsbench-code is tsbench that also prints its exit code last on stderr, for scripts
 		// that check which non-zero code it was.
 		"tsbench-code": func() {
@@ -33,8 +44,24 @@ func TestScript(t *testing.T) {
 		UpdateScripts: os.Getenv("UPDATE") != "",
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"fakestorage": fakeStorage,
+			"waitgrep":    waitGrep,
 		},
 	})
+}
+
+// waitGrep waits, up to 60 s, until the file (args[1]) matches the regexp (args[0]): for a
+// file a command in the background writes.
+func waitGrep(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitgrep REGEXP FILE")
+	}
+	re := regexp.MustCompile(args[0])
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if b, err := os.ReadFile(ts.MkAbs(args[1])); err == nil && re.Match(b) {
+			return
+		}
+	}
+	ts.Fatalf("%s did not match %q within a minute", args[1], args[0])
 }
 
 // fakeStorage starts a storage on loopback that acknowledges every remote write and answers

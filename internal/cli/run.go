@@ -139,7 +139,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		logger.Warn("config warning", "detail", w)
 	}
 	res, err := bench.Run(ctx, p, bench.Options{
-		HTTPListenAddr: f.listen, Keep: f.keep, Progress: stderr, Logger: logger,
+		HTTPListenAddr: f.listen, Keep: f.keep, Progress: stderr, Logger: logger, Out: f.out,
 	})
 	if err != nil {
 		if _, ok := errors.AsType[*bench.ConfigError](err); ok {

@@ -39,6 +39,7 @@ func TestBadConfigs(t *testing.T) {
 		"verify-interval.bad.yaml": {
 			"verifyDelay: must be >= 0", "verifyInterval: must be >= 0 (0 verifies only at the end)",
 		},
+		"checkpoint.bad.yaml": {"checkpointInterval: must be >= 0"},
 		"many.bad.yaml": {
 			"targetsCount: must be >= 1",
 			"scrapeConfigUpdatePercent: must be between 0 and 100",
@@ -644,5 +645,21 @@ func TestHistoryWarnings(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestZeroDuration: a plain 0 loads as a zero duration (yaml v3 takes durations only as
+// strings), and a later error still names its own line.
+func TestZeroDuration(t *testing.T) {
+	c, err := Parse([]byte("duration: 0\nhistory: 0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Duration != 0 || c.History != 0 {
+		t.Errorf("duration %s, history %s, want 0 and 0", c.Duration, c.History)
+	}
+	_, err = Parse([]byte("duration: 0\ntargetsCount: many\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 2 (targetsCount)") {
+		t.Errorf("error %v, want one naming line 2 (targetsCount)", err)
 	}
 }

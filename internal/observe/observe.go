@@ -10,6 +10,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	rtmetrics "runtime/metrics"
 	"strconv"
 	"sync"
 	"time"
@@ -44,6 +45,9 @@ type Options struct {
 	Writes interface {
 		Acked(storage string) int64
 	}
+	// SlopeAfter is how long after the first observation tsbench's heap and RSS slopes
+	// start (Generator): the warm-up fills caches and pools. Default 10m.
+	SlopeAfter time.Duration
 }
 
 // Observer samples every target, and tsbench itself, over the run.
@@ -51,22 +55,30 @@ type Observer struct {
 	opts    Options
 	targets []*observed
 	self    *tracker
-	selfTL  []results.ResourcePoint
-	m       *metrics
+	selfTL  results.Timeline[results.ResourcePoint]
+	// selfPrior is what the checkpoint resumed from said of tsbench (resume.go).
+	selfPrior *prior
+	m         *metrics
 
-	mu      sync.Mutex // guards selfTL, loadEnd and every observed's merged, timeline and snapshot
+	mu      sync.Mutex // guards selfTL, loadEnd and every observed's hist, sums, caught, timeline and snapshot
 	loadEnd time.Time  // zero while the load runs
 }
 
 // observed is one storage: a /proc source and one source per /metrics URL.
 type observed struct {
 	Target
-	client   doer
-	log      *slog.Logger
-	proc     *tracker
-	comps    []*tracker // per metrics URL
-	merged   []rates    // every observation of the storage, sources merged; guarded by Observer.mu
-	timeline []results.ResourcePoint
+	client doer
+	log    *slog.Logger
+	proc   *tracker
+	comps  []*tracker // per metrics URL
+	// hist is every observation of the storage, sources merged; sums the components'
+	// observations added up, beside /proc's (the crosscheck). Guarded by Observer.mu.
+	hist, sums history
+	// caught is the summary at the first observation after the storage caught up with its
+	// history (HistoryResources); nil before.
+	caught   *summary
+	prior    *prior // the checkpoint resumed from (resume.go); nil for a fresh run
+	timeline results.Timeline[results.ResourcePoint]
 	snapshot snapshotResult
 }
 
@@ -74,6 +86,9 @@ type observed struct {
 func New(opts Options, targets []Target) *Observer {
 	if opts.Interval <= 0 {
 		opts.Interval = 10 * time.Second
+	}
+	if opts.SlopeAfter <= 0 {
+		opts.SlopeAfter = 10 * time.Minute
 	}
 	if opts.ProcRoot == "" {
 		opts.ProcRoot = "/proc"
@@ -130,29 +145,59 @@ func (o *Observer) LoadEnded(at time.Time) {
 
 // collect takes one sample of every target and of tsbench.
 func (o *Observer) collect(ctx context.Context, now time.Time) {
+	o.mu.Lock()
+	end := o.loadEnd
+	o.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, ob := range o.targets {
 		wg.Go(func() {
-			r := ob.observe(ctx, now)
+			r, sum := ob.observe(ctx, now, end)
 			r.acked = o.acked(ob.Name)
+			caughtUp := o.caughtUpAt(ob.Name)
 			o.mu.Lock()
-			ob.merged = append(ob.merged, r)
+			ob.hist.add(r, end)
+			if sum != nil {
+				ob.sums.add(*sum, end)
+			}
+			if ob.caught == nil && !caughtUp.IsZero() && !r.at.Before(caughtUp) {
+				ob.caught = new(ob.hist.summary(caughtUp))
+			}
 			p := r.point()
 			// The disk growth since the first observation, before the load, over what was
 			// acked by now: nil while either is unknown (results.json has the reason).
-			p.BytesPerSample, _ = perSample(diff(r.disk, ob.merged[0].disk), r.acked, "")
+			p.BytesPerSample, _ = perSample(diff(r.disk, ob.firstDisk()), r.acked, "")
 			p.AckedSamples = r.acked
-			ob.timeline = append(ob.timeline, p)
+			ob.timeline.Add(p)
 			o.mu.Unlock()
 			o.m.set(ob.Name, p)
 		})
 	}
-	self := o.self.observe(ctx, now).point()
+	self := o.self.observe(ctx, now, end).point()
+	self.HeapLiveBytes = HeapLive()
 	o.m.setSelf(self)
 	wg.Wait()
 	o.mu.Lock()
-	o.selfTL = append(o.selfTL, self)
+	o.selfTL.Add(self)
 	o.mu.Unlock()
+}
+
+// caughtUpAt is when the storage caught up with its history, where Options.Writes tells.
+func (o *Observer) caughtUpAt(name string) time.Time {
+	if w, ok := o.opts.Writes.(interface{ CaughtUpAt(string) time.Time }); ok {
+		return w.CaughtUpAt(name)
+	}
+	return time.Time{}
+}
+
+// HeapLive is this process's live heap after the last GC (runtime/metrics): unlike RSS or the
+// heap in use, it does not saw-tooth with the collector, so its slope shows a leak.
+func HeapLive() *float64 {
+	s := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	rtmetrics.Read(s)
+	if s[0].Value.Kind() != rtmetrics.KindUint64 {
+		return nil
+	}
+	return new(float64(s[0].Value.Uint64()))
 }
 
 // acked is how many samples the storage has acked so far by tsbench's count.
@@ -173,38 +218,39 @@ func diff(a, b *float64) *float64 {
 }
 
 // observe samples every source of the storage and merges them: /proc wins where it gives a
-// figure, the /metrics pages (added up) give the rest.
-func (ob *observed) observe(ctx context.Context, now time.Time) rates {
+// figure, the /metrics pages (added up) give the rest. With both, sum is the pages' sum.
+func (ob *observed) observe(ctx context.Context, now, loadEnd time.Time) (r rates, sum *rates) {
 	if ob.proc == nil && len(ob.comps) == 0 {
 		r := rates{at: now, missing: map[string]string{}}
 		for _, f := range allFigures {
 			r.missing[f] = "no pid or dataDir and no metricsURLs"
 		}
-		return r
+		return r, nil
 	}
 	var proc rates
 	if ob.proc != nil {
-		proc = ob.proc.observe(ctx, now)
+		proc = ob.proc.observe(ctx, now, loadEnd)
 	}
 	comps := make([]rates, len(ob.comps))
 	var wg sync.WaitGroup
 	for i, c := range ob.comps {
-		wg.Go(func() { comps[i] = c.observe(ctx, now) })
+		wg.Go(func() { comps[i] = c.observe(ctx, now, loadEnd) })
 	}
 	wg.Wait()
 	if ob.proc == nil {
-		return addRates(comps)
+		return addRates(comps), nil
 	}
-	metrics := addRates(comps)
+	if len(ob.comps) == 0 {
+		return proc, nil
+	}
+	pages := addRates(comps)
+	metrics := pages
 	if ob.DataDir != "" {
 		// The data dir is the disk figure: a failed walk stays unknown with its reason
 		// rather than silently becoming the storage's own, differently defined, size.
 		metrics.disk = nil
 	}
-	if len(ob.comps) == 0 {
-		return proc
-	}
-	return proc.or(metrics)
+	return proc.or(metrics), &pages
 }
 
 // kind is the target's kind, or the one its metric names reveal.

@@ -69,11 +69,11 @@ func TestProcSourceFigures(t *testing.T) {
 		t.Errorf("sample %+v", s)
 	}
 	tr := newTracker("vm", "/proc", &procAt{roots: []string{"testdata/proc-t0", "testdata/proc-t1"}}, discard())
-	first := tr.observe(t.Context(), t0)
+	first := tr.observe(t.Context(), t0, time.Time{})
 	if first.cpu != nil || first.missing[figCPU] == "" {
 		t.Errorf("first observation has a CPU rate %v: it needs two", first.cpu)
 	}
-	r := tr.observe(t.Context(), t0.Add(10*time.Second))
+	r := tr.observe(t.Context(), t0.Add(10*time.Second), time.Time{})
 	// (1700+400 - 1500) ticks = 6 s of CPU in 10 s; 40960 B read and 10 MiB written in 10 s.
 	if !near(r.cpu, 0.6) || !near(r.rss, 307200*1024) || !near(r.read, 4096) || !near(r.write, 1048576) {
 		t.Errorf("rates cpu %v rss %v read %v write %v", deref(r.cpu), deref(r.rss), deref(r.read), deref(r.write))
@@ -85,9 +85,9 @@ func TestProcSourceFigures(t *testing.T) {
 // already above the old ones: 2400 ticks are 2.4 cores over 10 s, not (2400-2100)/1000 = 0.3.
 func TestPIDReused(t *testing.T) {
 	tr := newTracker("vm", "/proc", &procAt{roots: []string{"testdata/proc-t0", "testdata/proc-t1", "testdata/proc-t2"}}, discard())
-	tr.observe(t.Context(), t0)
-	tr.observe(t.Context(), t0.Add(10*time.Second))
-	r := tr.observe(t.Context(), t0.Add(20*time.Second))
+	tr.observe(t.Context(), t0, time.Time{})
+	tr.observe(t.Context(), t0.Add(10*time.Second), time.Time{})
+	r := tr.observe(t.Context(), t0.Add(20*time.Second), time.Time{})
 	if !near(r.cpu, 2.4) || !near(r.read, 5000) || !near(r.write, 1200000) {
 		t.Errorf("after a restart: cpu %v read %v write %v, want 2.4, 5000, 1200000 (counted from zero)", deref(r.cpu), deref(r.read), deref(r.write))
 	}
@@ -100,8 +100,8 @@ func TestMetricsRestartByStartTime(t *testing.T) {
 	}
 	srv := scripted(t, body(100, 10), body(200, 15))
 	tr := newTracker("s", srv.URL, metricsSource{url: srv.URL, client: srv.Client()}, discard())
-	tr.observe(t.Context(), t0)
-	if r := tr.observe(t.Context(), t0.Add(10*time.Second)); !near(r.cpu, 1.5) {
+	tr.observe(t.Context(), t0, time.Time{})
+	if r := tr.observe(t.Context(), t0.Add(10*time.Second), time.Time{}); !near(r.cpu, 1.5) {
 		t.Errorf("cpu %v, want 1.5: 15 s since the restart, not 5 s more", deref(r.cpu))
 	}
 	// A restart during a failed scrape: the rows counted since it are all new.
@@ -111,7 +111,7 @@ func TestMetricsRestartByStartTime(t *testing.T) {
 	srv = scripted(t, rows(100, 1000), "", rows(200, 3000))
 	tr = newTracker("s", srv.URL, metricsSource{url: srv.URL, client: srv.Client()}, discard())
 	for i := range 3 {
-		r := tr.observe(t.Context(), t0.Add(time.Duration(i)*10*time.Second))
+		r := tr.observe(t.Context(), t0.Add(time.Duration(i)*10*time.Second), time.Time{})
 		if i == 2 && !near(r.ingested, 3000) {
 			t.Errorf("ingested %v, want 3000 rows since the restart, not 2000 more", deref(r.ingested))
 		}

@@ -2,6 +2,7 @@ package observe
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/tsbench/tsbench/internal/results"
@@ -26,18 +27,23 @@ func (o *Observer) Resources(name string) *results.Resources {
 		return res
 	}
 	o.mu.Lock()
-	merged := append([]rates(nil), ob.merged...)
-	timeline := append([]results.ResourcePoint(nil), ob.timeline...)
-	snap, loadEnd := ob.snapshot, o.loadEnd
+	all := ob.hist.summary(o.loadEnd)
+	sums := ob.sums.summary(o.loadEnd)
+	timeline := ob.timeline.Points()
+	snap, loadEnd, before := ob.snapshot, o.loadEnd, ob.prior
 	o.mu.Unlock()
 
-	res := summarise(merged, loadEnd)
+	res := all.result()
+	if before != nil {
+		before.combine(res, all.loadSeconds(loadEnd))
+	}
 	res.Timeline = timeline
 	res.Source = ob.source()
 	if len(ob.comps) > 1 {
 		res.Components = map[string]*results.Resources{}
 		for _, c := range ob.comps {
-			cr := summarise(c.history(), loadEnd)
+			cs := c.summary(loadEnd)
+			cr := cs.result()
 			cr.Source = "metrics"
 			if len(cr.Reasons) == 0 {
 				cr.Reasons = nil
@@ -46,18 +52,15 @@ func (o *Observer) Resources(name string) *results.Resources {
 		}
 	}
 	if ob.proc != nil && len(ob.comps) > 0 {
-		p, m := summarise(ob.proc.history(), loadEnd), summarise(metricsHistory(ob.comps), loadEnd)
+		ps := ob.proc.summary(loadEnd)
+		p, m := ps.result(), sums.result()
 		res.Crosscheck = &results.Crosscheck{
 			ProcCPUCoresMean: p.CPUCoresMean, MetricsCPUCoresMean: m.CPUCoresMean,
 			ProcRSSBytesMean: p.RSSBytesMean, MetricsRSSBytesMean: m.RSSBytesMean,
 		}
 	}
-	var ackedEnd int64
-	if len(merged) > 0 {
-		ackedEnd = merged[len(merged)-1].acked
-	}
 	var why string
-	res.BytesPerSample, why = perSample(res.DiskBytesGrowth, ackedEnd, res.Reasons["diskBytesGrowth"])
+	res.BytesPerSample, why = perSample(res.DiskBytesGrowth, all.last.acked, res.Reasons["diskBytesGrowth"])
 	note(res.Reasons, "bytesPerSample", why)
 	ackedNow := o.acked(name)
 	res.SnapshotBytes = snap.bytes
@@ -78,31 +81,25 @@ func (o *Observer) Resources(name string) *results.Resources {
 // observations up to the first one at or after caughtUp (zero: all of them, the storage
 // never caught up), means and maxima over the time before caughtUp, disk growth from the
 // first observation to that one, and bytes per sample over what it had acked by then. Nil
-// when the storage was not observed.
+// when the storage was not observed. The observer learns caughtUp from Options.Writes as it
+// observes (the observations are not kept); one that cannot tell it summarises them all.
 func (o *Observer) HistoryResources(name string, caughtUp time.Time) *results.Resources {
 	ob := o.target(name)
 	if ob == nil {
 		return nil
 	}
 	o.mu.Lock()
-	merged := append([]rates(nil), ob.merged...)
+	var s summary
+	if ob.caught != nil && !caughtUp.IsZero() {
+		s = ob.caught.clone()
+	} else {
+		s = ob.hist.summary(caughtUp)
+	}
 	o.mu.Unlock()
-	if !caughtUp.IsZero() {
-		for i, r := range merged {
-			if !r.at.Before(caughtUp) {
-				merged = merged[:i+1]
-				break
-			}
-		}
-	}
-	res := summarise(merged, caughtUp)
+	res := s.result()
 	res.Source = ob.source()
-	var acked int64
-	if len(merged) > 0 {
-		acked = merged[len(merged)-1].acked
-	}
 	var why string
-	res.BytesPerSample, why = perSample(res.DiskBytesGrowth, acked, res.Reasons["diskBytesGrowth"])
+	res.BytesPerSample, why = perSample(res.DiskBytesGrowth, s.last.acked, res.Reasons["diskBytesGrowth"])
 	note(res.Reasons, "bytesPerSample", why)
 	if len(res.Reasons) == 0 {
 		res.Reasons = nil
@@ -114,12 +111,30 @@ func (o *Observer) HistoryResources(name string, caughtUp time.Time) *results.Re
 func (o *Observer) Generator() *results.Generator {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	r := summarise(o.self.history(), o.loadEnd)
+	s := o.self.summary(o.loadEnd)
+	r := s.result()
+	if o.selfPrior != nil {
+		o.selfPrior.combine(r, s.loadSeconds(o.loadEnd))
+	}
 	g := &results.Generator{
 		CPUCoresMean: r.CPUCoresMean, CPUCoresMax: r.CPUCoresMax,
 		RSSBytesMean: r.RSSBytesMean, RSSBytesMax: r.RSSBytesMax,
 		Reasons:  map[string]string{},
-		Timeline: append([]results.ResourcePoint(nil), o.selfTL...),
+		Timeline: o.selfTL.Points(),
+	}
+	if s.n > 0 {
+		// After SlopeAfter, or the first fifth of a shorter run: 2 minutes of a 10-minute one.
+		first := s.first.at // of a resumed run, the checkpoint's first observation
+		if len(g.Timeline) > 0 {
+			if t, err := time.Parse(time.RFC3339Nano, g.Timeline[0].Time); err == nil {
+				first = t
+			}
+		}
+		after := min(o.opts.SlopeAfter, s.last.at.Sub(first)/5)
+		from := first.Add(after)
+		g.SlopeAfterSeconds = after.Seconds()
+		g.HeapLiveBytesPerHour = results.SlopePerHour(g.Timeline, from, func(p results.ResourcePoint) *float64 { return p.HeapLiveBytes })
+		g.RSSBytesPerHour = results.SlopePerHour(g.Timeline, from, func(p results.ResourcePoint) *float64 { return p.RSSBytes })
 	}
 	for _, field := range []string{"cpuCoresMean", "cpuCoresMax", "rssBytesMean", "rssBytesMax"} {
 		note(g.Reasons, field, r.Reasons[field])
@@ -172,64 +187,77 @@ func (ob *observed) source() string {
 	return "none"
 }
 
-// metricsHistory adds the components' observations, made in lockstep, one by one.
-func metricsHistory(comps []*tracker) []rates {
-	if len(comps) == 0 {
-		return nil
+// summarise turns observations into the summary figures (summary.add says which count).
+func summarise(all []rates, loadEnd time.Time) *results.Resources {
+	var s summary
+	for _, r := range all {
+		s.add(r, loadEnd)
 	}
-	hist := make([][]rates, len(comps))
-	n := -1
-	for i, c := range comps {
-		hist[i] = c.history()
-		if n < 0 || len(hist[i]) < n {
-			n = len(hist[i])
-		}
-	}
-	out := make([]rates, n)
-	for k := range n {
-		parts := make([]rates, len(comps))
-		for i := range comps {
-			parts[i] = hist[i][k]
-		}
-		out[k] = addRates(parts)
-	}
-	return out
+	return s.result()
 }
 
-// summarise turns observations into the summary figures. Means and maxima cover the load
-// window: the observations up to loadEnd (zero: all of them) and the one whose interval
-// crosses it. A mean weighs each observation by the part of the interval it closes that lies
-// in the window, so a short last interval counts for its length; the first observation,
-// which closes none, counts only when no other does. Disk end and the ingested count are the
-// last observation's, what the storage holds at the end of the run; the disk growth is from
-// the first observation, before the load, to the last. A figure either of them does not give
-// is unknown, never taken from another observation. Every unknown figure gets a reason.
-func summarise(all []rates, loadEnd time.Time) *results.Resources {
-	stats := map[string]*stat{}
-	reason := map[string]string{}
-	for i, r := range all {
-		w := 0.0
-		if i > 0 {
-			w = overlap(all[i-1].at, r.at, loadEnd)
+// summary is summarise's figures so far, so that observations need not be kept (history).
+// Means and maxima cover the load window: the observations up to loadEnd (zero: all of
+// them) and the one whose interval crosses it. A mean weighs each observation by the part of
+// the interval it closes that lies in the window, so a short last interval counts for its
+// length; the first observation, which closes none, counts only when no other does. Disk
+// end and the ingested count are the last observation's, what the storage holds at the end
+// of the run; the disk growth is from the first observation, before the load, to the last. A
+// figure either of them does not give is unknown, never taken from another observation.
+// Every unknown figure gets a reason.
+type summary struct {
+	n           int
+	first, last rates
+	stats       map[string]*stat
+	reason      map[string]string
+}
+
+// add counts one observation, later than every one before.
+func (s *summary) add(r rates, loadEnd time.Time) {
+	if s.stats == nil {
+		s.stats, s.reason = map[string]*stat{}, map[string]string{}
+	}
+	w := 0.0
+	if s.n > 0 {
+		w = overlap(s.last.at, r.at, loadEnd)
+	} else {
+		s.first = r
+	}
+	s.n++
+	s.last = r
+	in := w > 0 || loadEnd.IsZero() || !r.at.After(loadEnd)
+	for fig, v := range r.fields() {
+		if *v == nil {
+			if m := r.missing[fig]; m != "" && m != needsTwo {
+				s.reason[fig] = m
+			}
+			continue
 		}
-		in := w > 0 || loadEnd.IsZero() || !r.at.After(loadEnd)
-		for fig, v := range r.fields() {
-			if *v == nil {
-				if m := r.missing[fig]; m != "" && m != needsTwo {
-					reason[fig] = m
-				}
-				continue
-			}
-			s := stats[fig]
-			if s == nil {
-				s = &stat{}
-				stats[fig] = s
-			}
-			if in {
-				s.add(**v, w)
-			}
+		st := s.stats[fig]
+		if st == nil {
+			st = &stat{}
+			s.stats[fig] = st
+		}
+		if in {
+			st.add(**v, w)
 		}
 	}
+}
+
+// clone is a copy that adds apart from s.
+func (s *summary) clone() summary {
+	c := *s
+	c.stats, c.reason = map[string]*stat{}, map[string]string{}
+	maps.Copy(c.reason, s.reason)
+	for fig, st := range s.stats {
+		c.stats[fig] = new(*st)
+	}
+	return c
+}
+
+// result is the summary figures.
+func (s *summary) result() *results.Resources {
+	stats, reason := s.stats, s.reason
 	res := &results.Resources{Reasons: map[string]string{}}
 	// never is why a figure no observation gave is unknown.
 	never := func(fig string) string {
@@ -272,13 +300,13 @@ func summarise(all []rates, loadEnd time.Time) *results.Resources {
 	res.DiskReadBytesPerSecond = window(figRead, "diskReadBytesPerSecond", mean)
 	res.DiskWriteBytesPerSecond = window(figWrite, "diskWriteBytesPerSecond", mean)
 	res.ActiveSeriesMax = window(figActive, "activeSeriesMax", maxOf)
-	if len(all) == 0 {
+	if s.n == 0 {
 		for _, field := range []string{"diskBytesEnd", "diskBytesMax", "diskBytesGrowth", "ingestedSamples"} {
 			res.Reasons[field] = "no observation"
 		}
 		return res
 	}
-	first, last := &all[0], &all[len(all)-1]
+	first, last := &s.first, &s.last
 	res.DiskBytesEnd = at(figDisk, "diskBytesEnd", last, "last")
 	res.IngestedSamples = at(figIngested, "ingestedSamples", last, "last")
 	if res.DiskBytesEnd != nil {

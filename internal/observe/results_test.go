@@ -76,7 +76,7 @@ func TestClusterComponentFailureIsUnknown(t *testing.T) {
 		t.Errorf("cpuCoresMean %v, want 0.6", deref(r.CPUCoresMean))
 	}
 	o.mu.Lock()
-	third := o.targets[0].merged[2]
+	third := o.targets[0].hist.recent[1] // of 4, the 2nd to the 4th are kept whole (keepRecent)
 	o.mu.Unlock()
 	if why := third.missing[figCPU]; !strings.Contains(why, "after a failed observation") || !strings.Contains(why, sel.URL) {
 		t.Errorf("reason for the third scrape's CPU %q, want the failed scrape of %s", why, sel.URL)

@@ -43,15 +43,16 @@ type tracker struct {
 	collected    bool     // a collection has succeeded
 	logged       bool     // the first failure was logged; later ones are only recorded
 	kindSeen     string
-	all          []rates // every observation
+	hist         history // every observation, summarised
 }
 
 func newTracker(name, where string, src Source, log *slog.Logger) *tracker {
 	return &tracker{name: name, where: where, src: src, log: log}
 }
 
-// observe collects once and returns the rates since the previous collection.
-func (t *tracker) observe(ctx context.Context, now time.Time) rates {
+// observe collects once and returns the rates since the previous collection; loadEnd is the
+// load's end as known now (zero while it runs).
+func (t *tracker) observe(ctx context.Context, now, loadEnd time.Time) rates {
 	s, err := t.src.Collect(ctx, now)
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -65,7 +66,7 @@ func (t *tracker) observe(ctx context.Context, now time.Time) rates {
 			r.missing[f] = err.Error()
 		}
 		t.prev, t.prevTime, t.gap = Sample{}, time.Time{}, err.Error() // rates restart after the gap
-		t.all = append(t.all, r)
+		t.hist.add(r, loadEnd)
 		return r
 	}
 	if s.Kind != "" {
@@ -115,7 +116,7 @@ func (t *tracker) observe(ctx context.Context, now time.Time) rates {
 		r.ingested = &v
 	}
 	t.prev, t.prevTime, t.gap, t.collected = s, now, "", true
-	t.all = append(t.all, r)
+	t.hist.add(r, loadEnd)
 	return r
 }
 
@@ -154,11 +155,11 @@ func perSecond(a, b *float64, dt float64, restarted bool) *float64 {
 	return &v
 }
 
-// history returns a copy of every observation so far.
-func (t *tracker) history() []rates {
+// summary is the summary of every observation so far.
+func (t *tracker) summary(loadEnd time.Time) summary {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return append([]rates(nil), t.all...)
+	return t.hist.summary(loadEnd)
 }
 
 // or takes r's figures where known, else o's.

@@ -123,6 +123,8 @@ type Result struct {
 	Type     string // vector, matrix, scalar, string
 	Series   []Series
 	Warnings []string
+	Infos    []string // info annotations (Prometheus 3); none from older servers
+	String   string   // a string result's value
 }
 
 // SeriesResult is the answer of /api/v1/series.
@@ -232,6 +234,12 @@ func decodeQuery(status int, b []byte) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Type: data.ResultType, Warnings: w}
+	var infos struct {
+		Infos []string `json:"infos"`
+	}
+	if json.Unmarshal(b, &infos) == nil {
+		res.Infos = infos.Infos
+	}
 	bad := func(err error) (*Result, error) {
 		return nil, &Error{Kind: ErrBadBody, Status: status, Msg: fmt.Sprintf("%s result: %v", clip(data.ResultType), err)}
 	}
@@ -264,6 +272,13 @@ func decodeQuery(status int, b []byte) (*Result, error) {
 		}
 		res.Series = []Series{{Points: []Point{Point(p)}}}
 	case "string":
+		var raw [2]json.RawMessage
+		if err := json.Unmarshal(data.Result, &raw); err != nil {
+			return bad(err)
+		}
+		if err := json.Unmarshal(raw[1], &res.String); err != nil {
+			return bad(err)
+		}
 	default:
 		return bad(errors.New("unknown result type"))
 	}

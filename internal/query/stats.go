@@ -122,8 +122,8 @@ type timeline struct {
 	end    time.Time // of the open interval; zero before the run starts
 	lat    latency
 	errors int64
-	points []results.QueryPoint
-	recent latency // since the previous progress
+	points results.Timeline[results.QueryPoint] // bounded: a long run's points are merged
+	recent latency                              // since the previous progress
 }
 
 func (t *timeline) start(now time.Time) {
@@ -164,7 +164,7 @@ func (t *timeline) roll(now time.Time) {
 	}
 	for !now.Before(t.end) {
 		l := t.lat.report()
-		t.points = append(t.points, results.QueryPoint{
+		t.points.Add(results.QueryPoint{
 			Time: t.end.UTC().Format(time.RFC3339), P50: l.P50, P99: l.P99, Errors: t.errors,
 			Completed: t.lat.h.TotalCount(),
 		})
@@ -178,5 +178,5 @@ func (t *timeline) snapshot(now time.Time) []results.QueryPoint {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.roll(now)
-	return append([]results.QueryPoint(nil), t.points...)
+	return t.points.Points()
 }

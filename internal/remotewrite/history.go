@@ -35,6 +35,20 @@ type lane struct {
 	caughtUp         chan struct{} // closed when the lane's history is generated and settled
 	caughtUpAt       atomic.Int64  // unix ms
 	onCaughtUp       func()        // called once, when caughtUp closes
+	// maxDrift is the largest delay (ms), over live batches, from the scheduled time of a
+	// batch's oldest sample to the moment the batch was queued to send (issue 19).
+	maxDrift atomic.Int64
+}
+
+// noteDrift records a live batch queued at nowMs whose oldest sample was due at oldest.
+func (ln *lane) noteDrift(nowMs, oldest int64) {
+	d := nowMs - oldest
+	for {
+		cur := ln.maxDrift.Load()
+		if d <= cur || ln.maxDrift.CompareAndSwap(cur, d) {
+			return
+		}
+	}
 }
 
 // catchUpSkew bounds, in data time, how far the samples a lane has handed to its storage and

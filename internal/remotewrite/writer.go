@@ -51,6 +51,10 @@ type Writer struct {
 	// processes given the same workload start and End (shards, or a run and its shards)
 	// generate exactly the same samples.
 	End time.Time
+	// From, when set, is where generation starts: no scrape scheduled before it is made (a
+	// run resumed from a checkpoint, resume.go).
+	From  time.Time
+	bases map[string]*results.Write // per storage: the account of the checkpoint resumed from
 
 	work       Workload
 	sinks      []*sink // in storage name order
@@ -437,6 +441,9 @@ func (a *shardAppender) snappy(body []byte) []byte {
 func (a *shardAppender) push(wire wire, data []byte, samples, points, oldest int64) {
 	b := a.w.newBatch(data, samples, oldest)
 	b.points, b.history = points, a.history
+	if !a.history { // a history batch is behind the clock by design
+		a.ln.noteDrift(time.Now().UnixMilli(), oldest)
+	}
 	for _, s := range a.ln.sinks {
 		if s.wire == wire {
 			s.push(a.shard, b)
@@ -519,7 +526,11 @@ func (w *Writer) generate(ctx context.Context, ln *lane, worker int) (nextDue in
 		behind = false
 		ln.workerCaughtUp(w.duration)
 	}
-	pos, k := 0, int64(0)
+	var from int64
+	if !w.From.IsZero() {
+		from = w.From.UnixMilli()
+	}
+	pos, k := skipBefore(from, len(targets), func(p int, k int64) int64 { return w.work.ScrapeTime(targets[p], k) })
 	next := func() int64 {
 		if len(targets) == 0 {
 			return math.MaxInt64
@@ -707,7 +718,7 @@ func (w *Writer) Acked(name string) int64 {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.acked
+	return s.acked + w.ackedBase(name)
 }
 
 // Results returns a consistent snapshot of one storage's account.
@@ -745,6 +756,8 @@ func (w *Writer) Results(name string) *results.Write {
 		r.GeneratedSamples = ln.produced.Load() * int64(w.copies[name])
 	}
 	r.Protocol, r.UnconfirmedSamples = string(s.proto), s.unconfirmed
+	r.MaxScheduleDriftSeconds = float64(ln.maxDrift.Load()) / 1000
+	w.withBase(name, r)
 	r.Notes = s.notesLocked()
 	start := w.start.Load()
 	if start != 0 && s.lastAck > start {

@@ -575,6 +575,11 @@ func TestSlowStorageLagAndPendingGrow(t *testing.T) {
 		if end := snaps[3]; end.PendingSamples == 0 || end.MaxLagSeconds < 30 {
 			t.Errorf("after the drain deadline: %+v, want samples still pending and a max lag >= 30s", end)
 		}
+		// tsbench's own schedule drift is not the storage's lag: every batch was queued within
+		// FlushAfter (1 s) and one generator step (100 ms) of its oldest sample's time.
+		if d := snaps[3].MaxScheduleDriftSeconds; d <= 0 || d > 1.1 {
+			t.Errorf("max schedule drift %.3fs, want above 0 and at most 1.1 s while the lag grew to %.0fs", d, snaps[3].MaxLagSeconds)
+		}
 	})
 }
 

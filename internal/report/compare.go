@@ -18,6 +18,8 @@ import (
 type Comparison struct {
 	Old, New time.Time
 	Rows     []CompareRow
+	// Notes say when either run is partial (a checkpoint) or was resumed with gaps.
+	Notes []string
 }
 
 // CompareRow is one figure of one storage in both runs.
@@ -137,6 +139,12 @@ const fallbackNoise = 0.05
 // in one run only is flagged, and unknown ("?") on the other side.
 func Compare(old, cur *results.Run) *Comparison {
 	c := &Comparison{Old: old.StartTime, New: cur.StartTime}
+	for _, l := range LongRunLines(old) {
+		c.Notes = append(c.Notes, "old run: "+l)
+	}
+	for _, l := range LongRunLines(cur) {
+		c.Notes = append(c.Notes, "new run: "+l)
+	}
 	figures := Figures()
 	for _, name := range storageNames(old, cur) {
 		os, ns := old.Storage(name), cur.Storage(name)
@@ -290,7 +298,7 @@ var compareNote = []string{
 func (c *Comparison) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "old run %s, new run %s\n", c.Old.UTC().Format(time.RFC3339), c.New.UTC().Format(time.RFC3339))
-	fmt.Fprintln(tw, strings.Join(compareNote, "\n")+"\n")
+	fmt.Fprintln(tw, strings.Join(slices.Concat(c.Notes, compareNote), "\n")+"\n")
 	fmt.Fprintln(tw, "storage\tfigure\told\tnew\tchange\tnoise\tmethod\t")
 	for _, r := range c.Rows {
 		flag := ""
@@ -331,6 +339,6 @@ func (c *Comparison) WriteHTML(w io.Writer) error {
 	}
 	return tmpl.Execute(w, map[string]any{
 		"Old": c.Old.UTC().Format(time.RFC3339), "New": c.New.UTC().Format(time.RFC3339), "Rows": rows,
-		"Note": strings.Join(compareNote, "\n"),
+		"Note": strings.Join(slices.Concat(c.Notes, compareNote), "\n"),
 	})
 }

@@ -297,10 +297,16 @@ func (rw row) bestIndex() int {
 // WriteSummary writes the end-of-run summary: the side-by-side table with the best value per
 // row marked "*", the slowest queries, tsbench's own usage and the thresholds.
 func WriteSummary(w io.Writer, r *results.Run) error {
+	if conformanceOnly(r) {
+		return writeConformanceSummary(w, r)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "tsbench %s → %s, %d targets × %d series, %d series created by churn, %d stale markers\n\n",
 		r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), r.EndTime.UTC().Format("15:04:05Z"),
 		r.Workload.Targets, r.Workload.SeriesPerTarget, r.Workload.SeriesCreated, r.Workload.StaleMarkers)
+	for _, l := range LongRunLines(r) {
+		b.WriteString(l + "\n\n")
+	}
 	if h := r.Workload.HistorySeconds; h > 0 {
 		fmt.Fprintf(&b, "history: the workload's clock began %s before the start; each storage caught up, then ran live (the figures below cover both phases, \"history\" the catch-up alone)\n\n",
 			time.Duration(h*float64(time.Second)))
@@ -319,12 +325,14 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 	writeVerdicts(&b, r)
 	writeChecks(&b, r)
 	writeProbes(&b, r)
+	writeConformance(&b, r)
 	writeRuleDiffs(&b, r)
 	writeRulesNotCompared(&b, r)
 	writeSender(&b, r)
 	if g := r.Generator; g != nil {
 		fmt.Fprintf(&b, "\ntsbench itself: cpu %s cores mean, %s max; rss %s MiB max\n",
 			fmtPtr("%.3f", g.CPUCoresMean, 1), fmtPtr("%.3f", g.CPUCoresMax, 1), fmtPtr("%.1f", g.RSSBytesMax, 1<<20))
+		b.WriteString(longRunSelf(r))
 	}
 	if len(r.Thresholds) > 0 {
 		b.WriteString("\nthresholds\n")

@@ -146,6 +146,7 @@ func figureTable() map[string]figure {
 		"write.bytesSent":                w(unitBytes, func(w *results.Write) float64 { return float64(w.BytesSent) }),
 		"write.lagSeconds":               w(unitSeconds, func(w *results.Write) float64 { return w.LagSeconds }),
 		"write.maxLagSeconds":            w(unitSeconds, func(w *results.Write) float64 { return w.MaxLagSeconds }),
+		"write.maxScheduleDriftSeconds":  w(unitSeconds, func(w *results.Write) float64 { return w.MaxScheduleDriftSeconds }),
 		"write.targetSamplesPerSecond":   w(unitPlain, func(w *results.Write) float64 { return w.TargetSamplesPerSecond }),
 		"write.achievedSamplesPerSecond": w(unitPlain, func(w *results.Write) float64 { return w.AchievedSamplesPerSecond }),
 		"query.executed":                 q(unitCount, func(q *results.Query) float64 { return float64(q.Executed) }),

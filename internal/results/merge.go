@@ -93,6 +93,7 @@ func Merge(runs []*Run) (*Run, error) {
 		}
 	}
 	m.Generator = mergeGenerators(gens)
+	m.Partial, m.Gaps = mergeLongRun(shards)
 	for _, s := range lead.Storages {
 		ms, accErrs, err := mergeStorage(s.Name, shards, lead)
 		if err != nil {

@@ -61,4 +61,7 @@ type QueryPoint struct {
 	Errors int64    `json:"errors"`
 	// Completed is how many evaluations finished in the interval ending at Time.
 	Completed int64 `json:"completed"`
+	// N is how many intervals the point stands for (0: one) in a long run's downsampled
+	// timeline (Timeline): completions and errors added up, P50 their mean, P99 the largest.
+	N int `json:"n,omitempty"`
 }

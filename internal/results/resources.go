@@ -64,6 +64,25 @@ type ResourcePoint struct {
 	// AckedSamples is what tsbench counted the storage as having acked at this observation:
 	// over the target rate, how much of the workload's time the storage holds.
 	AckedSamples int64 `json:"ackedSamples,omitempty"`
+	// HeapLiveBytes is tsbench's own live heap after the last GC (Generator only).
+	HeapLiveBytes *float64 `json:"heapLiveBytes,omitempty"`
+	// N is how many observations the point stands for (0: one) in a long run's downsampled
+	// timeline (Timeline): gauges and rates are their means, counts the last one's, and Min
+	// and Max hold each gauge's extremes.
+	N   int               `json:"n,omitempty"`
+	Min *ResourceExtremes `json:"min,omitempty"`
+	Max *ResourceExtremes `json:"max,omitempty"`
+}
+
+// ResourceExtremes are the smallest or largest gauges over the observations of one point.
+type ResourceExtremes struct {
+	CPUCores                *float64 `json:"cpuCores,omitempty"`
+	RSSBytes                *float64 `json:"rssBytes,omitempty"`
+	DiskBytes               *float64 `json:"diskBytes,omitempty"`
+	DiskReadBytesPerSecond  *float64 `json:"diskReadBytesPerSecond,omitempty"`
+	DiskWriteBytesPerSecond *float64 `json:"diskWriteBytesPerSecond,omitempty"`
+	ActiveSeries            *float64 `json:"activeSeries,omitempty"`
+	HeapLiveBytes           *float64 `json:"heapLiveBytes,omitempty"`
 }
 
 // Generator is tsbench's own resource use, so a reader can see it was not the bottleneck.
@@ -74,4 +93,11 @@ type Generator struct {
 	RSSBytesMax  *float64          `json:"rssBytesMax"`
 	Reasons      map[string]string `json:"reasons,omitempty"` // figure name → why unknown
 	Timeline     []ResourcePoint   `json:"timeline,omitempty"`
+	// HeapLiveBytesPerHour and RSSBytesPerHour are the slopes (least squares) of tsbench's
+	// live heap after GC and of its RSS over the timeline after SlopeAfterSeconds (10
+	// minutes, or the first fifth of a shorter run): a long run's memory must stay flat
+	// (issue 19). Nil when too little of the run is left after it.
+	HeapLiveBytesPerHour *float64 `json:"heapLiveBytesPerHour,omitempty"`
+	RSSBytesPerHour      *float64 `json:"rssBytesPerHour,omitempty"`
+	SlopeAfterSeconds    float64  `json:"slopeAfterSeconds,omitempty"`
 }

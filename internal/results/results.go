@@ -39,6 +39,10 @@ type Run struct {
 	// AccountingErrors lists every moment the write accounting did not balance; empty on a
 	// good run. A non-empty list fails the run.
 	AccountingErrors []string `json:"accountingErrors,omitempty"`
+	// Partial is set while the run goes on: the file is a checkpoint (longrun.go).
+	Partial *Partial `json:"partial,omitempty"`
+	// Gaps are the stretches a resumed run did not account for (longrun.go).
+	Gaps []Gap `json:"gaps,omitempty"`
 }
 
 // Shard is a shard file's place in its set.
@@ -74,6 +78,8 @@ type Storage struct {
 	// QueryAPI is the check, at the start of the run, that readURL serves the Prometheus HTTP
 	// query API; absent when the storage has no readURL.
 	QueryAPI *QueryAPI `json:"queryAPI,omitempty"`
+	// Conformance is the PromQL test suite's outcome (tsbench conformance); absent from a run.
+	Conformance *Conformance `json:"conformance,omitempty"`
 	// Problems are what went wrong with the storage during the run (it exited, ...).
 	Problems []string `json:"problems,omitempty"`
 	// Freshness is the canary's measure of how soon an ack is visible (freshness.go).
@@ -116,6 +122,11 @@ type Write struct {
 	// LagSeconds is the lag at the moment of the snapshot: now − the scheduled time of the
 	// oldest sample not yet acked or dropped (0 when nothing is pending).
 	LagSeconds float64 `json:"lagSeconds"`
+	// MaxScheduleDriftSeconds is tsbench's own schedule drift: the largest delay, over the
+	// live phase, from a sample's scheduled time to the moment its batch was generated,
+	// encoded and queued to send; waiting for the storage after that is lag. A run of days
+	// holds it under one scrape interval (issue 19).
+	MaxScheduleDriftSeconds float64 `json:"maxScheduleDriftSeconds"`
 	// Protocol is what the storage was written in: prometheus-rw1, prometheus-rw2 or otlp-http.
 	Protocol string `json:"protocol,omitempty"`
 	// UnconfirmedSamples are acked samples whose 2xx did not confirm them: a remote write 2.0
@@ -163,6 +174,12 @@ type WritePoint struct {
 	Retries        int64     `json:"retries"`
 	LagSeconds     float64   `json:"lagSeconds"`
 	SamplesPerSecs float64   `json:"samplesPerSecond"` // acked rate since the previous point
+	// N is how many progress intervals the point stands for (0: one) in a long run's
+	// downsampled timeline (Timeline): counters are the last interval's, LagSeconds the
+	// largest, SamplesPerSecs the mean between SamplesPerSecondMin and SamplesPerSecondMax.
+	N                   int     `json:"n,omitempty"`
+	SamplesPerSecondMin float64 `json:"samplesPerSecondMin,omitempty"`
+	SamplesPerSecondMax float64 `json:"samplesPerSecondMax,omitempty"`
 }
 
 // Storage is the named storage's results, or nil.
@@ -200,7 +217,7 @@ func (r *Run) WriteFile(dir string) (string, error) {
 		return "", err
 	}
 	path := filepath.Join(dir, "results.json")
-	return path, os.WriteFile(path, append(b, '\n'), 0o644)
+	return path, writeAtomic(path, append(b, '\n'))
 }
 
 // ReadFile loads a results.json written by any tsbench of the same schema version.

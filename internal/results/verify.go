@@ -162,6 +162,9 @@ func (v *Verify) Verdict() string {
 	if v == nil {
 		return "not verified"
 	}
+	if v.CheckedSamples == 0 && v.ContinuousVerdict() != "" { // a checkpoint's: no read-back at the end yet
+		return "checked during the run only: " + v.ContinuousVerdict()
+	}
 	if v.Exact() {
 		return fmt.Sprintf("returns exactly what it was given (%d samples, %d staleness markers)", v.CheckedSamples, v.CheckedStaleMarkers)
 	}

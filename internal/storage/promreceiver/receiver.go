@@ -54,6 +54,10 @@ type Options struct {
 	// (promote_scope_metadata), and no job or instance label is made. A storage that keeps
 	// OTLP's own names, as VictoriaMetrics does, looks the same to a reader.
 	OTLPResourceLabels bool
+	// DelayedNameRemoval is Prometheus' --enable-feature=promql-delayed-name-removal, which
+	// the PromQL test runner turns on (the parser's features are the caller's: package
+	// variables of the parser, set once before Start).
+	DelayedNameRemoval bool
 }
 
 // Receiver is one running receiver. URL is its base, http://127.0.0.1:port.
@@ -89,7 +93,9 @@ func Start(dir string, logger *slog.Logger, opts Options) (*Receiver, error) {
 		reg: reg,
 		engine: promql.NewEngine(promql.EngineOpts{
 			Logger: logger, MaxSamples: 50_000_000, Timeout: time.Minute, LookbackDelta: lookback,
-			EnableAtModifier: true, EnableNegativeOffset: true,
+			EnableAtModifier: true, EnableNegativeOffset: true, EnableDelayedNameRemoval: opts.DelayedNameRemoval,
+			// A subquery without a step takes the global evaluation_interval, 1m by default.
+			NoStepSubqueryIntervalFn: func(int64) int64 { return time.Minute.Milliseconds() },
 		}),
 		done: make(chan error, 1),
 	}
@@ -257,13 +263,16 @@ func (r *Receiver) query(w http.ResponseWriter, req *http.Request) {
 		apiError(w, http.StatusUnprocessableEntity, "execution", res.Err)
 		return
 	}
+	warnings, infos := res.Warnings.AsStrings(req.Form.Get("query"), 0, 0)
 	body, err := json.Marshal(struct {
-		Status string `json:"status"`
-		Data   any    `json:"data"`
+		Status   string   `json:"status"`
+		Data     any      `json:"data"`
+		Warnings []string `json:"warnings,omitempty"`
+		Infos    []string `json:"infos,omitempty"`
 	}{"success", struct {
 		ResultType string `json:"resultType"`
 		Result     any    `json:"result"`
-	}{string(res.Value.Type()), resultJSON(res.Value)}})
+	}{string(res.Value.Type()), resultJSON(res.Value)}, warnings, infos})
 	if err != nil {
 		apiError(w, http.StatusInternalServerError, "internal", err)
 		return

@@ -1,0 +1,59 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/results"
+)
+
+// TestCheckpointIn: a checkpoint of this run is resumed; a finished run's results, or a
+// checkpoint a run cannot resume (said why), are started over; a checkpoint of another
+// startTime or config is an error, never overwritten.
+func TestCheckpointIn(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cfg := config.Default()
+	cfg.GenerateWorkers = 3
+	mine, err := configOf(cfg.Redacted())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := cfg
+	other.TargetsCount++
+	write := func(t *testing.T, partial bool, at time.Time, c config.Config) string {
+		t.Helper()
+		dir := t.TempDir()
+		c.GenerateWorkers = 16 // another node's cores: still the same run
+		r := &results.Run{SchemaVersion: results.SchemaVersion, StartTime: at, Config: c.Redacted()}
+		if partial {
+			r.Partial = &results.Partial{At: at.Add(time.Hour), Reason: "checkpoint"}
+		}
+		if _, err := r.WriteFile(dir); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	for _, c := range []struct {
+		name, dir, resumable, note, err string
+		resumed                         bool
+	}{
+		{name: "same run", dir: write(t, true, start, cfg), resumed: true},
+		{name: "no results", dir: t.TempDir()},
+		{name: "finished run", dir: write(t, false, start, cfg)},
+		{name: "not resumable", dir: write(t, true, start, cfg), resumable: "runs with history start over", note: "not resumed: runs with history start over"},
+		{name: "other start", dir: write(t, true, start.Add(time.Second), cfg), err: "not at this config's startTime"},
+		{name: "other config", dir: write(t, true, start, other), err: "a run with another config"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cp, note, err := checkpointIn(c.dir, mine, start, c.resumable)
+			if (cp != nil) != c.resumed || !strings.Contains(note, c.note) || (c.note == "") != (note == "") {
+				t.Errorf("checkpoint %v, note %q: want resumed %v, note %q", cp != nil, note, c.resumed, c.note)
+			}
+			if (err == nil) != (c.err == "") || err != nil && !strings.Contains(err.Error(), c.err) {
+				t.Errorf("error %v, want %q", err, c.err)
+			}
+		})
+	}
+}

@@ -1,0 +1,413 @@
+package conformance
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/query"
+	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/storage"
+)
+
+// SuiteName is where the embedded test files come from.
+const SuiteName = "github.com/prometheus/prometheus v0.310.0 promql/promqltest/testdata"
+
+// EnableParserFeatures turns on the parser features the test runner turns on: the module's
+// parser keeps them as package variables, which a Prometheus server sets from
+// --enable-feature at its start. Call it once, before any parsing (tsbench conformance does
+// at its start): the layout reads the files' expressions with it.
+func EnableParserFeatures() {
+	parser.EnableExperimentalFunctions = true
+	parser.ExperimentalDurationExpr = true
+	parser.EnableExtendedRangeSelectors = true
+	parser.EnableBinopFillModifiers = true
+}
+
+// Reasons an eval is not applicable.
+const (
+	ReasonNativeHistograms = "no native histograms: tsbench sends float samples only"
+	ReasonAbsoluteTime     = "depends on absolute time"
+	ReasonOTLP             = "OTLP write: Prometheus' translation would rename the suite's series"
+)
+
+// requestTimeout bounds each write request and each eval's queries: a storage that hangs
+// fails the eval ("rejected", timeout) instead of holding the suite.
+const requestTimeout = 30 * time.Second
+
+// concurrency is how many evals are asked at once: enough to hide a round trip, few enough
+// to leave the storage's cores to answering.
+const concurrency = 4
+
+// Run writes the suite's blocks to one storage, asks every eval and counts the outcome. now
+// places the data: its newest block ends a few minutes before it. An error means the storage
+// could not be tested at all (no readURL, data never became visible); a block the storage
+// refuses or an eval it fails is counted, and the rest goes on.
+func Run(ctx context.Context, s *Suite, name string, st config.Storage, now time.Time, logger *slog.Logger) (*results.Conformance, error) {
+	log := logger.With("component", "conformance", "storage", name)
+	if st.ReadURL == "" || len(st.WriteURLs()) == 0 || st.DisableWrite {
+		return nil, fmt.Errorf("storage %s: conformance needs both a writeURL and a readURL", name)
+	}
+	started := time.Now()
+	rc, err := storage.NewClient(name, st, storage.Read, concurrency)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	wc, err := storage.NewClient(name, st, storage.Write, 1)
+	if err != nil {
+		return nil, err
+	}
+	defer wc.Close()
+	r := &runner{
+		api:    query.NewAPI(rc, st.ReadURL),
+		w:      &writer{client: wc, url: st.WriteURLs()[0], proto: st.WriteProtocol()},
+		out:    &results.Conformance{Suite: SuiteName, Kinds: map[string]int{}, NotApplicableReasons: map[string]int{}},
+		byFile: map[string]*results.ConformanceFile{},
+		byFunc: map[string]*results.ConformanceCount{},
+		log:    log,
+	}
+	var blocks []*Block
+	for _, f := range s.Files {
+		blocks = append(blocks, f.Blocks...)
+	}
+	placed, span := Layout(blocks, now)
+	r.out.SpanHours = span.Hours()
+	log.Info("conformance started", "evals", s.Evals(), "blocks", len(placed), "span_hours", fmt.Sprintf("%.0f", span.Hours()))
+	cases, err := r.writeBlocks(ctx, placed)
+	if err != nil {
+		return nil, err
+	}
+	written := time.Now()
+	r.evalAll(ctx, cases)
+	r.finish(s)
+	r.out.Seconds = time.Since(started).Seconds()
+	log.Info("conformance done", "passed", r.out.Passed, "failed", r.out.Failed, "not_applicable", r.out.NotApplicable,
+		"seconds", fmt.Sprintf("%.1f", r.out.Seconds), "write_and_wait_seconds", fmt.Sprintf("%.1f", written.Sub(started).Seconds()))
+	return r.out, nil
+}
+
+type runner struct {
+	api *query.API
+	w   *writer
+	log *slog.Logger
+
+	mu     sync.Mutex // guards out, byFile and byFunc
+	out    *results.Conformance
+	byFile map[string]*results.ConformanceFile  // per test file
+	byFunc map[string]*results.ConformanceCount // per function, aggregation or operator
+}
+
+// evalCase is one eval to ask at its block's base.
+type evalCase struct {
+	p Placed
+	e *Eval
+}
+
+// probe is a series and time that must be visible once the writes are.
+type probe struct {
+	selector string
+	t        int64
+}
+
+// writeBlocks writes every block (each refused one is counted, its evals failed as "data
+// rejected"), waits until the data is visible, and returns the evals to ask. Evals that are
+// not applicable are counted here.
+func (r *runner) writeBlocks(ctx context.Context, placed []Placed) ([]evalCase, error) {
+	var (
+		todo  []Placed
+		data  [][]series
+		evals [][]*Eval
+	)
+	for _, p := range placed {
+		hist := histogramNames(p.Block)
+		var es []*Eval
+		for _, e := range p.Evals {
+			reason := blockReason(r.w.proto)
+			if reason == "" {
+				reason = evalReason(e, hist)
+			}
+			if reason != "" {
+				r.notApplicable(p.File, e, reason)
+				continue
+			}
+			es = append(es, e)
+		}
+		if len(es) > 0 {
+			todo, evals = append(todo, p), append(evals, es)
+			data = append(data, blockSeries(p, intervals(p.Block)))
+		}
+	}
+	errs := r.w.writeAll(ctx, data)
+	var (
+		cases []evalCase
+		last  *probe
+	)
+	for i, p := range todo {
+		if err := errs[i]; err != nil {
+			if len(r.out.RejectedBlocks) == 0 { // the first; the count follows
+				r.log.Warn("block refused", "file", p.File, "line", p.Evals[0].Line, "err", err)
+			}
+			r.out.RejectedBlocks = append(r.out.RejectedBlocks, results.ConformanceBlock{File: p.File, Line: p.Evals[0].Line, Answer: err.Error()})
+			for _, e := range evals[i] {
+				r.fail(p.File, e, &failure{kind: results.KindDataRejected, expected: "the block's samples stored", got: err.Error()})
+			}
+			continue
+		}
+		for _, e := range evals[i] {
+			cases = append(cases, evalCase{p, e})
+		}
+		if n := len(data[i]); n > 0 {
+			s := data[i][n-1]
+			last = &probe{selector: s.labels.String(), t: s.samples[len(s.samples)-1].Timestamp}
+		}
+	}
+	if n := len(r.out.RejectedBlocks); n > 1 {
+		r.log.Warn("blocks refused", "blocks", n, "of", len(todo))
+	}
+	if last != nil {
+		waited := time.Now()
+		if err := r.waitVisible(ctx, *last); err != nil {
+			return nil, err
+		}
+		r.log.Debug("written data visible", "wait_seconds", fmt.Sprintf("%.1f", time.Since(waited).Seconds()))
+	}
+	return cases, nil
+}
+
+// histogramNames are the metric names of a block's native histogram series: those with a
+// histogram sample, and those load_with_nhcb makes from classic histograms (their name
+// without _bucket, _count or _sum).
+func histogramNames(b *Block) map[string]bool {
+	names := map[string]bool{}
+	for _, l := range b.Loads {
+		for _, s := range l.Series {
+			name := s.Labels.Get(model.MetricNameLabel)
+			if slices.ContainsFunc(s.Samples, func(x Sample) bool { return x.Hist }) {
+				names[name] = true
+			}
+			if l.NHCB {
+				for _, suffix := range []string{"_bucket", "_count", "_sum"} {
+					if base, ok := strings.CutSuffix(name, suffix); ok {
+						names[base] = true
+					}
+				}
+			}
+		}
+	}
+	return names
+}
+
+// blockReason is why no eval applies to a storage written with proto, or "".
+func blockReason(proto config.Protocol) string {
+	if proto == config.ProtocolOTLP {
+		return ReasonOTLP
+	}
+	return ""
+}
+
+// patBareSelector is a selector without a metric name: `{` after neither a name nor `}`.
+var patBareSelector = regexp.MustCompile(`(^|[^a-zA-Z0-9_:}\s])\s*\{`)
+
+// evalReason is why an eval does not apply, or "": it expects a native histogram, or may
+// read one of the block's histogram series (it names one, matches __name__, or has a
+// selector without a name), which tsbench does not send; or it depends on absolute time.
+func evalReason(e *Eval, hist map[string]bool) string {
+	for _, s := range e.series {
+		if slices.ContainsFunc(s.vals, func(v parser.SequenceValue) bool { return v.Histogram != nil }) {
+			return ReasonNativeHistograms
+		}
+	}
+	if len(hist) > 0 {
+		x := unquoted(e.Expr)
+		if strings.Contains(x, "__name__") || patBareSelector.MatchString(x) {
+			return ReasonNativeHistograms
+		}
+		for _, m := range patIdent.FindAllString(x, -1) {
+			if hist[m] {
+				return ReasonNativeHistograms
+			}
+		}
+	}
+	if timeValued(e.Expr) == "absolute" {
+		return ReasonAbsoluteTime
+	}
+	return ""
+}
+
+var patIdent = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*`)
+
+// waitVisible waits until the last sample written can be queried: a storage may take a
+// moment (VictoriaMetrics flushes its buffers every second).
+func (r *runner) waitVisible(ctx context.Context, pr probe) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	// VictoriaMetrics would keep answering the first, empty answer from its cache for seconds:
+	// nocache=1 asks it afresh (other storages ignore the parameter).
+	api := r.api.With(url.Values{"nocache": {"1"}}, nil)
+	var last error
+	for {
+		res, err := api.Instant(ctx, pr.selector, time.UnixMilli(pr.t))
+		if err == nil && len(res.Series) > 0 {
+			return nil
+		}
+		last = cmp.Or(err, errors.New("no series yet"))
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the samples written are not visible to %s after a minute: %w", pr.selector, last)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (r *runner) evalAll(ctx context.Context, cases []evalCase) {
+	next := make(chan evalCase)
+	var wg sync.WaitGroup
+	for range concurrency {
+		wg.Go(func() {
+			for c := range next {
+				if f := r.eval(ctx, c.p, c.e); f != nil {
+					r.fail(c.p.File, c.e, f)
+				} else {
+					r.pass(c.p.File, c.e)
+				}
+			}
+		})
+	}
+	for _, c := range cases {
+		select {
+		case next <- c:
+		case <-ctx.Done():
+		}
+	}
+	close(next)
+	wg.Wait()
+}
+
+// eval asks one eval as the runner does: the query, then for an instant eval the same query
+// as a range query around it (its middle step must agree).
+func (r *runner) eval(ctx context.Context, p Placed, e *Eval) *failure {
+	if ctx.Err() != nil {
+		return &failure{kind: results.KindRejected, expected: e.describe(), got: "not asked: canceled"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	expr := Shift(e.Expr, p.Base)
+	shiftValues := timeValued(e.Expr) == "shift"
+	var (
+		res *query.Result
+		err error
+	)
+	if e.Range {
+		res, err = r.api.Range(ctx, expr, time.UnixMilli(p.Base+e.Start), time.UnixMilli(p.Base+e.End), e.Step)
+	} else {
+		res, err = r.api.Instant(ctx, expr, time.UnixMilli(p.Base+e.At))
+	}
+	switch {
+	case err != nil && e.isFail() && query.IsPromQLError(err): // not a timeout, nor no answer
+		return checkError(e, err)
+	case err != nil:
+		want := e.describe()
+		if len(e.features) > 0 { // a storage without the feature rejects it: say which
+			want += " (needs --enable-feature=" + strings.Join(e.features, ",") + ")"
+		}
+		return &failure{kind: results.KindRejected, expected: want, got: errorText(err)}
+	case e.isFail():
+		return wrong(e.describe(), "%s", formatAnswer(relative(res, p.Base, shiftValues)))
+	}
+	if f := compare(e, relative(res, p.Base, shiftValues)); f != nil {
+		return f
+	}
+	if f := checkAnnotations(e, res.Warnings, res.Infos); f != nil {
+		return f
+	}
+	if e.Range || e.excludeRange || e.isOrdered() || strings.Contains(e.Expr, "range()") {
+		return nil
+	}
+	at := p.Base + e.At
+	res, err = r.api.Range(ctx, expr, time.UnixMilli(at-time.Minute.Milliseconds()), time.UnixMilli(at+time.Minute.Milliseconds()), time.Minute)
+	if err != nil {
+		return &failure{kind: results.KindRejected, expected: "as a range query: " + e.describe(), got: errorText(err)}
+	}
+	a := atStep(relative(res, p.Base, shiftValues), e.At)
+	if e.scalar != nil && len(a.series) > 0 {
+		a = answer{typ: "scalar", series: a.series[:1]}
+	}
+	if f := compare(e, a); f != nil {
+		f.expected = "as a range query: " + f.expected
+		return f
+	}
+	return nil
+}
+
+func (r *runner) counts(file string, e *Eval, add func(passed, failed, na *int)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	add(&r.out.Passed, &r.out.Failed, &r.out.NotApplicable)
+	f := r.byFile[file]
+	if f == nil {
+		f = &results.ConformanceFile{File: file}
+		r.byFile[file] = f
+	}
+	add(&f.Passed, &f.Failed, &f.NotApplicable)
+	for _, name := range Categories(e.Expr) {
+		c := r.byFunc[name]
+		if c == nil {
+			c = &results.ConformanceCount{Name: name}
+			r.byFunc[name] = c
+		}
+		add(&c.Passed, &c.Failed, &c.NotApplicable)
+	}
+}
+
+func (r *runner) pass(file string, e *Eval) {
+	r.counts(file, e, func(p, _, _ *int) { *p++ })
+}
+
+func (r *runner) fail(file string, e *Eval, f *failure) {
+	r.counts(file, e, func(_, fl, _ *int) { *fl++ })
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.out.Kinds[f.kind]++
+	r.out.Failures = append(r.out.Failures, results.ConformanceFailure{
+		File: file, Line: e.Line, Expr: e.Expr, Kind: f.kind, Expected: f.expected, Got: f.got,
+	})
+}
+
+func (r *runner) notApplicable(file string, e *Eval, reason string) {
+	r.counts(file, e, func(_, _, na *int) { *na++ })
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.out.NotApplicableReasons[reason]++
+}
+
+// finish puts the per-file and per-function figures in order, with each file's features.
+func (r *runner) finish(s *Suite) {
+	for _, f := range s.Files {
+		c := r.byFile[f.Name]
+		if c == nil {
+			c = &results.ConformanceFile{File: f.Name}
+		}
+		c.Features = f.Features
+		r.out.Files = append(r.out.Files, *c)
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.byFunc)) {
+		r.out.Functions = append(r.out.Functions, *r.byFunc[name])
+	}
+	slices.SortFunc(r.out.Failures, func(a, b results.ConformanceFailure) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
+	})
+}

@@ -1,0 +1,167 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/klauspost/compress/s2"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/storage/promreceiver"
+)
+
+// Prometheus' own receiver and engine pass every applicable eval of operators.test and
+// trig_functions.test, but for the block a proxy in front of it refuses: trig_functions.test's
+// (its series are named trig; operators.test's trigx and trigy pass). Its evals fail as "data
+// rejected" with the answer quoted (18: the file's last eval, pi(), reads no data), and
+// everything else goes on. (The whole suite runs in e2e/TestConformanceReference.)
+func TestRunAgainstReceiver(t *testing.T) {
+	all, err := Builtin() // before the receiver parses anything: Builtin sets the parser's features
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Suite{}
+	for _, f := range all.Files {
+		if f.Name == "operators.test" || f.Name == "trig_functions.test" {
+			s.Files = append(s.Files, f)
+		}
+	}
+	rcv, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{DelayedNameRemoval: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := rcv.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	target, err := url.Parse(rcv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == promreceiver.WritePath {
+			body, _ := io.ReadAll(r.Body)
+			raw, err := s2.Decode(nil, body)
+			if err == nil && bytes.Contains(raw, []byte("\x12\x04trig")) { // a label value "trig"
+				http.Error(w, "series trig not welcome here", http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	st := config.Storage{WriteURL: srv.URL + promreceiver.WritePath, ReadURL: srv.URL + "/"}
+	out, err := Run(t.Context(), s, "reference", st, time.Now(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Total() != 213+19 || out.Passed != 141+1 || out.Failed != 18 || out.NotApplicable != 72 {
+		t.Errorf("passed %d, failed %d, n/a %d: want 142, 18 (trig_functions.test) and 72 (operators.test's histograms)", out.Passed, out.Failed, out.NotApplicable)
+	}
+	if diff := cmp.Diff(map[string]int{results.KindDataRejected: 18}, out.Kinds); diff != "" {
+		t.Errorf("failure kinds (-want +got):\n%s", diff)
+	}
+	for _, f := range out.Failures {
+		if f.File != "trig_functions.test" || !strings.Contains(f.Got, "answered 400: series trig not welcome here") {
+			t.Errorf("failure %+v: want trig_functions.test's, quoting the answer", f)
+		}
+	}
+	if len(out.RejectedBlocks) != 1 || out.RejectedBlocks[0].File != "trig_functions.test" {
+		t.Errorf("rejected blocks %+v, want trig_functions.test's", out.RejectedBlocks)
+	}
+	for _, f := range out.Files {
+		if f.File == "trig_functions.test" && (f.Failed != 18 || f.Passed != 1) {
+			t.Errorf("trig_functions.test: %+v", f)
+		}
+	}
+}
+
+// A storage that never shows the samples it acknowledged cannot be tested: Run says so.
+func TestRunDataNeverVisible(t *testing.T) {
+	s, err := ParseFile("x.test", "load 1m\n  a 1 2 3\n\neval instant at 1m a\n  a 2\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/v1/write" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		_, _ = io.WriteString(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
+	}))
+	t.Cleanup(srv.Close)
+	st := config.Storage{WriteURL: srv.URL + "/api/v1/write", ReadURL: srv.URL + "/"}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	_, err = Run(ctx, &Suite{Files: []*File{s}}, "blackhole", st, time.Now(), slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), `the samples written are not visible to {__name__="a"}`) {
+		t.Errorf("error %v, want the samples not visible", err)
+	}
+}
+
+// An eval a storage rejects is a failure of kind "rejected" with the storage's error; when the
+// eval needs a feature flag, the expectation names it, so that a storage without the flag
+// shows as such.
+func TestRunRejectedNamesTheFeature(t *testing.T) {
+	f, err := ParseFile("x.test", "eval instant at 0 sort_by_label(vector(1), \"x\")\n  {} 1\n\neval instant at 0 vector(1)\n  {} 1\n\neval_fail instant at 0 1 + \"a\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"status":"error","errorType":"bad_data","error":"invalid parameter \"query\": 1:1: parse error: unknown function with name \"sort_by_label\""}`)
+	}))
+	t.Cleanup(srv.Close)
+	st := config.Storage{WriteURL: srv.URL + "/api/v1/write", ReadURL: srv.URL + "/"}
+	out, err := Run(t.Context(), &Suite{Files: []*File{f}}, "old", st, time.Now(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []results.ConformanceFailure{
+		{
+			File: "x.test", Line: 1, Expr: `sort_by_label(vector(1), "x")`, Kind: results.KindRejected,
+			Expected: "{} 1 (needs --enable-feature=promql-experimental-functions)",
+			Got:      `1:1: parse error: unknown function with name "sort_by_label"`,
+		},
+		{
+			File: "x.test", Line: 4, Expr: `vector(1)`, Kind: results.KindRejected, Expected: "{} 1",
+			Got: `1:1: parse error: unknown function with name "sort_by_label"`,
+		},
+	}
+	if diff := cmp.Diff(want, out.Failures); diff != "" {
+		t.Errorf("failures (-want +got):\n%s", diff)
+	}
+	if out.Passed != 1 {
+		t.Errorf("passed %d: want the eval_fail, answered with the engine's error", out.Passed)
+	}
+}
+
+// An eval that expects an error is not passed by a storage that does not answer.
+func TestRunNoAnswerIsNoError(t *testing.T) {
+	f, err := ParseFile("x.test", "eval_fail instant at 0 1 + \"a\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := config.Storage{WriteURL: "http://127.0.0.1:1/api/v1/write", ReadURL: "http://127.0.0.1:1/"}
+	out, err := Run(t.Context(), &Suite{Files: []*File{f}}, "dead", st, time.Now(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Passed != 0 || out.Failed != 1 || out.Failures[0].Kind != results.KindRejected {
+		t.Errorf("passed %d, failed %d (%+v): want the eval failed, rejected", out.Passed, out.Failed, out.Failures)
+	}
+}

@@ -1,0 +1,194 @@
+package conformance
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/s2"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/prompb"
+	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/storage"
+)
+
+// slice is how much time one write request covers. Prometheus' TSDB refuses a sample more
+// than an hour (half its head chunk range) older than the newest it holds ("out of bounds"),
+// so samples go in time order, in requests of at most 30 minutes of every series.
+const slice = 30 * time.Minute
+
+// series is one series of a placed block with its samples at absolute times.
+type series struct {
+	labels  labels.Labels
+	samples []prompb.Sample
+}
+
+// blockSeries are the float series of a block's loads at base (a series with a native
+// histogram sample is left out whole), their samples inside the block's intervals only (no
+// eval reads the others); a series loaded twice keeps the first load's sample at a time, as
+// the runner's storage does.
+func blockSeries(p Placed, ivs []span) []series {
+	byHash := map[uint64]*series{}
+	var order []uint64
+	for _, l := range p.Loads {
+		for _, s := range l.Series {
+			if slices.ContainsFunc(s.Samples, func(x Sample) bool { return x.Hist }) {
+				continue
+			}
+			h := s.Labels.Hash()
+			out, ok := byHash[h]
+			if !ok {
+				out = &series{labels: s.Labels}
+				byHash[h] = out
+				order = append(order, h)
+			}
+			for _, smp := range s.Samples {
+				if inside(ivs, smp.T) {
+					out.samples = append(out.samples, prompb.Sample{Timestamp: p.Base + smp.T, Value: smp.V})
+				}
+			}
+		}
+	}
+	out := make([]series, 0, len(order))
+	for _, h := range order {
+		if s := byHash[h]; len(s.samples) > 0 {
+			slices.SortStableFunc(s.samples, func(a, b prompb.Sample) int { return cmp.Compare(a.Timestamp, b.Timestamp) })
+			s.samples = slices.CompactFunc(s.samples, func(a, b prompb.Sample) bool { return a.Timestamp == b.Timestamp })
+			out = append(out, *s)
+		}
+	}
+	return out
+}
+
+func inside(ivs []span, t int64) bool {
+	for _, s := range ivs {
+		if t >= s.lo && t <= s.hi {
+			return true
+		}
+	}
+	return false
+}
+
+// writer sends blocks to one storage's remote write endpoint.
+type writer struct {
+	client *storage.Client
+	url    string
+	proto  config.Protocol
+}
+
+// writeAll sends every block's series in time order: one request per block and time slice,
+// slice after slice, so that no sample is older than a slice before the newest sent. A block
+// whose request is refused is not sent further; its error is returned at its index.
+func (w *writer) writeAll(ctx context.Context, blocks [][]series) []error {
+	errs := make([]error, len(blocks))
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, ss := range blocks {
+		for _, s := range ss {
+			lo, hi = min(lo, s.samples[0].Timestamp), max(hi, s.samples[len(s.samples)-1].Timestamp)
+		}
+	}
+	step := slice.Milliseconds()
+	for from := lo; from <= hi && ctx.Err() == nil; from += step {
+		for i, ss := range blocks {
+			if errs[i] != nil {
+				continue
+			}
+			part := cut(ss, from, from+step)
+			if len(part) == 0 {
+				continue
+			}
+			body, err := w.encode(part)
+			if err == nil {
+				err = w.post(ctx, body)
+			}
+			errs[i] = err
+		}
+	}
+	return errs
+}
+
+// cut keeps the samples in [from, to).
+func cut(ss []series, from, to int64) []series {
+	var out []series
+	for _, s := range ss {
+		i, _ := slices.BinarySearchFunc(s.samples, from, func(a prompb.Sample, t int64) int { return cmp.Compare(a.Timestamp, t) })
+		j, _ := slices.BinarySearchFunc(s.samples, to, func(a prompb.Sample, t int64) int { return cmp.Compare(a.Timestamp, t) })
+		if i < j {
+			out = append(out, series{labels: s.labels, samples: s.samples[i:j]})
+		}
+	}
+	return out
+}
+
+func (w *writer) encode(ss []series) ([]byte, error) {
+	var (
+		b   []byte
+		err error
+	)
+	if w.proto == config.ProtocolRW2 {
+		st := writev2.NewSymbolTable()
+		req := &writev2.Request{}
+		for _, s := range ss {
+			ts := writev2.TimeSeries{LabelsRefs: st.SymbolizeLabels(s.labels, nil), Metadata: writev2.Metadata{Type: writev2.Metadata_METRIC_TYPE_UNSPECIFIED}}
+			for _, smp := range s.samples {
+				ts.Samples = append(ts.Samples, writev2.Sample{Value: smp.Value, Timestamp: smp.Timestamp})
+			}
+			req.Timeseries = append(req.Timeseries, ts)
+		}
+		req.Symbols = st.Symbols()
+		b, err = req.Marshal()
+	} else {
+		req := &prompb.WriteRequest{}
+		for _, s := range ss {
+			ts := prompb.TimeSeries{Samples: s.samples}
+			s.labels.Range(func(l labels.Label) { ts.Labels = append(ts.Labels, prompb.Label{Name: l.Name, Value: l.Value}) })
+			req.Timeseries = append(req.Timeseries, ts)
+		}
+		b, err = req.Marshal()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s2.EncodeSnappy(nil, b), nil
+}
+
+func (w *writer) post(ctx context.Context, body []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Encoding", "snappy")
+	if w.proto == config.ProtocolRW2 {
+		req.Header.Set("Content-Type", "application/x-protobuf;proto=io.prometheus.write.v2.Request")
+		req.Header.Set("X-Prometheus-Remote-Write-Version", "2.0.0")
+	} else {
+		req.Header.Set("Content-Type", "application/x-protobuf")
+		req.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
+	}
+	resp, err := w.client.Do(req)
+	if err != nil {
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err // the URL is the config's, and may carry a secret
+		}
+		return fmt.Errorf("remote write: %w", err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("remote write answered %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
+	}
+	return nil
+}
