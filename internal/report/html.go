@@ -407,7 +407,7 @@ svg.chart{border:1px solid #ddd;background:#fff}
 {{end}}{{end}}</table>
 <p>Bold green: the best value of the row.{{with .R.Generator}} tsbench itself used {{fmtPtr "%.3f" .CPUCoresMean 1}} cores on average, {{fmtPtr "%.3f" .CPUCoresMax 1}} at most, and {{fmtPtr "%.1f" .RSSBytesMax 1048576}} MiB of memory at most.{{end}}</p>
 {{with .Freshness}}<h2>Freshness</h2><p>{{$.FreshnessTitle}}</p><table>{{range $i, $row := .}}<tr>{{range $row}}{{if eq $i 0}}<th>{{.}}</th>{{else}}<td>{{.}}</td>{{end}}{{end}}</tr>{{end}}</table>
-{{end}}{{.Conformance}}{{with .Sender}}<h2>Sender</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>
+{{end}}{{end}}{{.Conformance}}{{with .Sender}}<h2>Sender</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>
 {{end}}{{if .Verdicts}}<h2>Read-back</h2><ul>{{range .Verdicts}}<li class="{{if .OK}}ok{{else}}fail{{end}}">{{.Storage}}: {{.Text}}</li>{{end}}</ul>
 {{end}}{{if .Probes}}<h2>PromQL probes</h2><table class="probes"><tr><th>probe</th><th class="text">expected</th>{{range .R.Storages}}<th class="text">{{.Name}}</th>{{end}}</tr>
 {{range .Probes}}<tr><td>{{.Name}}</td><td class="text">{{.Expected}}</td>{{$p := .}}{{range $i, $got := .Got}}<td class="text{{if index $p.Differs $i}} fail{{end}}">{{if index $p.Differs $i}}✗ {{end}}{{$got}}</td>{{end}}</tr>
