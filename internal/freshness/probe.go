@@ -149,14 +149,15 @@ func (p *probe) results() *results.FreshnessProbe {
 }
 
 // timeline keeps one point per step: the samples seen in it, their median and largest
-// freshness, and the samples given up in it. Steps with nothing are left out.
+// freshness, and the samples given up in it. Steps with nothing are left out; a long run's
+// points are merged two by two (results.Timeline).
 type timeline struct {
 	step   time.Duration
 	end    time.Time // of the open step; zero before the first event
 	h      *hdrhistogram.Histogram
 	max    time.Duration
 	given  int64
-	points []results.FreshnessPoint
+	points results.Timeline[results.FreshnessPoint] // bounded however long the run
 }
 
 func (t *timeline) add(now time.Time, d time.Duration, gaveUp bool) {
@@ -182,13 +183,13 @@ func (t *timeline) close() {
 	if t.h == nil || t.h.TotalCount() == 0 && t.given == 0 {
 		return
 	}
-	t.points = append(t.points, t.point())
+	t.points.Add(t.point())
 	t.h.Reset()
 	t.max, t.given = 0, 0
 }
 
 func (t *timeline) snapshot() []results.FreshnessPoint {
-	out := slices.Clone(t.points)
+	out := t.points.Points()
 	if t.h != nil && (t.h.TotalCount() > 0 || t.given > 0) {
 		out = append(out, t.point())
 	}

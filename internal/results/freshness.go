@@ -1,5 +1,7 @@
 package results
 
+import "math"
+
 // Freshness is how soon a storage lets a query see what it acknowledged, measured on
 // tsbench's canary series (issue 21): the time from a canary sample's ack to the start of the
 // first query, made after the ack, that returns it. The canary is apart from the workload: not
@@ -56,4 +58,24 @@ type FreshnessPoint struct {
 	P50          *float64 `json:"p50"`
 	Max          *float64 `json:"max"`
 	NeverVisible int64    `json:"neverVisible"`
+	// N is how many intervals the point stands for (0: one) in a long run's downsampled
+	// timeline (Timeline): counts added up, P50 their mean weighed by Visible, Max the largest.
+	N int `json:"n,omitempty"`
+}
+
+// Count is how many intervals the point stands for.
+func (p FreshnessPoint) Count() int { return count(p.N) }
+
+// Merge adds the counts, weighs p50 by the samples seen and keeps the largest max.
+func (p FreshnessPoint) Merge(later FreshnessPoint) FreshnessPoint {
+	out := later
+	out.N = p.Count() + later.Count()
+	out.Visible += p.Visible
+	out.NeverVisible += p.NeverVisible
+	out.P50 = mean(p.P50, int(p.Visible), later.P50, int(later.Visible))
+	if p.Visible+later.Visible == 0 {
+		out.P50 = nil
+	}
+	out.Max = extreme(math.Max, p.Max, later.Max)
+	return out
 }
