@@ -110,10 +110,12 @@ func (p *Prober) Run(ctx context.Context) error {
 	for _, pr := range p.probes {
 		wg.Go(func() { pr.run(ctx, p.cfg.Interval, p.cfg.Timeout) })
 	}
+	// The first sample goes one writeInterval after the start, not at it: the observer's
+	// first look at a storage's ingestion counters, the baseline of resources.ingestedSamples,
+	// is made at the start, and the canary's samples are to be all after it.
 	t := time.NewTicker(p.cfg.WriteInterval)
 	defer t.Stop()
 	for {
-		p.write(ctx)
 		select {
 		case <-ctx.Done():
 			wg.Wait()
@@ -123,6 +125,7 @@ func (p *Prober) Run(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
+		p.write(ctx)
 	}
 }
 
