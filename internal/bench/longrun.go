@@ -51,6 +51,7 @@ func (r *run) checkpoints(ctx context.Context) {
 
 // checkpoint writes the results so far to -out, atomically.
 func (r *run) checkpoint(now time.Time) {
+	took := time.Now()
 	res := r.results(nil)
 	res.Partial = &results.Partial{At: now.UTC(), Reason: "checkpoint"}
 	path, err := res.WriteFile(r.opts.Out)
@@ -62,7 +63,7 @@ func (r *run) checkpoint(now time.Time) {
 	r.mu.Lock()
 	r.checkpointAt = now
 	r.mu.Unlock()
-	r.log.Debug("checkpoint written", "path", path)
+	r.log.Debug("checkpoint written", "path", path, "took", time.Since(took).Round(time.Millisecond))
 }
 
 // progressHead begins a progress line with what a person watching a long or endless run needs

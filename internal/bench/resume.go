@@ -126,14 +126,8 @@ func (r *run) resume(cp *results.Run, now time.Time) error {
 // readBack reads back [from, to] less the gaps: what was written then is no one's to know.
 func (r *run) readBack(ctx context.Context, v *verify.Verifier, from, to time.Time) map[string]*results.Verify {
 	var parts []map[string]*results.Verify
-	for _, g := range r.gaps {
-		if g.From.After(from) {
-			parts = append(parts, v.Run(ctx, from, minTime(g.From, to)))
-		}
-		from = maxTime(from, g.To)
-	}
-	if to.After(from) {
-		parts = append(parts, v.Run(ctx, from, to))
+	for _, sp := range spansAround(r.gaps, from, to) {
+		parts = append(parts, v.Run(ctx, sp[0], sp[1]))
 	}
 	if len(parts) == 1 {
 		return parts[0]
@@ -149,6 +143,21 @@ func (r *run) readBack(ctx context.Context, v *verify.Verifier, from, to time.Ti
 		if len(vs) > 0 {
 			out[name] = results.CombineVerify(vs...)
 		}
+	}
+	return out
+}
+
+// spansAround is [from, to] less the gaps (in time order), as spans [start, end].
+func spansAround(gaps []results.Gap, from, to time.Time) [][2]time.Time {
+	var out [][2]time.Time
+	for _, g := range gaps {
+		if end := minTime(g.From, to); end.After(from) {
+			out = append(out, [2]time.Time{from, end})
+		}
+		from = maxTime(from, g.To)
+	}
+	if to.After(from) {
+		out = append(out, [2]time.Time{from, to})
 	}
 	return out
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/results"
 )
@@ -53,6 +55,28 @@ func TestCheckpointIn(t *testing.T) {
 			}
 			if (err == nil) != (c.err == "") || err != nil && !strings.Contains(err.Error(), c.err) {
 				t.Errorf("error %v, want %q", err, c.err)
+			}
+		})
+	}
+}
+
+// TestSpansAround: the read-back of a resumed run covers the run less its gaps.
+func TestSpansAround(t *testing.T) {
+	at := func(m int) time.Time { return time.Date(2026, 1, 1, 0, m, 0, 0, time.UTC) }
+	gaps := []results.Gap{{From: at(10), To: at(12)}, {From: at(30), To: at(31)}}
+	for _, c := range []struct {
+		name     string
+		from, to int
+		want     [][2]time.Time
+	}{
+		{"both gaps", 0, 60, [][2]time.Time{{at(0), at(10)}, {at(12), at(30)}, {at(31), at(60)}}},
+		{"ends in a gap", 0, 11, [][2]time.Time{{at(0), at(10)}}},
+		{"starts after the gaps", 40, 60, [][2]time.Time{{at(40), at(60)}}},
+		{"within a gap", 10, 12, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if diff := cmp.Diff(c.want, spansAround(gaps, at(c.from), at(c.to))); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -76,6 +76,8 @@ type run struct {
 	// resumedChecks are the checkpoint's checks during the run, by storage: the continuous
 	// read-back continues from them (continuous.go).
 	resumedChecks map[string]*results.Verify
+	// The workload's expected series over time (series.go), guarded by mu.
+	seriesTimeline results.Timeline[results.SeriesPoint]
 }
 
 func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]string, apis map[string]*results.QueryAPI) (*run, error) {
@@ -99,10 +101,12 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 	)), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	r.m = newLongRunMetrics(reg)
 	var err error
+	events, late, ooo := seriesOptions(cfg.Series)
 	r.gen, err = workload.New(p.Profile, workload.Options{
 		Seed: cfg.Seed, Start: r.clock, Targets: cfg.TargetsCount, Replicas: cfg.WriteReplicas,
 		ScrapeInterval: cfg.ScrapeInterval, ChurnPercent: cfg.ScrapeConfigUpdatePercent,
 		ChurnInterval: cfg.ScrapeConfigUpdateInterval, HostLoad: cfg.HostLoad,
+		Events: events, Late: late, OutOfOrder: ooo,
 	})
 	if err != nil {
 		return nil, &ConfigError{fmt.Errorf("workload: %w", err)}
@@ -259,6 +263,7 @@ func (r *run) run(ctx context.Context) (*results.Run, error) {
 	}
 	g.Go(func() error { r.progress(loadCtx); return nil })
 	g.Go(func() error { r.runProbers(loadCtx); return nil })
+	g.Go(func() error { r.watchSeries(loadCtx); return nil })
 	if r.cfg.VerifyInterval > 0 {
 		g.Go(func() error { r.verifyContinuously(loadCtx); return nil })
 	}
@@ -447,6 +452,7 @@ func (r *run) results(verified map[string]*results.Verify) *results.Run {
 	if r.accountingMore > 0 {
 		res.AccountingErrors = append(res.AccountingErrors, fmt.Sprintf("and %d more moments (only the first %d are listed)", r.accountingMore, maxAccountingErrors))
 	}
+	r.addSeries(res)
 	if res.Shard == nil { // a shard's figures are a part: `report merge` evaluates the sum
 		res.Thresholds = report.EvaluateThresholds(r.p.Thresholds, res)
 	}

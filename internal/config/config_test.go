@@ -36,6 +36,17 @@ func TestBadConfigs(t *testing.T) {
 		"unknown-storage-key.bad.yaml": {"field readUrl not found"},
 		"duration.bad.yaml":            {"line 1 (scrapeInterval): cannot unmarshal"},
 		"hostload.bad.yaml":            {"hostLoad: must be in (0, 1]"},
+		"series.bad.yaml": {
+			"series.events.ramp: from and to must be >= 1 targets",
+			"series.events.ramp.over: must be >= scrapeInterval (10s)",
+			"series.events.spike.factor: must be > 1",
+			"series.events.spike: for must be >= scrapeInterval (10s) and every longer than for",
+			"series.events.doubleHalve.every: must be >= scrapeInterval (10s)",
+			"series.events.podChurn.lifetime: must be >= scrapeInterval (10s)",
+			"series.late.by: must be >= 10s",
+			"series.outOfOrder.by: must be >= 20s",
+			"series.outOfOrder.percent: late.percent + 2 × outOfOrder.percent must be <= 100",
+		},
 		"verify-interval.bad.yaml": {
 			"verifyDelay: must be >= 0", "verifyInterval: must be >= 0 (0 verifies only at the end)",
 		},

@@ -289,6 +289,7 @@ func fromFamilies(families map[string]*dto.MetricFamily) Sample {
 	} else {
 		s.absent(figActive, "no known series metric exposed (prometheus_tsdb_head_series, vm_cache_entries{type=\"storage/hour_metric_ids\"})")
 	}
+	s.SeriesCreated = seriesCreated(families)
 	s.absent(figRead, "a /metrics page does not give disk IO: set pid for /proc")
 	s.absent(figWrite, "a /metrics page does not give disk IO: set pid for /proc")
 	return s

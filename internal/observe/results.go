@@ -130,6 +130,12 @@ func (o *Observer) Generator() *results.Generator {
 				first = t
 			}
 		}
+		// The warm-up counts from the live load: after a history's catch-up (every storage's).
+		for _, ob := range o.targets {
+			if c := o.caughtUpAt(ob.Name); c.After(first) {
+				first = c
+			}
+		}
 		after := min(o.opts.SlopeAfter, s.last.at.Sub(first)/5)
 		from := first.Add(after)
 		g.SlopeAfterSeconds = after.Seconds()

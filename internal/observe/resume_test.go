@@ -40,3 +40,41 @@ func TestResumeCombines(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// caughtUpWrites is a writer whose storage caught up with its history at a given time.
+type caughtUpWrites struct {
+	fakeWrites
+	at time.Time
+}
+
+func (c *caughtUpWrites) CaughtUpAt(string) time.Time { return c.at }
+
+// TestSlopeAfterCatchUp: tsbench's heap and RSS slopes start a warm-up into the live load:
+// 10 minutes, or a fifth of a shorter one, from the moment every storage caught up with its
+// history (the catch-up's buffers are given back after it).
+func TestSlopeAfterCatchUp(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		caughtUp time.Duration // 0: no history
+		last     int           // seconds of the last observation, one a minute
+		want     time.Duration
+	}{
+		{"no history", 0, 600, 2 * time.Minute},                // a fifth of 10 minutes
+		{"caught up at 5m", 5 * time.Minute, 600, time.Minute}, // a fifth of the 5 live minutes
+		{"an hour", 0, 3600, 10 * time.Minute},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := &caughtUpWrites{}
+			if c.caughtUp > 0 {
+				w.at = t0.Add(c.caughtUp)
+			}
+			o := New(Options{Writes: w, Logger: discard()}, []Target{{Name: "s"}})
+			for s := 0; s <= c.last; s += 60 {
+				collectAt(t, o, float64(s))
+			}
+			if got := o.Generator().SlopeAfterSeconds; got != c.want.Seconds() {
+				t.Errorf("slope after %vs, want %v", got, c.want)
+			}
+		})
+	}
+}

@@ -29,6 +29,10 @@ const (
 // unknown, and Missing says why.
 type Sample struct {
 	CPUSeconds, RSSBytes, DiskBytes, ReadBytes, WriteBytes, Ingested, ActiveSeries *float64
+	// SeriesCreated is the storage's own count of series it created since it started
+	// (series.go); nil where it has none. A cluster's is the sum over the components that
+	// count them (each replica of a replicated series counted).
+	SeriesCreated *float64
 
 	Missing map[string]string
 	// Absent holds the figures the source does not expose at all (vmselect has no

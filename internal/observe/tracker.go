@@ -17,6 +17,7 @@ import (
 type rates struct {
 	at                                            time.Time
 	cpu, rss, disk, read, write, ingested, active *float64
+	created                                       *float64 // Sample.SeriesCreated
 
 	missing      map[string]string
 	absent       map[string]bool // figures the source does not expose at all (see Sample.Absent)
@@ -73,7 +74,7 @@ func (t *tracker) observe(ctx context.Context, now, loadEnd time.Time) rates {
 		t.kindSeen = s.Kind
 	}
 	r := rates{
-		at: now, rss: s.RSSBytes, disk: s.DiskBytes, active: s.ActiveSeries, ingestedRank: s.IngestedRank,
+		at: now, rss: s.RSSBytes, disk: s.DiskBytes, active: s.ActiveSeries, created: s.SeriesCreated, ingestedRank: s.IngestedRank,
 		missing: maps.Clone(s.Missing), absent: maps.Clone(s.Absent),
 	}
 	if r.missing == nil {
@@ -177,6 +178,10 @@ func (r rates) or(o rates) rates {
 			delete(out.missing, f)
 		}
 	}
+	out.created = r.created
+	if out.created == nil {
+		out.created = o.created
+	}
 	return out
 }
 
@@ -217,6 +222,7 @@ func addRates(parts []rates) rates {
 			delete(out.missing, f)
 		}
 	}
+	out.created = addCreated(parts)
 	return out
 }
 
@@ -253,6 +259,6 @@ func (r rates) point() results.ResourcePoint {
 	return results.ResourcePoint{
 		Time: r.at.UTC().Format(time.RFC3339Nano), CPUCores: r.cpu, RSSBytes: r.rss, DiskBytes: r.disk,
 		DiskReadBytesPerSecond: r.read, DiskWriteBytesPerSecond: r.write, IngestedSamples: r.ingested,
-		ActiveSeries: r.active,
+		ActiveSeries: r.active, SeriesCreated: r.created,
 	}
 }

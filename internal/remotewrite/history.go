@@ -25,7 +25,11 @@ type lane struct {
 	// the source and apart from the queues' own count: see Writer.Results.
 	produced atomic.Int64
 	stale    atomic.Int64 // staleness markers, one per series a churned target left
-	behind   atomic.Int32 // workers still catching up
+	// Of a workload with a series section (series.go): held samples by kind, series created.
+	heldProduced [heldKinds]atomic.Int64
+	created      atomic.Int64 // after each target's first scrape
+	initial      atomic.Int64 // by each target's first scrape
+	behind       atomic.Int32 // workers still catching up
 	// end, when set, is where generation stops: no scrape due at or after it is made. A lane
 	// catching up gets it when it has caught up: duration counts from there.
 	end atomic.Int64

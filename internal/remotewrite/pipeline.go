@@ -34,6 +34,7 @@ type batch struct {
 	points  int64 // OTLP data points (a summary or histogram point is several samples)
 	oldest  int64 // smallest sample timestamp, ms
 	history bool  // made while its lane was catching up (Config.History)
+	held    uint8 // heldNone, or the held kind of every sample in it (series.go)
 	refs    atomic.Int32
 	pool    *sync.Pool
 }
@@ -106,6 +107,8 @@ type sink struct {
 	histGenerated, histAcked, histSettled int64 // of the batches marked history
 	histDone                              int64 // unix ms when the last history batch settled, 0 before
 	onHistoryDone                         func(at int64)
+
+	held [heldKinds]heldAccount // the held samples' own account (series.go)
 }
 
 // endpoint is one URL a storage's data goes to, with a queue and a sender per shard.
@@ -147,6 +150,9 @@ func (s *sink) push(shard int, b *batch) {
 		if b.history {
 			s.histGenerated += b.samples
 		}
+		if b.held != heldNone {
+			s.held[b.held].push(b.samples)
+		}
 		b.refs.Add(1) // the endpoint's, until settled or dropped
 		ep.queues[shard] = append(ep.queues[shard], b)
 		for s.pending > s.maxPending && s.liveLocked() { // catching up, the generator waits instead
@@ -187,12 +193,16 @@ func (s *sink) dropOldestLocked() bool {
 }
 
 // dropGenerated counts samples generated for every endpoint and dropped at once (invalid labels).
-func (s *sink) dropGenerated(n int64, reason string) {
+func (s *sink) dropGenerated(n int64, reason string, held uint8) {
 	s.mu.Lock()
 	copies := int64(len(s.endpoints))
 	s.generated += n * copies
 	s.pending += n * copies
 	s.settleLocked(n*copies, reason)
+	if held != heldNone {
+		s.held[held].push(n * copies)
+		s.held[held].settle(0, n*copies, reason)
+	}
 	s.mu.Unlock()
 	s.generatedC.Add(float64(n * copies))
 }
@@ -205,6 +215,9 @@ func (s *sink) settleBatchLocked(b *batch, acked int64, reason string) {
 	}
 	if acked < b.samples {
 		s.settleLocked(b.samples-acked, reason)
+	}
+	if b.held != heldNone {
+		s.held[b.held].settle(acked, b.samples-acked, reason)
 	}
 	if !b.history {
 		return

@@ -299,6 +299,10 @@ type shardAppender struct {
 	otlp       *encoderOTLP // OTLP, when a storage takes it
 	packed     []byte       // reused: the compressor needs its worst case, the batch keeps only what it used
 	gz         gzipper
+	// A held kind's appender (series.go) dates its batches by when they were due to be sent,
+	// not by their old samples: lag is the storage's, not the delay held by design.
+	held          uint8
+	due, firstDue int64
 }
 
 func (w *Writer) newShardAppender(ln *lane, shard int, openOldest *atomic.Int64, history bool) *shardAppender {
@@ -365,6 +369,7 @@ func (a *shardAppender) AppendSeries(s int, t int64, v float64) {
 func (a *shardAppender) appended(t int64) {
 	n, _ := a.open()
 	if n == 1 {
+		a.firstDue = a.due
 		a.openOldest.Store(t)
 	}
 	// An OTLP summary or histogram point is open until a sample of another series comes: a
@@ -387,7 +392,7 @@ func (a *shardAppender) dropInvalid() {
 	}
 	for _, s := range a.ln.sinks {
 		if n := invalid[s.wire]; n > 0 {
-			s.dropGenerated(n, reasonInvalidLabels)
+			s.dropGenerated(n, reasonInvalidLabels, a.held)
 		}
 	}
 	a.enc.invalid = 0
@@ -439,9 +444,12 @@ func (a *shardAppender) snappy(body []byte) []byte {
 
 // push copies data into a batch and queues it for every storage that takes the wire.
 func (a *shardAppender) push(wire wire, data []byte, samples, points, oldest int64) {
+	if a.held != heldNone {
+		oldest = a.firstDue
+	}
 	b := a.w.newBatch(data, samples, oldest)
-	b.points, b.history = points, a.history
-	if !a.history { // a history batch is behind the clock by design
+	b.points, b.history, b.held = points, a.history, a.held
+	if !a.history && a.held == heldNone { // a history batch is behind the clock by design, a held one by its delay
 		a.ln.noteDrift(time.Now().UnixMilli(), oldest)
 	}
 	for _, s := range a.ln.sinks {
@@ -469,7 +477,7 @@ func (w *Writer) newBatch(data []byte, samples, oldest int64) *batch {
 		b.data = make([]byte, len(data), len(data)+len(data)/8) // room for the next, a little larger
 	}
 	b.data = append(b.data[:0], data...)
-	b.samples, b.oldest, b.history = samples, oldest, false
+	b.samples, b.oldest, b.history, b.held = samples, oldest, false, heldNone
 	b.refs.Store(1)
 	return b
 }
@@ -503,10 +511,31 @@ func (w *Writer) generate(ctx context.Context, ln *lane, worker int) (nextDue in
 			appOf[i] = labelsAppender{apps[shard]}
 		}
 	}
+	hw, _ := w.work.(heldWorkload)
+	if hw != nil && !hw.SeriesOn() {
+		hw = nil // the default run: nothing held, no events
+	}
+	heldOf := make([]heldAppenders, w.shards)
+	var lateOf, oooOf []workload.Appender
+	if hw != nil {
+		lateOn, oooOn := hw.HeldKinds()
+		lateOf, oooOf = make([]workload.Appender, len(targets)), make([]workload.Appender, len(targets))
+		for i, t := range targets {
+			shard := shardOf(t, w.shards)
+			if lateOn {
+				lateOf[i] = w.heldAppender(&heldOf[shard], heldLate, apps[shard])
+			}
+			if oooOn {
+				oooOf[i] = w.heldAppender(&heldOf[shard], heldOOO, apps[shard])
+			}
+		}
+	}
+	order := slices.Concat(apps, heldAppendersOf(heldOf))
 	// flushAll sends the batches whose oldest sample is at or before olderThan, and counts
-	// the samples refused for invalid labels, which are in no batch.
+	// the samples refused for invalid labels, which are in no batch. The held kinds' batches
+	// go after the on-time ones, so a sample held back follows the newer ones sent before it.
 	flushAll := func(olderThan int64) {
-		for _, a := range apps {
+		for _, a := range order {
 			if a == nil {
 				continue
 			}
@@ -518,7 +547,7 @@ func (w *Writer) generate(ctx context.Context, ln *lane, worker int) (nextDue in
 	}
 	caughtUp := func() {
 		flushAll(math.MaxInt64) // the last history batches
-		for _, a := range apps {
+		for _, a := range order {
 			if a != nil {
 				a.history = false
 			}
@@ -564,6 +593,9 @@ func (w *Writer) generate(ctx context.Context, ln *lane, worker int) (nextDue in
 			values, stale := w.work.Scrape(appOf[pos], targets[pos], k)
 			ln.produced.Add(int64(values + stale))
 			ln.stale.Add(int64(stale))
+			if hw != nil {
+				ln.held(hw, heldOf[shardOf(targets[pos], w.shards)], lateOf[pos], oooOf[pos], targets[pos], k, due)
+			}
 			if pos++; pos == len(targets) {
 				pos, k = 0, k+1
 			}
@@ -763,6 +795,15 @@ func (w *Writer) Results(name string) *results.Write {
 	if start != 0 && s.lastAck > start {
 		r.AchievedSamplesPerSecond = float64(s.acked) / (float64(s.lastAck-start) / 1000)
 	}
+	if hw, ok := w.work.(heldWorkload); ok {
+		late, ooo := hw.HeldKinds()
+		if late {
+			r.Late = s.heldResultsLocked(heldLate, ln.heldProduced[heldLate].Load()*int64(w.copies[name]), stopped)
+		}
+		if ooo {
+			r.OutOfOrder = s.heldResultsLocked(heldOOO, ln.heldProduced[heldOOO].Load()*int64(w.copies[name]), stopped)
+		}
+	}
 	if ln.catchUp {
 		h := &results.WriteHistory{GeneratedSamples: s.histGenerated, AckedSamples: s.histAcked, CaughtUp: s.histDone != 0}
 		if h.CaughtUp {
@@ -786,9 +827,15 @@ func cloneMap(m map[string]int64) map[string]int64 {
 // WorkloadStats returns the series created by churn and the staleness markers written so
 // far: one marker per series a churned target left, and as many new series.
 func (w *Writer) WorkloadStats() (seriesCreated, staleMarkers int64) {
-	var n int64
+	var n, created int64
 	for _, ln := range w.lanes { // with history, the lane that got furthest
 		n = max(n, ln.stale.Load())
+		created = max(created, ln.created.Load())
+	}
+	if hw, ok := w.work.(heldWorkload); ok && hw.SeriesOn() {
+		// Events create series without markers (a target joins) and write markers without
+		// creating (one leaves): counted apart.
+		return created, n
 	}
 	return n, n
 }

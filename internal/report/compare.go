@@ -159,20 +159,27 @@ func Compare(old, cur *results.Run) *Comparison {
 			if ov == nil && nv == nil {
 				continue
 			}
-			row := CompareRow{Storage: name, Figure: fig, Old: ov, New: nv}
-			row.Noise, row.Method = noise(fig, os, ns, ov, nv)
-			if ov != nil && nv != nil {
-				if *ov != 0 {
-					row.Change = new(100 * (*nv - *ov) / math.Abs(*ov))
-				}
-				row.Flagged = math.Abs(*nv-*ov) > row.Noise
-			} else {
-				row.Flagged = true // a storage or figure appeared or disappeared
-			}
-			c.Rows = append(c.Rows, row)
+			c.Rows = append(c.Rows, compareRow(name, fig, os, ns, ov, nv))
 		}
+		c.Rows = append(c.Rows, eventRows(name, os, ns)...)
 	}
 	return c
+}
+
+// compareRow is one figure of one storage in both runs, with its noise and whether the
+// change exceeds it.
+func compareRow(name, fig string, os, ns *results.Storage, ov, nv *float64) CompareRow {
+	row := CompareRow{Storage: name, Figure: fig, Old: ov, New: nv}
+	row.Noise, row.Method = noise(fig, os, ns, ov, nv)
+	if ov != nil && nv != nil {
+		if *ov != 0 {
+			row.Change = new(100 * (*nv - *ov) / math.Abs(*ov))
+		}
+		row.Flagged = math.Abs(*nv-*ov) > row.Noise
+	} else {
+		row.Flagged = true // a storage or figure appeared or disappeared
+	}
+	return row
 }
 
 // storageNames is the union of both runs' storage names, sorted.

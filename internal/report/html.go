@@ -33,6 +33,7 @@ type chart struct {
 	Unit   string    // "s" and "bytes" are scaled on the ticks (ms, MiB); others go in the title
 	Start  time.Time // the x axis counts from here, the run's start; zero: the first point
 	Series []chartSeries
+	Events []results.Event // cardinality events, shaded (series.go)
 }
 
 // palette colours storages in report order.
@@ -86,6 +87,7 @@ func (c chart) svg() template.HTML {
 	for i, s := range xt.at {
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" class="tick" text-anchor="middle">%s</text>`, plotLeft+pw*s/xt.max, top+plotHeight+16, xt.labels[i])
 	}
+	c.markEvents(&b, x, top)
 	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" class="axis"/>`, plotLeft, top+plotHeight, plotLeft+pw, top+plotHeight)
 	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" class="axis"/>`, plotLeft, top, plotLeft, top+plotHeight)
 	for i, s := range c.Series {
@@ -334,17 +336,24 @@ func charts(r *results.Run) []chart {
 		{"query latency p50", "s", queryPts(func(p results.QueryPoint) *float64 { return p.P50 })},
 		{"query latency p99", "s", queryPts(func(p results.QueryPoint) *float64 { return p.P99 })},
 		{"query errors", "errors", queryPts(func(p results.QueryPoint) *float64 { return new(float64(p.Errors)) })},
-		{"CPU", "cores", resPts(func(p results.ResourcePoint) *float64 { return p.CPUCores })},
-		{"RSS", "bytes", resPts(func(p results.ResourcePoint) *float64 { return p.RSSBytes })},
+		{"CPU", "cores", resPts(func(p results.ResourcePoint) *float64 { return peak(p.CPUCores, p.Max, cpuOf) })},
+		{"RSS", "bytes", resPts(func(p results.ResourcePoint) *float64 { return peak(p.RSSBytes, p.Max, rssOf) })},
 		{"disk", "bytes", resPts(func(p results.ResourcePoint) *float64 { return p.DiskBytes })},
 		{"bytes per sample", "bytes", resPts(func(p results.ResourcePoint) *float64 { return p.BytesPerSample })},
 	}
 	var out []chart
 	for _, d := range defs {
 		c := chart{Title: d.title, Unit: d.unit, Start: r.StartTime}
+		if r.Workload.Series != nil {
+			c.Events = r.Workload.Series.Events
+		}
 		for i := range r.Storages {
 			c.Series = append(c.Series, chartSeries{Name: r.Storages[i].Name, Points: d.get(&r.Storages[i])})
 		}
+		out = append(out, c)
+	}
+	for _, c := range seriesCharts(r) {
+		c.Events = r.Workload.Series.Events
 		out = append(out, c)
 	}
 	return append(append(out, heldChart(r)), checkCharts(r)...)
@@ -417,6 +426,7 @@ svg.chart{border:1px solid #ddd;background:#fff}
 {{range .Slowest}}<tr><td>{{.Storage}}</td><td class="text">{{.Kind}}</td><td class="text">{{.Name}}</td><td>{{fmtPtr "%.3f" .P99 1.0}}</td><td>{{.Errors}}</td></tr>
 {{end}}</table>
 {{end}}{{if .R.Thresholds}}<h2>Thresholds</h2><ul>{{range .R.Thresholds}}<li class="{{if .OK}}ok{{else}}fail{{end}}">{{if .OK}}✓{{else}}✗{{end}} {{.Storage}}: {{.Check}} {{if .Value}}(is {{valueText .}}){{else if .Reason}}({{.Reason}}){{end}}</li>{{end}}</ul>
+{{end}}{{if .Events}}<h2>Cardinality events</h2><p>Each storage's mean in the calm before the event → during it (shaded on the charts).</p><ul>{{range .Events}}<li>{{.}}</li>{{end}}</ul>
 {{end}}{{if not .ConformanceOnly}}<h2>Over time</h2><div class="charts">{{range .Charts}}{{.}}{{end}}</div>{{end}}
 </body></html>
 `
@@ -464,7 +474,7 @@ func WriteHTML(w io.Writer, r *results.Run) error {
 		svgs = append(svgs, c.svg())
 	}
 	return tmpl.Execute(w, map[string]any{
-		"R": r, "Conformance": conf, "ConformanceOnly": conformanceOnly(r), "Sections": htmlSections(r), "Charts": svgs, "Cols": len(r.Storages) + 1,
+		"R": r, "Conformance": conf, "ConformanceOnly": conformanceOnly(r), "Sections": htmlSections(r), "Charts": svgs, "Cols": len(r.Storages) + 1, "Events": EventLines(r),
 		"Verdicts": verdicts(r), "Sender": SenderLines(r),
 		"Freshness": FreshnessRows(r), "FreshnessTitle": FreshnessTitle(r), "Probes": ProbeRows(r), "Slowest": slowest(r), "SlowestN": slowestPerStorage,
 		"Start": r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), "End": r.EndTime.UTC().Format("2006-01-02 15:04:05Z"),

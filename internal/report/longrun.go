@@ -29,17 +29,34 @@ func longRunSelf(r *results.Run) string {
 	var b strings.Builder
 	if g := r.Generator; g != nil && g.HeapLiveBytesPerHour != nil {
 		fmt.Fprintf(&b, "tsbench memory over time: live heap %+.2f MiB/h, rss %s MiB/h (after the first %s)\n",
-			*g.HeapLiveBytesPerHour/(1<<20), fmtPtr("%+.2f", g.RSSBytesPerHour, 1<<20), time.Duration(g.SlopeAfterSeconds*float64(time.Second)))
+			*g.HeapLiveBytesPerHour/(1<<20), fmtPtr("%+.2f", g.RSSBytesPerHour, 1<<20), time.Duration(g.SlopeAfterSeconds*float64(time.Second)).Round(time.Second))
 	}
 	var drift []string
+	behind := false
 	for _, s := range r.Storages {
 		if s.Write != nil && s.Write.MaxScheduleDriftSeconds > 0 {
 			drift = append(drift, fmt.Sprintf("%s %.2fs", s.Name, s.Write.MaxScheduleDriftSeconds))
+			behind = behind || s.Write.MaxScheduleDriftSeconds >= r.Workload.ScrapeIntervalSeconds
 		}
 	}
 	if len(drift) > 0 {
 		fmt.Fprintf(&b, "tsbench schedule drift max (scheduled time to batch queued; scrape interval %gs): %s\n",
 			r.Workload.ScrapeIntervalSeconds, strings.Join(drift, ", "))
 	}
+	if behind {
+		b.WriteString("  ✗ a drift of a scrape interval or more: tsbench fell behind its own schedule (short of CPU?), so the load was not the one configured\n")
+	}
 	return b.String()
 }
+
+// peak is what a chart draws of a gauge: its value, or, for a point a long run's timeline
+// merged from several observations, their largest, so a spike shows however long the run.
+func peak(v *float64, most *results.ResourceExtremes, of func(*results.ResourceExtremes) *float64) *float64 {
+	if most != nil && of(most) != nil {
+		return of(most)
+	}
+	return v
+}
+
+func cpuOf(e *results.ResourceExtremes) *float64 { return e.CPUCores }
+func rssOf(e *results.ResourceExtremes) *float64 { return e.RSSBytes }

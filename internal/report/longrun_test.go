@@ -40,3 +40,40 @@ func TestPartialAndGapsSaid(t *testing.T) {
 		t.Errorf("compare does not say which run is partial:\n%s", cmp.String())
 	}
 }
+
+// TestDriftAboveScrapeIntervalSaid: a drift under one scrape interval is stated; one of a
+// scrape interval or more is marked as tsbench falling behind its own schedule.
+func TestDriftAboveScrapeIntervalSaid(t *testing.T) {
+	r := fixture()
+	r.Workload.ScrapeIntervalSeconds = 10
+	for i := range r.Storages {
+		if r.Storages[i].Write != nil {
+			r.Storages[i].Write.MaxScheduleDriftSeconds = 1.5
+		}
+	}
+	if got := longRunSelf(r); !strings.Contains(got, "1.50s") || strings.Contains(got, "✗") {
+		t.Errorf("drift 1.5 s of 10 s: %q, want it stated, unmarked", got)
+	}
+	r.Storages[0].Write.MaxScheduleDriftSeconds = 12
+	if got := longRunSelf(r); !strings.Contains(got, "✗ a drift of a scrape interval or more") {
+		t.Errorf("drift 12 s of 10 s: %q, want it marked", got)
+	}
+}
+
+// TestChartsDrawPeaks: a CPU spike merged into a long run's timeline point still shows in the
+// chart, which draws the point's largest observation.
+func TestChartsDrawPeaks(t *testing.T) {
+	r := fixture()
+	res := r.Storages[0].Resources
+	res.Timeline = []results.ResourcePoint{{Time: r.StartTime.Format(time.RFC3339Nano), CPUCores: new(1.5), N: 16, Max: &results.ResourceExtremes{CPUCores: new(9.0)}}}
+	for _, c := range charts(r) {
+		if c.Title != "CPU" {
+			continue
+		}
+		if pts := c.Series[0].Points; len(pts) != 1 || pts[0].V != 9 {
+			t.Errorf("CPU chart points %+v, want the spike of 9 cores", pts)
+		}
+		return
+	}
+	t.Fatal("no CPU chart")
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -137,7 +138,7 @@ func figureTable() map[string]figure {
 			return new(f(s.Verify))
 		}}
 	}
-	return map[string]figure{
+	figs := map[string]figure{
 		"write.generatedSamples":         w(unitCount, func(w *results.Write) float64 { return float64(w.GeneratedSamples) }),
 		"write.ackedSamples":             w(unitCount, func(w *results.Write) float64 { return float64(w.AckedSamples) }),
 		"write.droppedSamples":           w(unitCount, func(w *results.Write) float64 { return float64(w.Dropped()) }),
@@ -193,6 +194,8 @@ func figureTable() map[string]figure {
 		"verify.lostAfterAck":        among(rechecked, unitCount, func(v *results.Verify) float64 { return float64(v.LostAfterAck) }),
 		"verify.ruleDiffs":           viaAPI(unitCount, func(v *results.Verify) float64 { return float64(len(v.RuleDiffs)) }),
 	}
+	maps.Copy(figs, seriesFigures())
+	return figs
 }
 
 // Figures is the table of figures thresholds and compare can name.

@@ -93,6 +93,7 @@ func Merge(runs []*Run) (*Run, error) {
 		}
 	}
 	m.Generator = mergeGenerators(gens)
+	m.Workload.Series = mergeSeries(lead, shards)
 	m.Partial, m.Gaps = mergeLongRun(shards)
 	for _, s := range lead.Storages {
 		ms, accErrs, err := mergeStorage(s.Name, shards, lead)
@@ -188,6 +189,7 @@ func mergeStorage(name string, shards []*Run, lead *Run) (Storage, []string, err
 		}
 		out.Resources = leadResources(ls.Resources, acked)
 	}
+	out.Series = lead.Storage(name).Series // observed by the lead, like the resources
 	return out, accErrs, nil
 }
 
@@ -218,6 +220,8 @@ func mergeWrites(ws []*Write) *Write {
 		m.AchievedSamplesPerSecond += w.AchievedSamplesPerSecond
 		m.MaxLagSeconds = math.Max(m.MaxLagSeconds, w.MaxLagSeconds)
 		m.LagSeconds = math.Max(m.LagSeconds, w.LagSeconds)
+		addHeld(&m.Late, w.Late)
+		addHeld(&m.OutOfOrder, w.OutOfOrder)
 		timelines = append(timelines, w.Timeline)
 	}
 	m.Timeline = mergeWriteTimelines(timelines)
@@ -365,6 +369,8 @@ func addVerify(m, v *Verify) {
 	m.MaxShiftMillis = max(m.MaxShiftMillis, v.MaxShiftMillis)
 	m.CheckedStaleMarkers += v.CheckedStaleMarkers
 	m.CheckedSeries += v.CheckedSeries
+	addVerifyHeld(&m.Late, v.Late)
+	addVerifyHeld(&m.OutOfOrder, v.OutOfOrder)
 	m.Reads += v.Reads
 	m.ReadErrors += v.ReadErrors
 	m.UncheckedSamples += v.UncheckedSamples

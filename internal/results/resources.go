@@ -60,7 +60,11 @@ type ResourcePoint struct {
 	DiskWriteBytesPerSecond *float64 `json:"diskWriteBytesPerSecond"`
 	IngestedSamples         *float64 `json:"ingestedSamples"`
 	ActiveSeries            *float64 `json:"activeSeries"`
-	BytesPerSample          *float64 `json:"bytesPerSample"` // disk growth since the first point over the samples acked by then
+	// SeriesCreated is the storage's own count of series created since it started
+	// (VictoriaMetrics' vm_new_timeseries_created_total, Prometheus'
+	// prometheus_tsdb_head_series_created_total); omitted where it has none.
+	SeriesCreated  *float64 `json:"seriesCreated,omitempty"`
+	BytesPerSample *float64 `json:"bytesPerSample"` // disk growth since the first point over the samples acked by then
 	// AckedSamples is what tsbench counted the storage as having acked at this observation:
 	// over the target rate, how much of the workload's time the storage holds.
 	AckedSamples int64 `json:"ackedSamples,omitempty"`
@@ -94,9 +98,10 @@ type Generator struct {
 	Reasons      map[string]string `json:"reasons,omitempty"` // figure name → why unknown
 	Timeline     []ResourcePoint   `json:"timeline,omitempty"`
 	// HeapLiveBytesPerHour and RSSBytesPerHour are the slopes (least squares) of tsbench's
-	// live heap after GC and of its RSS over the timeline after SlopeAfterSeconds (10
-	// minutes, or the first fifth of a shorter run): a long run's memory must stay flat
-	// (issue 19). Nil when too little of the run is left after it.
+	// live heap after GC and of its RSS over the timeline after SlopeAfterSeconds of the
+	// live load (10 minutes, or the first fifth of a shorter run; with history, from the
+	// moment every storage caught up): a long run's memory must stay flat (issue 19). Nil
+	// when too little of the run is left after it.
 	HeapLiveBytesPerHour *float64 `json:"heapLiveBytesPerHour,omitempty"`
 	RSSBytesPerHour      *float64 `json:"rssBytesPerHour,omitempty"`
 	SlopeAfterSeconds    float64  `json:"slopeAfterSeconds,omitempty"`

@@ -66,6 +66,8 @@ type Workload struct {
 	// HistorySeconds is how far before StartTime the workload's clock began (config history):
 	// the data a storage holds at StartTime + t spans up to HistorySeconds + t.
 	HistorySeconds float64 `json:"historySeconds,omitempty"`
+	// Series is the series section's events and expected series over time; nil without.
+	Series *WorkloadSeries `json:"series,omitempty"`
 }
 
 // Storage is everything measured for one storage under test.
@@ -78,6 +80,9 @@ type Storage struct {
 	// QueryAPI is the check, at the start of the run, that readURL serves the Prometheus HTTP
 	// query API; absent when the storage has no readURL.
 	QueryAPI *QueryAPI `json:"queryAPI,omitempty"`
+	// Series compares the storage's resources and latency during each cardinality event with
+	// the calm before it; nil without events.
+	Series *StorageSeries `json:"series,omitempty"`
 	// Conformance is the PromQL test suite's outcome (tsbench conformance); absent from a run.
 	Conformance *Conformance `json:"conformance,omitempty"`
 	// Problems are what went wrong with the storage during the run (it exited, ...).
@@ -143,6 +148,10 @@ type Write struct {
 	Timeline []WritePoint `json:"timeline,omitempty"`
 	// History is the catch-up of a run with history: nil without.
 	History *WriteHistory `json:"history,omitempty"`
+	// Late and OutOfOrder count the held samples apart (series.late, series.outOfOrder):
+	// nil without them.
+	Late       *WriteHeld `json:"late,omitempty"`
+	OutOfOrder *WriteHeld `json:"outOfOrder,omitempty"`
 }
 
 // WriteHistory is a storage's catch-up (config history, issue 12): the batches generated

@@ -17,6 +17,10 @@ type Verify struct {
 	CheckedSamples int64 `json:"checkedSamples"`
 	// MissingSamples were written but not returned (NaN samples excluded: see NaNAltered).
 	MissingSamples int64 `json:"missingSamples"`
+	// Late and OutOfOrder are the held samples' read-back (series.late, series.outOfOrder),
+	// counted there and not above; nil without them.
+	Late       *VerifyHeld `json:"late,omitempty"`
+	OutOfOrder *VerifyHeld `json:"outOfOrder,omitempty"`
 	// DuplicateSamples are extra answers for a timestamp already returned once.
 	DuplicateSamples int64 `json:"duplicateSamples"`
 	// UnexpectedSamples were returned but never written (in a series or at a time that was

@@ -34,6 +34,7 @@ type unit struct {
 	target     int
 	kFrom, kTo int64
 	marker     bool
+	sentBy     int64 // the checked window's end: held samples sent after it are not expected
 
 	// Filled by expect.
 	selector []label // labels every series of the target at this revision has (not __name__)
@@ -48,12 +49,15 @@ type unit struct {
 type expSeries struct {
 	labels  []label
 	samples []expSample // by time
+	held    bool        // some samples are held (series.late, series.outOfOrder)
 }
 
 type expSample struct {
-	t     int64
-	v     float64
-	stale bool
+	t      int64
+	v      float64
+	stale  bool
+	held   uint8 // 0, or the workload's held kind (Late, OutOfOrder)
+	unsent bool  // held and sent after the checked window's end: not expected
 }
 
 // window is the part of the run that is checked, in ms: scrapes at from..to inclusive.
@@ -86,16 +90,22 @@ func scrapeRange(wl Workload, target int, w window, interval int64) (first, last
 	return first, last, last >= first
 }
 
-// segments splits first..last of target into runs of one revision; marker is set on a run
-// whose next scrape (in the window) starts a new revision.
+// segments splits first..last of target into runs of one label set (revision, and pod with
+// series events); marker is set on a run whose next scrape (in the window) starts another.
+// A target's inactive runs (series events) hold nothing and make no unit.
 func segments(wl Workload, target int, first, last int64, kind string) []unit {
 	var us []unit
-	start, rev := first, wl.Revision(target, first)
+	start, st := first, stateOf(wl, target, first)
 	for k := first + 1; k <= last; k++ {
-		if r := wl.Revision(target, k); r != rev {
-			us = append(us, unit{kind: kind, target: target, kFrom: start, kTo: k - 1, marker: true})
-			start, rev = k, r
+		if s := stateOf(wl, target, k); s != st {
+			if st.epoch >= 0 {
+				us = append(us, unit{kind: kind, target: target, kFrom: start, kTo: k - 1, marker: true})
+			}
+			start, st = k, s
 		}
+	}
+	if st.epoch < 0 {
+		return us
 	}
 	return append(us, unit{kind: kind, target: target, kFrom: start, kTo: last})
 }
@@ -153,6 +163,9 @@ func plan(wl Workload, seed uint64, w window, interval int64, budget int) []unit
 		}
 		from := max(sp.first, sp.last-recent+1)
 		segs := segments(wl, i, from, sp.last, kindRecent)
+		if len(segs) == 0 || segs[len(segs)-1].kTo != sp.last {
+			continue // inactive at the end (series events)
+		}
 		u := segs[len(segs)-1] // the current revision only: no marker inside the newest minute
 		add(u)
 		break
@@ -169,7 +182,7 @@ func plan(wl Workload, seed uint64, w window, interval int64, budget int) []unit
 			break
 		}
 		sp := spans[i]
-		if sp.last <= sp.first || wl.Revision(i, sp.first) == wl.Revision(i, sp.last) {
+		if sp.last <= sp.first || !changes(wl, i, sp.first, sp.last) {
 			continue
 		}
 		for _, seg := range segments(wl, i, sp.first, sp.last, kindChurn) {
@@ -190,6 +203,9 @@ func plan(wl Workload, seed uint64, w window, interval int64, budget int) []unit
 		}
 		k := sp.first + rng.Int64N(sp.last-sp.first+1)
 		segs := segments(wl, i, k, min(k+2, sp.last), kindSample)
+		if len(segs) == 0 {
+			continue // inactive then (series events)
+		}
 		u := segs[0]
 		u.marker = false // a marker is checked with churn units, where it ends a revision
 		add(u)
@@ -225,7 +241,7 @@ func split(us []unit, perScrape int64) []unit {
 // sent, not a second implementation of it.
 func expect(wl Workload, u *unit, interval int64) {
 	u.series = map[string]*expSeries{}
-	c := &collector{u: u}
+	c := &collector{u: u, sentBy: u.sentBy}
 	// The selector: label pairs shared by every value of the first scrape except the name.
 	c.mode = collectCommon
 	wl.Scrape(c, u.target, u.kFrom)
@@ -233,18 +249,21 @@ func expect(wl Workload, u *unit, interval int64) {
 	c.mode = collectValues
 	for k := u.kFrom; k <= u.kTo; k++ {
 		wl.Scrape(c, u.target, k)
+		expectHeld(wl, c, u.target, k)
 	}
 	u.lo = wl.ScrapeTime(u.target, u.kFrom) - interval/2
 	u.hi = wl.ScrapeTime(u.target, u.kTo) + interval/2
 	if u.marker {
 		c.mode = collectMarkers
 		wl.Scrape(c, u.target, u.kTo+1)
+		expectHeld(wl, c, u.target, u.kTo+1)
 		u.markerT = wl.ScrapeTime(u.target, u.kTo+1)
 		u.hi = u.markerT + interval/2
-		if u.markers == 0 {
-			u.marker = false
+		if u.markers == 0 || c.unsentMarkers {
+			u.marker = false // no marker, or one not sent by the check: nothing to check
 		}
 	}
+	sortHeld(u)
 }
 
 const (
@@ -259,6 +278,12 @@ type collector struct {
 	mode   int
 	common []label
 	init   bool
+	// The held kind and send time of the samples being appended (series.go), and the end of
+	// the checked window: samples sent after it are not expected yet.
+	held          uint8
+	sentAt        int64
+	sentBy        int64
+	unsentMarkers bool
 }
 
 var _ workload.Appender = (*collector)(nil)
@@ -298,7 +323,13 @@ func (c *collector) Append(ls []workload.Label, t int64, v float64) {
 			s = &expSeries{labels: toLabels(ls)}
 			c.u.series[key] = s
 		}
-		s.samples = append(s.samples, expSample{t: t, v: v, stale: isStale(v)})
+		e := expSample{t: t, v: v, stale: isStale(v), held: c.held, unsent: c.held != 0 && c.sentAt > c.sentBy}
+		s.samples = append(s.samples, e)
+		s.held = s.held || c.held != 0
+		if e.unsent {
+			c.unsentMarkers = c.unsentMarkers || e.stale
+			return
+		}
 		if c.mode == collectMarkers {
 			c.u.markers++
 		} else {

@@ -200,6 +200,9 @@ func withReplica(ls []label, replica string) []label {
 }
 
 func lastValue(s *expSeries) (expSample, bool) {
+	if s.held {
+		return expSample{}, false // its newest samples may be refused or not sent yet: no probe
+	}
 	for _, smp := range slices.Backward(s.samples) {
 		if !smp.stale {
 			return smp, true

@@ -315,7 +315,7 @@ func TestCompareSeries(t *testing.T) {
 			var got tally
 			compareSeries(tc.exp, tc.got, 499, false, &got)
 			got.examples = nil
-			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(tally{})); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(tally{}, heldTally{})); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})

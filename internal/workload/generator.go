@@ -42,6 +42,9 @@ type Options struct {
 	ChurnInterval  time.Duration // scrapeConfigUpdateInterval
 	Job            string        // job label; default "node_exporter"
 	HostLoad       float64       // hostLoad, (0, 1]; 0 means 1: values move as captured
+	Events         Events        // cardinality events (series.go); Targets is then their base
+	Late           Held          // series sent late, in order (series.go)
+	OutOfOrder     Held          // samples sent after newer ones of their series (series.go)
 }
 
 // Target labels tsbench adds to every series.
@@ -85,6 +88,7 @@ type Generator struct {
 	templates []template
 	maxLabels int
 	scratch   sync.Pool // *scratch
+	ev        *events   // nil without events or held samples (series.go)
 
 	// One lock for every cursor: Scrape takes it at most twice per target scrape (hundreds
 	// of samples), so the shards hardly ever meet on it.
@@ -131,16 +135,20 @@ func New(p *Profile, o Options) (*Generator, error) {
 		return nil, err
 	}
 	p = p.atLoad(o.HostLoad)
+	// Each replica churns round(targetsCount × percent / 100) of its own targets, as each
+	// replica of the prometheus-benchmark chart runs its own config updater.
+	churnN := int(math.Round(float64(o.Targets) * o.ChurnPercent / 100))
+	ev, pool := newEvents(o, len(p.Series))
+	o.Targets = pool
 	g := &Generator{
+		ev:       ev,
 		profile:  p,
 		opts:     o,
 		startMs:  o.Start.UnixMilli(),
 		interval: o.ScrapeInterval.Milliseconds(),
 		total:    o.Targets * o.Replicas,
 	}
-	// Each replica churns round(targetsCount × percent / 100) of its own targets, as each
-	// replica of the prometheus-benchmark chart runs its own config updater.
-	g.churnN = int(math.Round(float64(o.Targets) * o.ChurnPercent / 100))
+	g.churnN = churnN
 	if g.churnN > 0 && o.ChurnInterval > 0 {
 		g.churnMs = o.ChurnInterval.Milliseconds()
 		g.cursors = make([]cursor, g.total)
@@ -347,7 +355,7 @@ func (g *Generator) value(c *compiled, target, s int, t int64, scale float64) fl
 func (g *Generator) Labels(target, s int, rev int64) []Label {
 	sc := g.scratch.Get().(*scratch)
 	defer g.scratch.Put(sc)
-	labels := g.fill(sc, &g.templates[s], g.targetText(sc, target, rev))
+	labels := g.fill(sc, &g.templates[s], g.targetText(sc, target, rev, life{}))
 	out := make([]Label, len(labels))
 	for i, l := range labels {
 		out[i] = Label{Name: l.Name, Value: string([]byte(l.Value))} // copy: scratch is reused
@@ -360,11 +368,12 @@ type targetValues struct{ instance, replica, revision string }
 
 // targetText writes target's instance, replica and revision values into sc.text and returns
 // them as strings over it: valid until the next targetText on sc.
-func (g *Generator) targetText(sc *scratch, target int, rev int64) targetValues {
+func (g *Generator) targetText(sc *scratch, target int, rev int64, l life) targetValues {
 	base, rep := target%g.opts.Targets, target/g.opts.Targets
 	b := sc.text[:0]
 	b = append(b, "host-"...)
 	b = appendPadded(b, base, 6)
+	b = g.appendLife(b, l)
 	b = append(b, ":9100"...)
 	n1 := len(b)
 	b = strconv.AppendInt(b, int64(rep), 10)
@@ -404,53 +413,77 @@ func (g *Generator) fill(sc *scratch, t *template, tv targetValues) []Label {
 }
 
 // Scrape appends every sample of target's scrape k: one value per profile series, then, when
-// churn gave the target a new revision since scrape k-1, one staleness marker for every
-// series of the old revision, at the same timestamp (as Prometheus writes them when a target
-// leaves). Safe for concurrent calls; no allocation in steady state.
+// churn gave the target a new revision since scrape k-1 (or an event ended or replaced it),
+// one staleness marker for every series of the old label set, at the same timestamp (as
+// Prometheus writes them when a target leaves). An inactive target writes nothing. Samples
+// held late or out of order are left out: Held sends them. Safe for concurrent calls; no
+// allocation in steady state.
 func (g *Generator) Scrape(app Appender, target int, k int64) (values, staleMarkers int) {
 	if target < 0 || target >= g.total || k < 0 {
 		panic(fmt.Sprintf("workload: scrape of target %d/%d at k=%d", target, g.total, k))
 	}
+	return g.scrape(app, target, k, g.selectionOf(OnTime, target, k))
+}
+
+// scrape is Scrape of the series sel takes.
+func (g *Generator) scrape(app Appender, target int, k int64, sel selection) (values, staleMarkers int) {
 	sc := g.scratch.Get().(*scratch)
 	defer g.scratch.Put(sc)
 	t := g.ScrapeTime(target, k)
 	round := g.churnRounds(t)
 	rev := g.revisionAt(target, round)
-	sa, fast := app.(SeriesAppender)
-	tv := g.targetText(sc, target, rev)
-	scale := g.scale(target)
-	if fast {
-		sa.StartTarget(g.targetValues(sc, tv))
-		for s := range g.templates {
-			sa.AppendSeries(s, t, g.value(&g.templates[s].shape, target, s, t, scale))
-		}
-	} else {
-		for s := range g.templates {
-			tm := &g.templates[s]
-			app.Append(g.fill(sc, tm, tv), t, g.value(&tm.shape, target, s, t, scale))
-		}
+	cur := g.lifeAt(target, t)
+	if cur.active {
+		values = g.emit(app, sc, g.targetText(sc, target, rev, cur), target, t, &sel, false)
 	}
-	values = len(g.templates)
 	if k == 0 {
 		return values, 0
 	}
 	// Rounds since scrape k-1 that picked target: each gave it a new revision.
-	if n := g.churnedBetween(target, g.churnRounds(t-g.interval), round); n > 0 {
-		stale := StaleNaN()
-		tv := g.targetText(sc, target, rev-n)
-		if fast {
-			sa.StartTarget(g.targetValues(sc, tv))
-		}
-		for s := range g.templates {
-			if fast {
-				sa.AppendSeries(s, t, stale)
-			} else {
-				app.Append(g.fill(sc, &g.templates[s], tv), t, stale)
-			}
-		}
-		staleMarkers = len(g.templates)
+	n := g.churnedBetween(target, g.churnRounds(t-g.interval), round)
+	if prev := g.lifeAt(target, t-g.interval); prev.active && (n > 0 || prev != cur) {
+		sel.oooN = 0 // markers are never held out of order: no newer sample of theirs goes first
+		staleMarkers = g.emit(app, sc, g.targetText(sc, target, rev-n, prev), target, t, &sel, true)
 	}
 	return values, staleMarkers
+}
+
+// emit appends the series sel takes with the target values tv at t: their values, or
+// staleness markers.
+func (g *Generator) emit(app Appender, sc *scratch, tv targetValues, target int, t int64, sel *selection, stale bool) int {
+	sa, fast := app.(SeriesAppender)
+	if fast {
+		sa.StartTarget(g.targetValues(sc, tv))
+	}
+	scale, n := g.scale(target), 0
+	if sel.everything && !stale { // the default workload's values: nothing to skip
+		for s := range g.templates {
+			tm := &g.templates[s]
+			if fast {
+				sa.AppendSeries(s, t, g.value(&tm.shape, target, s, t, scale))
+			} else {
+				app.Append(g.fill(sc, tm, tv), t, g.value(&tm.shape, target, s, t, scale))
+			}
+		}
+		return len(g.templates)
+	}
+	for s := range g.templates {
+		if !sel.takes(s) {
+			continue
+		}
+		tm := &g.templates[s]
+		v := StaleNaN()
+		if !stale {
+			v = g.value(&tm.shape, target, s, t, scale)
+		}
+		if fast {
+			sa.AppendSeries(s, t, v)
+		} else {
+			app.Append(g.fill(sc, tm, tv), t, v)
+		}
+		n++
+	}
+	return n
 }
 
 // targetValues lists tv in TargetLabelNames order, in sc.values.

@@ -54,6 +54,9 @@ type Options struct {
 	// (promote_scope_metadata), and no job or instance label is made. A storage that keeps
 	// OTLP's own names, as VictoriaMetrics does, looks the same to a reader.
 	OTLPResourceLabels bool
+	// OutOfOrderWindow accepts samples this much older than their series' newest, as
+	// Prometheus' storage.tsdb.out_of_order_time_window; 0 refuses them (400).
+	OutOfOrderWindow time.Duration
 	// DelayedNameRemoval is Prometheus' --enable-feature=promql-delayed-name-removal, which
 	// the PromQL test runner turns on (the parser's features are the caller's: package
 	// variables of the parser, set once before Start).
@@ -79,6 +82,7 @@ type Receiver struct {
 func Start(dir string, logger *slog.Logger, opts Options) (*Receiver, error) {
 	reg := prometheus.NewRegistry()
 	tsdbOpts := tsdb.DefaultOptions()
+	tsdbOpts.OutOfOrderTimeWindow = opts.OutOfOrderWindow.Milliseconds()
 	db, err := tsdb.Open(dir, logger, reg, tsdbOpts, nil)
 	if err != nil {
 		return nil, fmt.Errorf("open tsdb: %w", err)
