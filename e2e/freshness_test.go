@@ -21,7 +21,7 @@ func TestFreshnessLatencyOffset(t *testing.T) {
 	vm0 := startStorage(t, storage.KindVictoriaMetrics, "vm0")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	vm5, err := storage.StartWithArgs(ctx, storage.KindVictoriaMetrics, "vm5", false, 0, []string{"-search.latencyOffset=5s"}, slog.New(slog.DiscardHandler))
+	vm5, err := storage.StartWith(ctx, storage.KindVictoriaMetrics, "vm5", false, 0, []string{"-search.latencyOffset=5s"}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

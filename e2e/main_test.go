@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"net/http"
 	"net/url"
@@ -74,18 +73,7 @@ func requireBinaries(t *testing.T, bins ...string) {
 // startStorage starts a real storage for the test and stops it at cleanup.
 func startStorage(t *testing.T, kind, name string) *storage.Local {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	l, err := storage.Start(ctx, kind, name, false, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := l.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	return l
+	return startStorageWith(t, kind, name, nil)
 }
 
 // runResult is what one tsbench run left behind.

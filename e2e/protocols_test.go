@@ -18,38 +18,19 @@ import (
 // given (for OTLP under the names Prometheus' translation gives).
 func TestProtocolsIntoPrometheusReceiver(t *testing.T) {
 	t.Parallel()
-	protocols := map[string]string{"rw1": "prometheus-rw1", "rw2": "prometheus-rw2", "otlp": "otlp-http"}
-	recvs := map[string]*promreceiver.Receiver{}
-	var storages strings.Builder
-	for _, name := range []string{"otlp", "rw1", "rw2"} {
-		r, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := r.Close(); err != nil {
-				t.Error(err)
-			}
-		})
-		recvs[name] = r
-		path := promreceiver.WritePath
-		if name == "otlp" {
-			path = promreceiver.OTLPPath
-		}
-		fmt.Fprintf(&storages, "  %s: {writeURL: %s%s, readURL: %s/, protocol: %s}\n", name, r.URL, path, r.URL, protocols[name])
-	}
+	recvs, storages := startReceivers(t)
 	cfg := `
 duration: 20s
 targetsCount: 20
 scrapeInterval: 5s
 queryInterval: 10s
 remoteStorages:
-` + storages.String()
+` + storages
 	rr := runTsbench(t, 2*time.Minute, cfg)
 	if rr.code != 0 || rr.results == nil {
 		t.Fatalf("exit code %d; stderr:\n%s", rr.code, rr.stderr)
 	}
-	for name, proto := range protocols {
+	for name, proto := range receiverProtocols {
 		t.Run(name, func(t *testing.T) {
 			s := storageResult(t, rr.results, name)
 			w := s.Write
@@ -125,4 +106,33 @@ remoteStorages:
 	if want := fmt.Sprintf("read-back prom: stored nothing: it answered 2xx to %d samples over prometheus-rw2", w.AckedSamples); !strings.Contains(rr.stdout, want) {
 		t.Errorf("the summary does not say %q", want)
 	}
+}
+
+// receiverProtocols names the storages startReceivers starts, by their protocol.
+var receiverProtocols = map[string]string{"rw1": "prometheus-rw1", "rw2": "prometheus-rw2", "otlp": "otlp-http"}
+
+// startReceivers starts one Prometheus receiver in-process per protocol, stopped at the
+// test's end, and returns them with their remoteStorages entries.
+func startReceivers(t *testing.T) (map[string]*promreceiver.Receiver, string) {
+	t.Helper()
+	recvs := map[string]*promreceiver.Receiver{}
+	var storages strings.Builder
+	for _, name := range []string{"otlp", "rw1", "rw2"} {
+		r, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := r.Close(); err != nil {
+				t.Error(err)
+			}
+		})
+		recvs[name] = r
+		path := promreceiver.WritePath
+		if name == "otlp" {
+			path = promreceiver.OTLPPath
+		}
+		fmt.Fprintf(&storages, "  %s: {writeURL: %s%s, readURL: %s/, protocol: %s}\n", name, r.URL, path, r.URL, receiverProtocols[name])
+	}
+	return recvs, storages.String()
 }

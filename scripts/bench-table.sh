@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prints `go test -bench` output (stdin) as it comes, then one table of every figure the
 # benchmarks reported: benchmark, figure, value; when BenchmarkProtocols ran, its figures per
-# protocol side by side; when BenchmarkProcess ran, the whole process's CPU per sample beside
+# protocol side by side; when BenchmarkNativeHistograms ran, classic against native per
+# protocol; when BenchmarkProcess ran, the whole process's CPU per sample beside
 # the bare loop's as one line. The raw lines are also kept in the file named by $1, for
 # benchstat. It only reads and prints.
 set -euo pipefail
@@ -32,6 +33,18 @@ tee "$raw" | awk '
       print "\n| protocol | CPU ms per million samples | bytes on the wire per sample |\n|---|---|---|"
       for (i = 1; i <= np; i++)
         printf "| %s | %s | %s |\n", proto[i], fig["Protocols/protocol=" proto[i], "cpu-ms/Msamples"], fig["Protocols/protocol=" proto[i], "wire-bytes/sample"]
+    }
+    # BenchmarkNativeHistograms: classic against native per protocol, per histogram
+    if (("NativeHistograms/proto=rw1/classic", "wire-bytes/histogram") in fig) {
+      print "\n| protocol | classic bytes per histogram | native | ratio | classic CPU ns per histogram | native | ratio |\n|---|---|---|---|---|---|---|"
+      split("rw1 rw2 otlp", ps, " ")
+      for (i = 1; i <= 3; i++) {
+        cl = "NativeHistograms/proto=" ps[i] "/classic"; nn = "NativeHistograms/proto=" ps[i] "/native"
+        if (!((nn, "wire-bytes/histogram") in fig)) continue
+        printf "| %s | %s | %s | %.2f | %s | %s | %.2f |\n", ps[i], fig[cl, "wire-bytes/histogram"], fig[nn, "wire-bytes/histogram"],
+          fig[cl, "wire-bytes/histogram"] / fig[nn, "wire-bytes/histogram"], fig[cl, "cpu-ns/histogram"], fig[nn, "cpu-ns/histogram"],
+          fig[cl, "cpu-ns/histogram"] / fig[nn, "cpu-ns/histogram"]
+      }
     }
     if (("Process/cpu", "cpu-ratio") in fig)
       printf "\nwhole process: %.2f M samples per CPU-second; bare prompb + snappy loop: %.2f M; CPU per sample %.2f× the loop'"'"'s (aim: <= 1.0)\n",

@@ -135,7 +135,7 @@ func Run(ctx context.Context, p *Prepared, opts Options) (*results.Run, error) {
 	var locals []*storage.Local
 	if len(cfg.RemoteStorages) == 0 {
 		var err error
-		if locals, err = startLocals(ctx, opts.Keep, cfg.History, opts.Logger); err != nil {
+		if locals, err = startLocals(ctx, opts.Keep, cfg.History, cfg.NativeHistograms.On(), cfg.Exemplars.Percent > 0, opts.Logger); err != nil {
 			return nil, err
 		}
 		defer stopLocals(locals, opts)

@@ -21,7 +21,7 @@ func Conformance(ctx context.Context, p *Prepared, opts Options) (*results.Run, 
 	}
 	cfg := *p.Config
 	if len(cfg.RemoteStorages) == 0 {
-		locals, err := startLocals(ctx, opts.Keep, 0, opts.Logger)
+		locals, err := startLocals(ctx, opts.Keep, 0, cfg.NativeHistograms.On(), cfg.Exemplars.Percent > 0, opts.Logger)
 		if err != nil {
 			return nil, err
 		}

@@ -14,8 +14,8 @@ import (
 )
 
 // startLocals starts the default storages side by side; if one fails, the others are stopped.
-// Their retention covers the history.
-func startLocals(ctx context.Context, keep bool, history time.Duration, logger *slog.Logger) ([]*storage.Local, error) {
+// Their retention covers the history; they keep native histograms and exemplars when sent.
+func startLocals(ctx context.Context, keep bool, history time.Duration, native, exemplars bool, logger *slog.Logger) ([]*storage.Local, error) {
 	var (
 		mu     sync.Mutex
 		locals []*storage.Local
@@ -24,7 +24,7 @@ func startLocals(ctx context.Context, keep bool, history time.Duration, logger *
 	)
 	for _, kind := range defaultStorages() {
 		wg.Go(func() {
-			l, err := storage.StartFor(ctx, kind, kind, keep, history, logger)
+			l, err := storage.StartWith(ctx, kind, kind, keep, history, storage.SampleTypeFlags(kind, native, exemplars), logger)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

@@ -107,6 +107,7 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 		ScrapeInterval: cfg.ScrapeInterval, ChurnPercent: cfg.ScrapeConfigUpdatePercent,
 		ChurnInterval: cfg.ScrapeConfigUpdateInterval, HostLoad: cfg.HostLoad,
 		Events: events, Late: late, OutOfOrder: ooo,
+		Native: nativeOptions(cfg.NativeHistograms), ExemplarPct: cfg.Exemplars.Percent,
 	})
 	if err != nil {
 		return nil, &ConfigError{fmt.Errorf("workload: %w", err)}
@@ -371,7 +372,9 @@ func (r *run) verify(ctx context.Context) map[string]*results.Verify {
 	// scrape time it did generate everything before.
 	to := r.writer.GeneratedBefore().Add(-time.Millisecond)
 	r.log.Info("verifying what each storage returns", "samples", r.cfg.VerifySamples, "from", r.clock, "to", to)
-	return r.readBack(ctx, v, r.clock, to) // the history too: rules compare from where their windows fill
+	res := r.readBack(ctx, v, r.clock, to) // the history too: rules compare from where their windows fill
+	r.verifySampleTypes(ctx, v, res, to)
+	return res
 }
 
 // checkAccounting records every storage whose account does not balance at now.
@@ -415,7 +418,7 @@ func (r *run) newResults(targets, seriesPerTarget int) *results.Run {
 
 // results assembles results.json from every part.
 func (r *run) results(verified map[string]*results.Verify) *results.Run {
-	res := r.newResults(r.part.Targets(), r.part.SeriesPerTarget())
+	res := r.newResults(r.part.Targets(), r.part.SamplesPerScrape()) // natives included
 	res.Workload.SeriesCreated, res.Workload.StaleMarkers = r.writer.WorkloadStats()
 	res.Workload.HistorySeconds = r.cfg.History.Seconds()
 	r.mu.Lock()

@@ -92,8 +92,9 @@ type Config struct {
 	// Series schedules cardinality events and late or out-of-order samples (series.go).
 	Series Series `yaml:"series" json:"series,omitzero"`
 
-	ScrapeMode `yaml:",inline"` // sender, senderURL, exporterURL, exposeTimestamps (sender.go)
-	LongRun    `yaml:",inline"` // checkpointInterval (longrun.go)
+	ScrapeMode  `yaml:",inline"` // sender, senderURL, exporterURL, exposeTimestamps (sender.go)
+	LongRun     `yaml:",inline"` // checkpointInterval (longrun.go)
+	SampleTypes `yaml:",inline"` // nativeHistograms, exemplars (samples.go)
 
 	ChartOnly `yaml:",inline" json:"-"` // keys of the prometheus-benchmark chart that do not apply here
 	HelmOnly  `yaml:",inline" json:"-"` // keys of tsbench's own Helm chart
@@ -208,6 +209,9 @@ func Default() Config {
 		},
 
 		ScrapeMode: ScrapeMode{Sender: SenderTsbench},
+		// Floats only, as captured; the profile's families go classic.
+		// No exemplars: exemplar storage is an opt-in feature of Prometheus.
+		SampleTypes: SampleTypes{NativeHistograms: NativeHistograms{Send: NativeOff}, Exemplars: Exemplars{Percent: 0}},
 		// A killed run loses at most 5 minutes of figures. A checkpoint of the default
 		// workload into the two local storages took 0.17–0.68 s (fsync included, on a busy
 		// 2-core machine) and writes results.json: 0.2 MB in the first minutes, ~2 MB by
@@ -448,6 +452,7 @@ func (c *Config) problems() []error {
 	errs = append(errs, c.scrapeProblems()...)
 	errs = append(errs, c.Freshness.problems()...)
 	errs = append(errs, c.seriesProblems()...)
+	errs = append(errs, c.sampleTypeProblems()...)
 	errs = append(errs, c.LongRun.problems()...)
 	for i, rq := range c.RangeQueries {
 		errs = append(errs, rq.validate(fmt.Sprintf("rangeQueries[%d]", i))...)

@@ -47,6 +47,11 @@ func TestBadConfigs(t *testing.T) {
 			"series.outOfOrder.by: must be >= 20s",
 			"series.outOfOrder.percent: late.percent + 2 × outOfOrder.percent must be <= 100",
 		},
+		"native.bad.yaml": {
+			`nativeHistograms.send: "sometimes": use false, true or both`,
+			"nativeHistograms.schema: 9: must be -4 to 8", "exemplars.percent: 120: must be 0 to 100",
+		},
+		"native-key.bad.yaml": {"field fromSummary not found in nativeHistograms"},
 		"verify-interval.bad.yaml": {
 			"verifyDelay: must be >= 0", "verifyInterval: must be >= 0 (0 verifies only at the end)",
 		},

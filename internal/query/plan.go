@@ -150,6 +150,9 @@ func LoadPlan(fsys fs.FS, cfg *config.Config) (*Plan, error) {
 		}
 		p.Queries = append(p.Queries, q)
 	}
+	if cfg.NativeHistograms.On() {
+		p.Queries = append(p.Queries, nativeTwins(p.Queries)...)
+	}
 	if cfg.IndexLookupInterval > 0 {
 		p.Queries = append(p.Queries, indexLookups(cfg.IndexLookupInterval)...)
 	}

@@ -30,9 +30,10 @@ import (
 // AppendSeries per sample, which copies bytes prepared in advance (see templates).
 type encoder struct {
 	buf     []byte
-	samples int   // samples in buf
-	oldest  int64 // smallest timestamp in buf, ms
-	invalid int   // samples refused for invalid labels since the last reset
+	samples int                // samples in buf
+	oldest  int64              // smallest timestamp in buf, ms
+	invalid int                // samples refused for invalid labels since the last reset
+	ex      *workload.Exemplar // the next sample's, nil for none (encode_exemplar.go)
 
 	tpl *templates // nil when the workload does not name its series
 	// target is the current target's labels encoded (each a whole Label field), targetEnd
@@ -53,26 +54,37 @@ func (e *encoder) reset() {
 // names valid, values non-empty, sorted by name without repeats. An invalid series is not
 // encoded and is counted.
 func (e *encoder) Append(labels []workload.Label, t int64, v float64) {
-	if !validLabels(labels) {
-		e.invalid++
+	ex, ok := e.take(labels)
+	if !ok {
 		return
 	}
-	labelsLen := 0
-	for _, l := range labels {
-		n := labelSize(l.Name, l.Value)
-		labelsLen += 1 + uvarintLen(uint64(n)) + n
-	}
 	sampleLen := sampleSize(t, v)
-	seriesLen := labelsLen + 1 + uvarintLen(uint64(sampleLen)) + sampleLen
+	seriesLen := labelsSize(labels) + 1 + uvarintLen(uint64(sampleLen)) + sampleLen + exemplarFieldSize(ex)
+	b := appendSeriesHead(e.buf, labels, seriesLen)
+	e.buf = appendExemplar(appendSample(b, sampleLen, t, v), ex)
+	e.added(t)
+}
 
-	b := e.buf
+// take returns the pending exemplar, now taken, and whether labels pass the checks; a series
+// that does not is counted.
+func (e *encoder) take(labels []workload.Label) (*workload.Exemplar, bool) {
+	ex := e.ex
+	e.ex = nil
+	if !validLabels(labels) {
+		e.invalid++
+		return nil, false
+	}
+	return ex, true
+}
+
+// appendSeriesHead appends a TimeSeries field of seriesLen bytes and its labels.
+func appendSeriesHead(b []byte, labels []workload.Label, seriesLen int) []byte {
 	b = append(b, 0x0a) // field 1, length-delimited
 	b = binary.AppendUvarint(b, uint64(seriesLen))
 	for _, l := range labels {
 		b = appendLabel(b, l.Name, l.Value)
 	}
-	e.buf = appendSample(b, sampleLen, t, v)
-	e.added(t)
+	return b
 }
 
 // StartTarget encodes the target's label values, in the order of templates' names, for the
@@ -95,6 +107,8 @@ func (e *encoder) StartTarget(values []string) {
 // invalid labels is counted, as in Append.
 func (e *encoder) AppendSeries(s int, t int64, v float64) {
 	st := &e.tpl.series[s]
+	ex := e.ex
+	e.ex = nil
 	if !st.valid || !e.targetOK {
 		e.invalid++
 		return
@@ -109,7 +123,7 @@ func (e *encoder) AppendSeries(s int, t int64, v float64) {
 	if v != 0 {
 		sampleLen += 1 + 8
 	}
-	seriesLen := len(st.fixed) + len(e.target) + 1 + uvarintLen(uint64(sampleLen)) + sampleLen
+	seriesLen := len(st.fixed) + len(e.target) + 1 + uvarintLen(uint64(sampleLen)) + sampleLen + exemplarFieldSize(ex)
 
 	b := slices.Grow(e.buf, 1+binary.MaxVarintLen64+seriesLen)
 	b = append(b, 0x0a)
@@ -130,7 +144,7 @@ func (e *encoder) AppendSeries(s int, t int64, v float64) {
 		b = append(b, 0x09) // field 1, 64-bit
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 	}
-	e.buf = append(b, e.tsTail...)
+	e.buf = appendExemplar(append(b, e.tsTail...), ex)
 	e.added(t)
 }
 
@@ -208,6 +222,16 @@ func appendLabel(b []byte, name, value string) []byte {
 	b = append(b, 0x12)
 	b = binary.AppendUvarint(b, uint64(len(value)))
 	return append(b, value...)
+}
+
+// labelsSize is the size of labels as Label fields of a TimeSeries.
+func labelsSize(labels []workload.Label) int {
+	size := 0
+	for _, l := range labels {
+		n := labelSize(l.Name, l.Value)
+		size += 1 + uvarintLen(uint64(n)) + n
+	}
+	return size
 }
 
 func labelSize(name, value string) int {

@@ -23,8 +23,8 @@ import (
 //   - every other label as a data point attribute; a staleness marker as a data point with
 //     the no-recorded-value flag, which receivers store as a staleness marker.
 //
-// Times are the samples' milliseconds in nanoseconds. The profile records no start times,
-// so start_time_unix_nano is 0 (unknown). samples counts what the receiver stores: one per
+// Times are the samples' milliseconds in nanoseconds; sums, summaries and histograms start at
+// their target's process start (start_time_unix_nano, encode_created.go). samples counts what the receiver stores: one per
 // number point, and a summary or histogram point counts the samples it was made of.
 //
 //	ExportMetricsServiceRequest { repeated ResourceMetrics resource_metrics = 1; }
@@ -62,10 +62,12 @@ type encoderOTLP struct {
 
 	fam famPoint // the open summary or histogram point
 
-	samples int   // samples in the request, the open family point's included
-	points  int   // data points in the request
-	oldest  int64 // smallest timestamp, ms
-	invalid int   // samples refused for invalid labels since the last reset
+	samples int                // samples in the request, the open family point's included
+	points  int                // data points in the request
+	oldest  int64              // smallest timestamp, ms
+	invalid int                // samples refused for invalid labels since the last reset
+	ex      *workload.Exemplar // the next sample's, nil for none (encode_exemplar.go)
+	created int64              // the current target's process start, ms; 0: unknown (encode_created.go)
 }
 
 // famPoint gathers one summary or histogram data point from its samples.
@@ -74,6 +76,7 @@ type famPoint struct {
 	t          int64
 	attrs      []byte
 	count, sum float64
+	start      int64 // the target's process start when the point opened, ms
 	stale      bool
 	parts      []part // quantiles or buckets
 }
@@ -93,6 +96,7 @@ func (e *encoderOTLP) reset() {
 func (e *encoderOTLP) Append(labels []workload.Label, t int64, v float64) {
 	if !validLabels(labels) {
 		e.invalid++
+		e.ex = nil
 		return
 	}
 	var name, job, instance string
@@ -106,12 +110,7 @@ func (e *encoderOTLP) Append(labels []workload.Label, t int64, v float64) {
 			instance = l.Value
 		}
 	}
-	if !e.resOpen || string(e.resJob) != job || string(e.resInstance) != instance {
-		e.closeResource()
-		e.resOpen = true
-		e.resJob = append(e.resJob[:0], job...)
-		e.resInstance = append(e.resInstance[:0], instance...)
-	}
+	e.openResource(job, instance)
 	m, ok := e.meta[name]
 	kind := m.typ
 	if !ok || m.role == roleValue && (kind == typeSummary || kind == typeHistogram) || kind == typeUnknown {
@@ -147,12 +146,13 @@ func (e *encoderOTLP) Append(labels []workload.Label, t int64, v float64) {
 		e.appendNumberPoint(t, v)
 		return
 	}
+	e.ex = nil // a summary's or classic histogram's sample carries none
 	f := &e.fam
 	if f.open && (f.t != t || string(f.attrs) != string(e.attrs)) {
 		e.closeFamily()
 	}
 	if !f.open {
-		f.open, f.t, f.count, f.sum, f.stale = true, t, 0, 0, false
+		f.open, f.t, f.count, f.sum, f.stale, f.start = true, t, 0, 0, false, e.created
 		f.attrs = append(f.attrs[:0], e.attrs...)
 		f.parts = f.parts[:0]
 	}
@@ -183,10 +183,24 @@ func parseBound(s string) float64 {
 	return f
 }
 
+// openResource makes job and instance's resource the open one, closing another.
+func (e *encoderOTLP) openResource(job, instance string) {
+	if !e.resOpen || string(e.resJob) != job || string(e.resInstance) != instance {
+		e.closeResource()
+		e.resOpen = true
+		e.resJob = append(e.resJob[:0], job...)
+		e.resInstance = append(e.resInstance[:0], instance...)
+	}
+}
+
 // appendNumberPoint appends a NumberDataPoint with the current attributes to the open metric.
 func (e *encoderOTLP) appendNumberPoint(t int64, v float64) {
 	stale := math.Float64bits(v) == math.Float64bits(workload.StaleNaN())
-	n := len(e.attrs) + 1 + 8
+	st := int64(0)
+	if e.metKind == typeCounter {
+		st = e.created
+	}
+	n := len(e.attrs) + 1 + 8 + otlpExemplarSize(e.ex) + otlpStartSize(st)
 	if stale {
 		n += 2
 	} else {
@@ -194,7 +208,7 @@ func (e *encoderOTLP) appendNumberPoint(t int64, v float64) {
 	}
 	b := append(e.pts, 0x0a) // data_points = 1
 	b = binary.AppendUvarint(b, uint64(n))
-	b = append(b, e.attrs...)
+	b = appendOTLPStart(append(b, e.attrs...), st)
 	b = append(b, 0x19) // time_unix_nano = 3, fixed64
 	b = binary.LittleEndian.AppendUint64(b, uint64(t)*1e6)
 	if stale {
@@ -203,7 +217,8 @@ func (e *encoderOTLP) appendNumberPoint(t int64, v float64) {
 		b = append(b, 0x21) // as_double = 4
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 	}
-	e.pts = b
+	e.pts = appendOTLPExemplar(b, 0x2a, e.ex) // exemplars = 5
+	e.ex = nil
 	e.points++
 }
 
@@ -217,12 +232,12 @@ func (e *encoderOTLP) closeFamily() {
 	e.points++
 	b := append(e.pts, 0x0a)
 	if e.metKind == typeSummary {
-		n := len(f.attrs) + 9 + 9 + 9 + len(f.parts)*(2+18)
+		n := len(f.attrs) + 9 + 9 + 9 + len(f.parts)*(2+18) + otlpStartSize(f.start)
 		if f.stale {
 			n += 2
 		}
 		b = binary.AppendUvarint(b, uint64(n))
-		b = append(b, f.attrs...)
+		b = appendOTLPStart(append(b, f.attrs...), f.start)
 		b = append(b, 0x19)
 		b = binary.LittleEndian.AppendUint64(b, uint64(f.t)*1e6)
 		b = append(b, 0x21) // count = 4, fixed64
@@ -250,7 +265,7 @@ func (e *encoderOTLP) closeFamily() {
 	}
 	buckets := bounds + 1
 	countsLen, boundsLen := 8*buckets, 8*bounds
-	n := len(f.attrs) + 9 + 9 + 9 + 1 + uvarintLen(uint64(countsLen)) + countsLen
+	n := len(f.attrs) + 9 + 9 + 9 + 1 + uvarintLen(uint64(countsLen)) + countsLen + otlpStartSize(f.start)
 	if bounds > 0 {
 		n += 1 + uvarintLen(uint64(boundsLen)) + boundsLen
 	}
@@ -258,7 +273,7 @@ func (e *encoderOTLP) closeFamily() {
 		n += 2
 	}
 	b = binary.AppendUvarint(b, uint64(n))
-	b = append(b, f.attrs...)
+	b = appendOTLPStart(append(b, f.attrs...), f.start)
 	b = append(b, 0x19)
 	b = binary.LittleEndian.AppendUint64(b, uint64(f.t)*1e6)
 	b = append(b, 0x21)
@@ -328,6 +343,8 @@ func (e *encoderOTLP) closeMetric() {
 		dataTag, dataLen = 0x4a, dataLen+2 // histogram = 9; temporality
 	case typeSummary:
 		dataTag = 0x5a // summary = 11
+	case kindExponential:
+		dataTag, dataLen = 0x52, dataLen+2 // exponential_histogram = 10; temporality
 	default:
 		dataTag = 0x2a // gauge = 5
 	}
@@ -353,7 +370,7 @@ func (e *encoderOTLP) closeMetric() {
 	switch e.metKind {
 	case typeCounter:
 		b = append(b, 0x10, 2, 0x18, 1) // AGGREGATION_TEMPORALITY_CUMULATIVE, monotonic
-	case typeHistogram:
+	case typeHistogram, kindExponential:
 		b = append(b, 0x10, 2)
 	}
 	e.res, e.pts = b, e.pts[:0]

@@ -11,8 +11,9 @@ import (
 // encoderV2 builds one remote-write 2.0 request (io.prometheus.write.v2.Request, spec
 // https://prometheus.io/docs/specs/prw/remote_write_spec_2_0/) by appending bytes, as
 // encoder does for 1.0: every string once in the symbols table, each series' labels as
-// references to it, and the profile's metadata (type, help, unit) on every series. The
-// profile records no created (start) timestamps, so start_timestamp is never sent.
+// references to it, and the profile's metadata (type, help, unit) on every series. Counters,
+// histograms and summaries carry their target's process start as start_timestamp
+// (encode_created.go).
 //
 //	Request    { repeated string symbols = 4; repeated TimeSeries timeseries = 5; }
 //	TimeSeries { repeated uint32 labels_refs = 1 [packed]; repeated Sample samples = 2; Metadata metadata = 5; }
@@ -29,9 +30,11 @@ type encoderV2 struct {
 	arena   []byte // the bytes of the symbols, the keys of refs point into it
 	out     []byte // symbols then series, what body returns
 	lrefs   []uint32
-	samples int   // samples in the request
-	oldest  int64 // smallest timestamp, ms
-	invalid int   // samples refused for invalid labels since the last reset
+	samples int                // samples in the request
+	oldest  int64              // smallest timestamp, ms
+	invalid int                // samples refused for invalid labels since the last reset
+	ex      *workload.Exemplar // the next sample's, nil for none (encode_exemplar.go)
+	created int64              // the current target's process start, ms; 0: unknown (encode_created.go)
 
 	// The fast path (StartTarget, AppendSeries), when the workload names its series.
 	tpl        *v2Templates
@@ -90,41 +93,37 @@ var rw2Type = [...]uint64{typeUnknown: 0, typeCounter: 1, typeGauge: 2, typeHist
 func (e *encoderV2) Append(labels []workload.Label, t int64, v float64) {
 	if !validLabels(labels) {
 		e.invalid++
+		e.ex = nil
 		return
 	}
 	m := e.meta[metricName(labels)]
+	helpRef, unitRef := e.refsOf(labels, m)
+	e.write(rw2Type[m.typ], helpRef, unitRef, t, v)
+}
+
+// refsOf puts the labels' refs in lrefs and returns those of m's help and unit (0: none).
+func (e *encoderV2) refsOf(labels []workload.Label, m metricMeta) (helpRef, unitRef uint32) {
 	e.lrefs = e.lrefs[:0]
 	for _, l := range labels {
 		e.lrefs = append(e.lrefs, e.ref(l.Name), e.ref(l.Value))
 	}
-	var helpRef, unitRef uint32
 	if m.help != "" {
 		helpRef = e.ref(m.help)
 	}
 	if m.unit != "" {
 		unitRef = e.ref(m.unit)
 	}
-	e.write(rw2Type[m.typ], helpRef, unitRef, t, v)
+	return helpRef, unitRef
 }
 
 // write encodes a TimeSeries of the labels in lrefs, the metadata and one sample.
 func (e *encoderV2) write(typ uint64, helpRef, unitRef uint32, t int64, v float64) {
-	refsLen := 0
-	for _, r := range e.lrefs {
-		refsLen += uvarintLen(uint64(r))
-	}
-	metaLen := 0
-	if typ != 0 {
-		metaLen += 1 + uvarintLen(typ)
-	}
-	if helpRef != 0 {
-		metaLen += 1 + uvarintLen(uint64(helpRef))
-	}
-	if unitRef != 0 {
-		metaLen += 1 + uvarintLen(uint64(unitRef))
-	}
-	sampleLen := 1 + 8 + 1 + uvarintLen(uint64(t))
-	seriesLen := 1 + uvarintLen(uint64(refsLen)) + refsLen + 1 + uvarintLen(uint64(sampleLen)) + sampleLen
+	refsLen := e.refsLen()
+	metaLen := metaSize(typ, helpRef, unitRef)
+	ex := e.exemplarV2Of()
+	st := e.startOf(typ)
+	sampleLen := 1 + 8 + 1 + uvarintLen(uint64(t)) + startSize(st)
+	seriesLen := 1 + uvarintLen(uint64(refsLen)) + refsLen + 1 + uvarintLen(uint64(sampleLen)) + sampleLen + ex.size()
 	if metaLen > 0 {
 		seriesLen += 1 + uvarintLen(uint64(metaLen)) + metaLen
 	}
@@ -132,38 +131,81 @@ func (e *encoderV2) write(typ uint64, helpRef, unitRef uint32, t int64, v float6
 	b := e.series
 	b = append(b, 0x2a) // field 5, length-delimited
 	b = binary.AppendUvarint(b, uint64(seriesLen))
-	b = append(b, 0x0a) // labels_refs, packed
-	b = binary.AppendUvarint(b, uint64(refsLen))
-	for _, r := range e.lrefs {
-		b = binary.AppendUvarint(b, uint64(r))
-	}
+	b = e.appendRefs(b, refsLen)
 	b = append(b, 0x12) // samples
 	b = binary.AppendUvarint(b, uint64(sampleLen))
 	b = append(b, 0x09) // value, 64-bit
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 	b = append(b, 0x10) // timestamp, varint
 	b = binary.AppendUvarint(b, uint64(t))
-	if metaLen > 0 {
-		b = append(b, 0x2a) // metadata
-		b = binary.AppendUvarint(b, uint64(metaLen))
-		if typ != 0 {
-			b = append(b, 0x08)
-			b = binary.AppendUvarint(b, typ)
-		}
-		if helpRef != 0 {
-			b = append(b, 0x18)
-			b = binary.AppendUvarint(b, uint64(helpRef))
-		}
-		if unitRef != 0 {
-			b = append(b, 0x20)
-			b = binary.AppendUvarint(b, uint64(unitRef))
-		}
+	if st != 0 {
+		b = binary.AppendUvarint(append(b, 0x18), uint64(st)) // start_timestamp
 	}
-	e.series = b
+	e.series = appendMeta(ex.appendTo(b), metaLen, typ, helpRef, unitRef)
+	e.added(t)
+}
+
+// refsLen is the size of the packed labels_refs of lrefs.
+func (e *encoderV2) refsLen() int {
+	n := 0
+	for _, r := range e.lrefs {
+		n += uvarintLen(uint64(r))
+	}
+	return n
+}
+
+// appendRefs appends lrefs as the packed labels_refs field, of size n.
+func (e *encoderV2) appendRefs(b []byte, n int) []byte {
+	b = append(b, 0x0a) // labels_refs, packed
+	b = binary.AppendUvarint(b, uint64(n))
+	for _, r := range e.lrefs {
+		b = binary.AppendUvarint(b, uint64(r))
+	}
+	return b
+}
+
+func (e *encoderV2) added(t int64) {
 	if e.samples == 0 || t < e.oldest {
 		e.oldest = t
 	}
 	e.samples++
+}
+
+// metaSize is the size of a Metadata message; 0 when every field is left out.
+func metaSize(typ uint64, helpRef, unitRef uint32) int {
+	n := 0
+	if typ != 0 {
+		n += 1 + uvarintLen(typ)
+	}
+	if helpRef != 0 {
+		n += 1 + uvarintLen(uint64(helpRef))
+	}
+	if unitRef != 0 {
+		n += 1 + uvarintLen(uint64(unitRef))
+	}
+	return n
+}
+
+// appendMeta appends the metadata field of size n, when n > 0.
+func appendMeta(b []byte, n int, typ uint64, helpRef, unitRef uint32) []byte {
+	if n == 0 {
+		return b
+	}
+	b = append(b, 0x2a) // metadata
+	b = binary.AppendUvarint(b, uint64(n))
+	if typ != 0 {
+		b = append(b, 0x08)
+		b = binary.AppendUvarint(b, typ)
+	}
+	if helpRef != 0 {
+		b = append(b, 0x18)
+		b = binary.AppendUvarint(b, uint64(helpRef))
+	}
+	if unitRef != 0 {
+		b = append(b, 0x20)
+		b = binary.AppendUvarint(b, uint64(unitRef))
+	}
+	return b
 }
 
 // StartTarget takes the target's label values (in the order of the templates' names) for
@@ -184,6 +226,7 @@ func (e *encoderV2) AppendSeries(s int, t int64, v float64) {
 	st := &e.tpl.series[s]
 	if !st.valid || !e.targetOK {
 		e.invalid++
+		e.ex = nil
 		return
 	}
 	if !e.fresh { // the target's values, once per target and request

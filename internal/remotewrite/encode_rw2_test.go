@@ -165,6 +165,9 @@ type labelsOnlyV2 struct{ e *encoderV2 }
 
 func (l labelsOnlyV2) Append(labels []workload.Label, t int64, v float64) { l.e.Append(labels, t, v) }
 
+// SetCreated passes the target's process start on, as the writer's labelsAppender does.
+func (l labelsOnlyV2) SetCreated(ms int64) { l.e.SetCreated(ms) }
+
 // The fast path (prepared series) encodes what the labels path does, over requests that
 // end within a target's scrape, churn and replicas included.
 func TestEncodeV2SeriesPathMatchesLabelsPath(t *testing.T) {

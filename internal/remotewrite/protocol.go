@@ -71,7 +71,7 @@ func setHeaders(h http.Header, w wire, userAgent string) {
 }
 
 // writtenRW2 reads a 2.0 answer's confirmation: the samples and histograms it says it wrote
-// (each one sample in the account; tsbench sends no native histograms and no exemplars), or
+// (a native histogram is one sample in the account; exemplars are not samples), or
 // -1 when it has none of the three headers, as a 1.0-only receiver answers. A header that is
 // not a count is no confirmation either.
 func writtenRW2(h http.Header) int64 {

@@ -3,10 +3,8 @@ package remotewrite
 import (
 	"bytes"
 	"compress/gzip"
-	"io"
 	"log/slog"
 	"math"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -96,18 +94,7 @@ func TestEncodersIntoPrometheus(t *testing.T) {
 			if samples != len(in.samples) {
 				t.Fatalf("encoded %d samples of %d", samples, len(in.samples))
 			}
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(body))
-			req.Header.Set("Content-Type", contentType)
-			req.Header.Set("Content-Encoding", encoding)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			msg, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode/100 != 2 {
-				t.Fatalf("%s: %s", resp.Status, msg)
-			}
+			post(t, url, contentType, encoding, body)
 			if n, err := recv.Appended(); err != nil || n != int64(len(in.samples)) {
 				t.Errorf("receiver appended %d (%v), sent %d", n, err, len(in.samples))
 			}

@@ -566,7 +566,7 @@ func (w *Writer) generate(ctx context.Context, ln *lane, worker int) (nextDue in
 		}
 		return w.work.ScrapeTime(targets[pos], k)
 	}
-	need := int64(2 * w.work.SeriesPerTarget()) // a scrape's values and staleness markers
+	need := int64(2 * samplesPerScrape(w.work)) // a scrape's values and staleness markers
 	// scrape generates every scrape due at or before limit and before the lane's end, in time
 	// order. A worker still behind looks at the clock again when it reaches limit, waits for
 	// room before each scrape, and has caught up when it finds nothing due.
@@ -780,7 +780,7 @@ func (w *Writer) Results(name string) *results.Write {
 		DroppedSamples: cloneMap(s.dropped), RequestsByStatus: cloneMap(s.requests),
 		Retries: s.retries, BytesSent: s.bytesSent, MaxLagSeconds: s.maxLag, LagSeconds: lag,
 		Copies: w.copies[name],
-		TargetSamplesPerSecond: float64(w.work.SeriesPerTarget()*w.work.Targets()*w.copies[name]) /
+		TargetSamplesPerSecond: float64(samplesPerScrape(w.work)*w.work.Targets()*w.copies[name]) /
 			w.work.ScrapeInterval().Seconds(),
 	}
 	ln := w.laneOf[name]

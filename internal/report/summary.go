@@ -323,6 +323,7 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 	writeFreshness(&b, r)
 	writeNoQueryAPI(&b, r)
 	writeVerdicts(&b, r)
+	writeNatives(&b, r)
 	writeChecks(&b, r)
 	writeProbes(&b, r)
 	writeConformance(&b, r)

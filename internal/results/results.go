@@ -55,8 +55,8 @@ type Shard struct {
 
 // Workload describes what the generator produced, the same for every storage.
 type Workload struct {
-	Targets         int   `json:"targets"` // targetsCount × writeReplicas
-	SeriesPerTarget int   `json:"seriesPerTarget"`
+	Targets         int   `json:"targets"`         // targetsCount × writeReplicas
+	SeriesPerTarget int   `json:"seriesPerTarget"` // sent per target, native histogram series included
 	ActiveSeries    int64 `json:"activeSeries"`
 	SeriesCreated   int64 `json:"seriesCreated"` // by churn, beyond the initial targets × seriesPerTarget
 	StaleMarkers    int64 `json:"staleMarkers"`

@@ -98,6 +98,10 @@ type Verify struct {
 	// the storage acked them. LostAfterAckAt is the first check that missed one.
 	LostAfterAck   int64      `json:"lostAfterAck"`
 	LostAfterAckAt *time.Time `json:"lostAfterAckAt,omitempty"`
+	// NativeHistograms is the read-back of the native histograms, when they were sent.
+	NativeHistograms *NativeHistograms `json:"nativeHistograms,omitempty"`
+	// Exemplars is the read-back of the exemplars, when they were sent.
+	Exemplars *Exemplars `json:"exemplars,omitempty"`
 }
 
 // ExportCheck is the read-back of raw samples through a storage's export API: the counts

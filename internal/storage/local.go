@@ -196,12 +196,11 @@ func Start(ctx context.Context, kind, name string, keep bool, logger *slog.Logge
 // StartFor is Start for a run whose workload begins history in the past: the storage's
 // retention covers it (RetentionDays).
 func StartFor(ctx context.Context, kind, name string, keep bool, history time.Duration, logger *slog.Logger) (*Local, error) {
-	return StartWithArgs(ctx, kind, name, keep, history, nil, logger)
+	return StartWith(ctx, kind, name, keep, history, nil, logger)
 }
 
-// StartWithArgs is StartFor with flags added after tsbench's own, which they override (the
-// last of a repeated flag wins): a test starts VictoriaMetrics with -search.latencyOffset=5s.
-func StartWithArgs(ctx context.Context, kind, name string, keep bool, history time.Duration, extra []string, logger *slog.Logger) (*Local, error) {
+// StartWith is StartFor with extra command-line flags for the storage (NativeHistogramFlags).
+func StartWith(ctx context.Context, kind, name string, keep bool, history time.Duration, extra []string, logger *slog.Logger) (*Local, error) {
 	sp, ok := specs()[kind]
 	if !ok {
 		return nil, fmt.Errorf("storage kind %q: tsbench starts only %s, %s and %s", kind, KindVictoriaMetrics, KindPrometheus, KindInfluxDB)

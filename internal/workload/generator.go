@@ -45,6 +45,8 @@ type Options struct {
 	Events         Events        // cardinality events (series.go); Targets is then their base
 	Late           Held          // series sent late, in order (series.go)
 	OutOfOrder     Held          // samples sent after newer ones of their series (series.go)
+	Native         NativeOptions // nativeHistograms (native.go)
+	ExemplarPct    float64       // exemplars.percent (exemplar.go)
 }
 
 // Target labels tsbench adds to every series.
@@ -86,6 +88,11 @@ type Generator struct {
 	churnN    int   // targets churned per round in each replica
 	total     int   // Targets × Replicas
 	templates []template
+	natives   []nativeFamily // sent as native histograms (native.go)
+	skip      []bool         // by series: left out, sent as a native histogram only; nil: none
+	nfloats   int            // series not skipped
+	exemplar  []bool         // by series: may carry an exemplar; nil: none does
+	exemplarP float64        // probability of an exemplar on such a sample
 	maxLabels int
 	scratch   sync.Pool // *scratch
 	ev        *events   // nil without events or held samples (series.go)
@@ -102,9 +109,13 @@ type cursor struct{ round, rev int64 }
 
 // scratch is one Scrape's reusable buffers.
 type scratch struct {
-	labels []Label
-	text   []byte
-	values []string // target label values in TargetLabelNames order
+	labels  []Label
+	text    []byte
+	values  []string // target label values in TargetLabelNames order
+	hist    Histogram
+	buckets []uint64
+	ex      Exemplar
+	trace   []byte
 }
 
 // New compiles the profile for the options.
@@ -163,6 +174,11 @@ func New(p *Profile, o Options) (*Generator, error) {
 		shapes[i] = &g.templates[i].shape
 	}
 	link(p.Series, shapes)
+	g.natives = compileNatives(p, o.Native)
+	if g.exemplarP = o.ExemplarPct / 100; g.exemplarP > 0 {
+		g.exemplar = exemplarSeries(p)
+	}
+	g.compileNativeSeries()
 	g.scratch.New = func() any {
 		return &scratch{labels: make([]Label, g.maxLabels), text: make([]byte, 0, 64), values: make([]string, 0, 4)}
 	}
@@ -434,6 +450,7 @@ func (g *Generator) scrape(app Appender, target int, k int64, sel selection) (va
 	rev := g.revisionAt(target, round)
 	cur := g.lifeAt(target, t)
 	if cur.active {
+		g.startCreated(app, target)
 		values = g.emit(app, sc, g.targetText(sc, target, rev, cur), target, t, &sel, false)
 	}
 	if k == 0 {
@@ -456,7 +473,7 @@ func (g *Generator) emit(app Appender, sc *scratch, tv targetValues, target int,
 		sa.StartTarget(g.targetValues(sc, tv))
 	}
 	scale, n := g.scale(target), 0
-	if sel.everything && !stale { // the default workload's values: nothing to skip
+	if sel.everything && !stale && g.skip == nil && g.exemplar == nil { // the default workload's values: nothing to skip
 		for s := range g.templates {
 			tm := &g.templates[s]
 			if fast {
@@ -465,16 +482,17 @@ func (g *Generator) emit(app Appender, sc *scratch, tv targetValues, target int,
 				app.Append(g.fill(sc, tm, tv), t, g.value(&tm.shape, target, s, t, scale))
 			}
 		}
-		return len(g.templates)
+		return len(g.templates) + g.scrapeNatives(app, sc, tv, target, t, scale, false)
 	}
 	for s := range g.templates {
-		if !sel.takes(s) {
+		if !sel.takes(s) || (g.skip != nil && g.skip[s]) { // skipped: sent as a native histogram only
 			continue
 		}
 		tm := &g.templates[s]
 		v := StaleNaN()
 		if !stale {
 			v = g.value(&tm.shape, target, s, t, scale)
+			g.counterExemplar(app, sc, target, s, t, v, scale)
 		}
 		if fast {
 			sa.AppendSeries(s, t, v)
@@ -482,6 +500,9 @@ func (g *Generator) emit(app Appender, sc *scratch, tv targetValues, target int,
 			app.Append(g.fill(sc, tm, tv), t, v)
 		}
 		n++
+	}
+	if sel.everything || sel.kind == OnTime { // native histograms are never held back
+		n += g.scrapeNatives(app, sc, tv, target, t, scale, stale)
 	}
 	return n
 }

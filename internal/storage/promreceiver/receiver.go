@@ -83,6 +83,7 @@ func Start(dir string, logger *slog.Logger, opts Options) (*Receiver, error) {
 	reg := prometheus.NewRegistry()
 	tsdbOpts := tsdb.DefaultOptions()
 	tsdbOpts.OutOfOrderTimeWindow = opts.OutOfOrderWindow.Milliseconds()
+	tsdbOpts.EnableExemplarStorage, tsdbOpts.MaxExemplars = true, 100_000 // as --enable-feature=exemplar-storage
 	db, err := tsdb.Open(dir, logger, reg, tsdbOpts, nil)
 	if err != nil {
 		return nil, fmt.Errorf("open tsdb: %w", err)
@@ -118,6 +119,7 @@ func Start(dir string, logger *slog.Logger, opts Options) (*Receiver, error) {
 		remote.OTLPOptions{LookbackDelta: lookback})))
 	mux.Handle("/api/v1/query", locked(r.mu.RLocker(), http.HandlerFunc(r.query)))
 	mux.Handle("/api/v1/query_range", locked(r.mu.RLocker(), http.HandlerFunc(r.query)))
+	mux.Handle("/api/v1/query_exemplars", locked(r.mu.RLocker(), http.HandlerFunc(r.queryExemplars)))
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})) // its TSDB's and handlers' metrics
 	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
@@ -189,23 +191,9 @@ type Sample struct {
 
 // Series reads every float sample of every series matching ms in [mint, maxt] straight from
 // the TSDB, keyed by the series' labels in their String form.
-func (r *Receiver) Series(mint, maxt int64, ms ...*labels.Matcher) (_ map[string][]Sample, err error) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	q, err := r.db.Querier(mint, maxt)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { err = errors.Join(err, q.Close()) }()
-	if len(ms) == 0 {
-		ms = []*labels.Matcher{labels.MustNewMatcher(labels.MatchRegexp, model.MetricNameLabel, ".+")}
-	}
+func (r *Receiver) Series(mint, maxt int64, ms ...*labels.Matcher) (map[string][]Sample, error) {
 	out := map[string][]Sample{}
-	set := q.Select(context.Background(), true, nil, ms...)
-	var it chunkenc.Iterator
-	for set.Next() {
-		s := set.At()
-		it = s.Iterator(it)
+	err := r.each(mint, maxt, ms, func(lset labels.Labels, it chunkenc.Iterator) {
 		var samples []Sample
 		for vt := it.Next(); vt != chunkenc.ValNone; vt = it.Next() {
 			if vt == chunkenc.ValFloat {
@@ -213,12 +201,35 @@ func (r *Receiver) Series(mint, maxt int64, ms ...*labels.Matcher) (_ map[string
 				samples = append(samples, Sample{T: t, V: v})
 			}
 		}
-		if err := it.Err(); err != nil {
-			return nil, err
-		}
-		out[s.Labels().String()] = samples
+		out[lset.String()] = samples
+	})
+	return out, err
+}
+
+// each calls f with every series matching ms (every series when none) in [mint, maxt] and
+// its iterator, under the read lock.
+func (r *Receiver) each(mint, maxt int64, ms []*labels.Matcher, f func(labels.Labels, chunkenc.Iterator)) (err error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	q, err := r.db.Querier(mint, maxt)
+	if err != nil {
+		return err
 	}
-	return out, set.Err()
+	defer func() { err = errors.Join(err, q.Close()) }()
+	if len(ms) == 0 {
+		ms = []*labels.Matcher{labels.MustNewMatcher(labels.MatchRegexp, model.MetricNameLabel, ".+")}
+	}
+	set := q.Select(context.Background(), true, nil, ms...)
+	var it chunkenc.Iterator
+	for set.Next() {
+		s := set.At()
+		it = s.Iterator(it)
+		f(s.Labels(), it)
+		if err := it.Err(); err != nil {
+			return err
+		}
+	}
+	return set.Err()
 }
 
 // query answers /api/v1/query and /api/v1/query_range with the PromQL engine over the TSDB,

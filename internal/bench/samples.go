@@ -1,0 +1,53 @@
+package bench
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/verify"
+	"github.com/tsbench/tsbench/internal/workload"
+)
+
+// nativeOptions is nativeHistograms for the workload.
+func nativeOptions(n config.NativeHistograms) workload.NativeOptions {
+	o := workload.NativeOptions{FromSummaries: n.FromSummaries, Schema: n.Schema}
+	switch n.Send {
+	case config.NativeOn:
+		o.Mode = workload.NativeOnly
+	case config.NativeBoth:
+		o.Mode = workload.NativeBoth
+	}
+	return o
+}
+
+// verifySampleTypes adds the read-back of native histograms and exemplars to each storage's,
+// when they were sent.
+func (r *run) verifySampleTypes(ctx context.Context, v *verify.Verifier, res map[string]*results.Verify, to time.Time) {
+	if pct := r.cfg.Exemplars.Percent; pct > 0 {
+		for name, e := range v.Exemplars(ctx, pct, r.clock, to) {
+			if res[name] != nil {
+				res[name].Exemplars = e
+			}
+		}
+	}
+	if !r.cfg.NativeHistograms.On() {
+		return
+	}
+	for name, n := range v.Natives(ctx, r.cfg.NativeHistograms.Send, r.clock, to) {
+		if res[name] == nil {
+			continue
+		}
+		if w := r.writer.Results(name); w != nil {
+			for status, c := range w.RequestsByStatus {
+				if !strings.HasPrefix(status, "2") {
+					n.FailedRequests += c
+				}
+			}
+			n.Verdict = n.NativeVerdict()
+		}
+		res[name].NativeHistograms = n
+	}
+}

@@ -1,0 +1,95 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// SampleTypes holds the keys of the sample types beyond floats (issue 23).
+type SampleTypes struct {
+	// NativeHistograms sends the profile's histograms as native (exponential) histograms.
+	NativeHistograms NativeHistograms `yaml:"nativeHistograms" json:"nativeHistograms"`
+	// Exemplars puts exemplars (trace ids) on counters and native histograms.
+	Exemplars Exemplars `yaml:"exemplars" json:"exemplars"`
+}
+
+// Exemplars is exemplars: {percent}.
+type Exemplars struct {
+	// Percent of counter samples and native histograms that carry an exemplar, 0 to 100.
+	Percent float64 `yaml:"percent" json:"percent"`
+}
+
+// NativeHistograms is nativeHistograms: false, true or both alone, or a mapping of send,
+// fromSummaries and schema.
+type NativeHistograms struct {
+	// Send is false (classic series only), true (each histogram family as one native
+	// histogram series instead of its _bucket, _count and _sum) or both (classic and native,
+	// as Prometheus' always_scrape_classic_histograms).
+	Send string `yaml:"send" json:"send"`
+	// FromSummaries turns summaries into native histograms too, their quantiles' values as
+	// bucket positions (the default profile has summaries and no histogram).
+	FromSummaries bool `yaml:"fromSummaries" json:"fromSummaries,omitempty"`
+	// Schema is the native histograms' schema, -4 to 8; unset, each family gets the coarsest
+	// that keeps its bounds in buckets of their own, stated in the results.
+	Schema *int32 `yaml:"schema" json:"schema,omitempty"`
+}
+
+// Values of nativeHistograms.send.
+const (
+	NativeOff  = "false"
+	NativeOn   = "true"
+	NativeBoth = "both"
+)
+
+// nativeKeys are the keys of nativeHistograms' mapping form.
+var nativeKeys = []string{"send", "fromSummaries", "schema"}
+
+// UnmarshalYAML takes the short form (nativeHistograms: both) or the mapping. The mapping's
+// keys are checked here: a custom unmarshaler does not inherit the decoder's KnownFields.
+func (n *NativeHistograms) UnmarshalYAML(v *yaml.Node) error {
+	if v.Kind == yaml.ScalarNode {
+		n.Send = v.Value
+		return nil
+	}
+	if v.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: nativeHistograms: want false, true, both or a mapping of %v", v.Line, nativeKeys)
+	}
+	for i := 0; i < len(v.Content); i += 2 {
+		if k := v.Content[i]; !slices.Contains(nativeKeys, k.Value) {
+			return fmt.Errorf("line %d: field %s not found in nativeHistograms (keys: %v)", k.Line, k.Value, nativeKeys)
+		}
+	}
+	type plain NativeHistograms // without this method
+	return v.Decode((*plain)(n))
+}
+
+// On reports whether native histograms are sent.
+func (n NativeHistograms) On() bool { return n.Send == NativeOn || n.Send == NativeBoth }
+
+func (c *Config) sampleTypeProblems() []error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	n := c.NativeHistograms
+	switch n.Send {
+	case NativeOff, NativeOn, NativeBoth:
+	default:
+		bad("nativeHistograms.send", "%q: use false, true or both", n.Send)
+	}
+	if s := n.Schema; s != nil && (*s < -4 || *s > 8) {
+		bad("nativeHistograms.schema", "%d: must be -4 to 8 (Prometheus' exponential schemas)", *s)
+	}
+	if p := c.Exemplars.Percent; !(p >= 0 && p <= 100) {
+		bad("exemplars.percent", "%g: must be 0 to 100 (0 sends none)", p)
+	}
+	if c.Exemplars.Percent > 0 && c.ScrapeModeOn() {
+		bad("exemplars", "applies to sender: tsbench only")
+	}
+	if n.On() && c.ScrapeModeOn() {
+		bad("nativeHistograms", "applies to sender: tsbench only (an agent scrapes the text exposition, which has no native histograms)")
+	}
+	return errs
+}
