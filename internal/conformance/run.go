@@ -8,13 +8,11 @@ import (
 	"log/slog"
 	"maps"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/tsbench/tsbench/internal/config"
@@ -39,7 +37,7 @@ func EnableParserFeatures() {
 
 // Reasons an eval is not applicable.
 const (
-	ReasonNativeHistograms = "no native histograms: tsbench sends float samples only"
+	ReasonResetHint        = "expects a counter reset hint, which the query API does not answer"
 	ReasonAbsoluteTime     = "depends on absolute time"
 	ReasonOTLP             = "OTLP write: Prometheus' translation would rename the suite's series"
 )
@@ -133,12 +131,11 @@ func (r *runner) writeBlocks(ctx context.Context, placed []Placed) ([]evalCase, 
 		evals [][]*Eval
 	)
 	for _, p := range placed {
-		hist := histogramNames(p.Block)
 		var es []*Eval
 		for _, e := range p.Evals {
 			reason := blockReason(r.w.proto)
 			if reason == "" {
-				reason = evalReason(e, hist)
+				reason = evalReason(e)
 			}
 			if reason != "" {
 				r.notApplicable(p.File, e, reason)
@@ -172,7 +169,7 @@ func (r *runner) writeBlocks(ctx context.Context, placed []Placed) ([]evalCase, 
 		}
 		if n := len(data[i]); n > 0 {
 			s := data[i][n-1]
-			last = &probe{selector: s.labels.String(), t: s.samples[len(s.samples)-1].Timestamp}
+			last = &probe{selector: s.labels.String(), t: s.samples[len(s.samples)-1].T}
 		}
 	}
 	if n := len(r.out.RejectedBlocks); n > 1 {
@@ -188,29 +185,6 @@ func (r *runner) writeBlocks(ctx context.Context, placed []Placed) ([]evalCase, 
 	return cases, nil
 }
 
-// histogramNames are the metric names of a block's native histogram series: those with a
-// histogram sample, and those load_with_nhcb makes from classic histograms (their name
-// without _bucket, _count or _sum).
-func histogramNames(b *Block) map[string]bool {
-	names := map[string]bool{}
-	for _, l := range b.Loads {
-		for _, s := range l.Series {
-			name := s.Labels.Get(model.MetricNameLabel)
-			if slices.ContainsFunc(s.Samples, func(x Sample) bool { return x.Hist }) {
-				names[name] = true
-			}
-			if l.NHCB {
-				for _, suffix := range []string{"_bucket", "_count", "_sum"} {
-					if base, ok := strings.CutSuffix(name, suffix); ok {
-						names[base] = true
-					}
-				}
-			}
-		}
-	}
-	return names
-}
-
 // blockReason is why no eval applies to a storage written with proto, or "".
 func blockReason(proto config.Protocol) string {
 	if proto == config.ProtocolOTLP {
@@ -219,27 +193,12 @@ func blockReason(proto config.Protocol) string {
 	return ""
 }
 
-// patBareSelector is a selector without a metric name: `{` after neither a name nor `}`.
-var patBareSelector = regexp.MustCompile(`(^|[^a-zA-Z0-9_:}\s])\s*\{`)
-
-// evalReason is why an eval does not apply, or "": it expects a native histogram, or may
-// read one of the block's histogram series (it names one, matches __name__, or has a
-// selector without a name), which tsbench does not send; or it depends on absolute time.
-func evalReason(e *Eval, hist map[string]bool) string {
+// evalReason is why an eval does not apply, or "": it expects a native histogram's counter
+// reset hint, which the query API does not answer; or it depends on absolute time.
+func evalReason(e *Eval) string {
 	for _, s := range e.series {
-		if slices.ContainsFunc(s.vals, func(v parser.SequenceValue) bool { return v.Histogram != nil }) {
-			return ReasonNativeHistograms
-		}
-	}
-	if len(hist) > 0 {
-		x := unquoted(e.Expr)
-		if strings.Contains(x, "__name__") || patBareSelector.MatchString(x) {
-			return ReasonNativeHistograms
-		}
-		for _, m := range patIdent.FindAllString(x, -1) {
-			if hist[m] {
-				return ReasonNativeHistograms
-			}
+		if slices.ContainsFunc(s.vals, func(v parser.SequenceValue) bool { return v.CounterResetHintSet }) {
+			return ReasonResetHint
 		}
 	}
 	if timeValued(e.Expr) == "absolute" {
@@ -248,7 +207,6 @@ func evalReason(e *Eval, hist map[string]bool) string {
 	return ""
 }
 
-var patIdent = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*`)
 
 // waitVisible waits until the last sample written can be queried: a storage may take a
 // moment (VictoriaMetrics flushes its buffers every second).
