@@ -91,7 +91,7 @@ func TestConformanceReference(t *testing.T) {
 func TestConformanceDebian(t *testing.T) {
 	t.Parallel()
 	requireBinaries(t, "prometheus", "victoria-metrics")
-	prom := startStorage(t, storage.KindPrometheus, "prometheus")
+	prom := startStorageWith(t, storage.KindPrometheus, "prometheus", storage.SampleTypeFlags(storage.KindPrometheus, true, false))
 	vm := startStorage(t, storage.KindVictoriaMetrics, "victoriametrics")
 	cfg := fmt.Sprintf("remoteStorages:\n  prometheus: {writeURL: %s, readURL: %s}\n  victoriametrics: {writeURL: %s, readURL: %s}\n",
 		prom.Storage.WriteURL, prom.Storage.ReadURL, vm.Storage.WriteURL, vm.Storage.ReadURL)

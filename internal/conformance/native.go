@@ -2,11 +2,15 @@ package conformance
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
+	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
@@ -90,6 +94,19 @@ func nhcbSeries(classic []LoadSeries) ([]LoadSeries, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// splitKinds parts a block's series into those of floats only and those with a native
+// histogram.
+func splitKinds(ss []series) (floats, hists []series) {
+	for _, s := range ss {
+		if slices.ContainsFunc(s.samples, func(x Sample) bool { return x.H != nil }) {
+			hists = append(hists, s)
+		} else {
+			floats = append(floats, s)
+		}
+	}
+	return floats, hists
 }
 
 // runs splits a series' samples into runs of one kind (floats, or histograms), in time
@@ -263,4 +280,95 @@ func formatHistogram(h *query.HistogramPoint) string {
 	}
 	b.WriteString("]}}")
 	return b.String()
+}
+
+// histogramNames are the metric names of a block's native histogram series, those
+// load_with_nhcb makes included.
+func histogramNames(b *Block) map[string]bool {
+	names := map[string]bool{}
+	for _, l := range b.Loads {
+		for _, s := range l.Series {
+			if slices.ContainsFunc(s.Samples, func(x Sample) bool { return x.H != nil }) {
+				names[s.Labels.Get(labels.MetricName)] = true
+			}
+		}
+	}
+	return names
+}
+
+// patBareSelector is a selector without a metric name: `{` after neither a name nor `}`.
+var patBareSelector = regexp.MustCompile(`(^|[^a-zA-Z0-9_:}\s])\s*\{`)
+
+var patIdent = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*`)
+
+// readsHistograms reports whether an eval expects a native histogram, or may read one of
+// its block's native histogram series hist: it names one, matches __name__, or has a
+// selector without a name.
+func readsHistograms(e *Eval, hist map[string]bool) bool {
+	for _, s := range e.series {
+		if slices.ContainsFunc(s.vals, func(v parser.SequenceValue) bool { return v.Histogram != nil }) {
+			return true
+		}
+	}
+	if len(hist) == 0 {
+		return false
+	}
+	x := unquoted(e.Expr)
+	if strings.Contains(x, "__name__") || patBareSelector.MatchString(x) {
+		return true
+	}
+	return slices.ContainsFunc(patIdent.FindAllString(x, -1), func(m string) bool { return hist[m] })
+}
+
+// lastHistogram is a probe of the last native histogram sample of ss, or nil.
+func lastHistogram(ss []series) *probe {
+	for i := len(ss) - 1; i >= 0; i-- {
+		for j := len(ss[i].samples) - 1; j >= 0; j-- {
+			if ss[i].samples[j].H != nil {
+				return &probe{selector: ss[i].labels.String(), t: ss[i].samples[j].T}
+			}
+		}
+	}
+	return nil
+}
+
+// lastFloat is a probe of the last float sample of ss, or nil.
+func lastFloat(ss []series) *probe {
+	for i := len(ss) - 1; i >= 0; i-- {
+		for j := len(ss[i].samples) - 1; j >= 0; j-- {
+			if ss[i].samples[j].H == nil {
+				return &probe{selector: ss[i].labels.String(), t: ss[i].samples[j].T}
+			}
+		}
+	}
+	return nil
+}
+
+// keepsHistograms tells whether the storage answers the native histogram it acknowledged at
+// pr (asked once the floats are visible): one that predates native histograms takes the
+// request and drops them (VictoriaMetrics 1.79 skips the unknown field).
+func (r *runner) keepsHistograms(ctx context.Context, pr probe) (bool, error) {
+	res, err := r.api.With(url.Values{"nocache": {"1"}}, nil).Instant(ctx, pr.selector, time.UnixMilli(pr.t))
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(res.Series, func(s query.Series) bool { return len(s.Histograms) > 0 }), nil
+}
+
+// dropHistogramCases counts as not applicable the cases that read native histograms of a
+// storage that does not keep them, and returns the others.
+func (r *runner) dropHistogramCases(cases []evalCase) []evalCase {
+	names := map[*Block]map[string]bool{}
+	return slices.DeleteFunc(cases, func(c evalCase) bool {
+		hist, ok := names[c.p.Block]
+		if !ok {
+			hist = histogramNames(c.p.Block)
+			names[c.p.Block] = hist
+		}
+		if readsHistograms(c.e, hist) {
+			r.notApplicable(c.p.File, c.e, ReasonNoNative)
+			return true
+		}
+		return false
+	})
 }

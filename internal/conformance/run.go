@@ -37,9 +37,10 @@ func EnableParserFeatures() {
 
 // Reasons an eval is not applicable.
 const (
-	ReasonResetHint        = "expects a counter reset hint, which the query API does not answer"
-	ReasonAbsoluteTime     = "depends on absolute time"
-	ReasonOTLP             = "OTLP write: Prometheus' translation would rename the suite's series"
+	ReasonResetHint    = "expects a counter reset hint, which the query API does not answer"
+	ReasonNoNative     = "storage does not take native histograms: acknowledged, not stored"
+	ReasonAbsoluteTime = "depends on absolute time"
+	ReasonOTLP         = "OTLP write: Prometheus' translation would rename the suite's series"
 )
 
 // requestTimeout bounds each write request and each eval's queries: a storage that hangs
@@ -123,11 +124,13 @@ type probe struct {
 
 // writeBlocks writes every block (each refused one is counted, its evals failed as "data
 // rejected"), waits until the data is visible, and returns the evals to ask. Evals that are
-// not applicable are counted here.
+// not applicable are counted here. A block's native histogram series go in requests of their
+// own: a storage that refuses them (Prometheus 2.42 refuses some the suite has) fails the
+// evals that read them, and its float series still serve the others.
 func (r *runner) writeBlocks(ctx context.Context, placed []Placed) ([]evalCase, error) {
 	var (
 		todo  []Placed
-		data  [][]series
+		data  [][]series // a block's float series at 2i, its histogram series at 2i+1
 		evals [][]*Eval
 	)
 	for _, p := range placed {
@@ -145,33 +148,41 @@ func (r *runner) writeBlocks(ctx context.Context, placed []Placed) ([]evalCase, 
 		}
 		if len(es) > 0 {
 			todo, evals = append(todo, p), append(evals, es)
-			data = append(data, blockSeries(p, intervals(p.Block)))
+			floats, hists := splitKinds(blockSeries(p, intervals(p.Block)))
+			data = append(data, floats, hists)
 		}
 	}
 	errs := r.w.writeAll(ctx, data)
 	var (
-		cases []evalCase
-		last  *probe
+		cases      []evalCase
+		last, hist *probe
 	)
 	for i, p := range todo {
-		if err := errs[i]; err != nil {
-			if len(r.out.RejectedBlocks) == 0 { // the first; the count follows
-				r.log.Warn("block refused", "file", p.File, "line", p.Evals[0].Line, "err", err)
-			}
-			r.out.RejectedBlocks = append(r.out.RejectedBlocks, results.ConformanceBlock{File: p.File, Line: p.Evals[0].Line, Answer: err.Error()})
-			for _, e := range evals[i] {
-				r.fail(p.File, e, &failure{kind: results.KindDataRejected, expected: "the block's samples stored", got: err.Error()})
-			}
+		es := evals[i]
+		if err := errs[2*i]; err != nil {
+			r.reject(p, es, err)
 			continue
 		}
-		for _, e := range evals[i] {
+		if err := errs[2*i+1]; err != nil {
+			names := histogramNames(p.Block)
+			var refused []*Eval
+			es = slices.DeleteFunc(es, func(e *Eval) bool {
+				if readsHistograms(e, names) {
+					refused = append(refused, e)
+					return true
+				}
+				return false
+			})
+			r.reject(p, refused, fmt.Errorf("native histograms: %w", err))
+		} else {
+			hist = cmp.Or(lastHistogram(data[2*i+1]), hist)
+		}
+		for _, e := range es {
 			cases = append(cases, evalCase{p, e})
 		}
-		if n := len(data[i]); n > 0 {
-			s := data[i][n-1]
-			last = &probe{selector: s.labels.String(), t: s.samples[len(s.samples)-1].T}
-		}
+		last = cmp.Or(lastFloat(data[2*i]), last)
 	}
+	last = cmp.Or(last, hist) // no floats at all: wait for the histograms
 	if n := len(r.out.RejectedBlocks); n > 1 {
 		r.log.Warn("blocks refused", "blocks", n, "of", len(todo))
 	}
@@ -182,6 +193,16 @@ func (r *runner) writeBlocks(ctx context.Context, placed []Placed) ([]evalCase, 
 		}
 		r.log.Debug("written data visible", "wait_seconds", fmt.Sprintf("%.1f", time.Since(waited).Seconds()))
 	}
+	if hist != nil {
+		keeps, err := r.keepsHistograms(ctx, *hist)
+		if err != nil {
+			return nil, err
+		}
+		if !keeps {
+			r.log.Warn("the storage acknowledged native histograms but does not answer them: their evals are not applicable", "series", hist.selector)
+			cases = r.dropHistogramCases(cases)
+		}
+	}
 	return cases, nil
 }
 
@@ -191,6 +212,17 @@ func blockReason(proto config.Protocol) string {
 		return ReasonOTLP
 	}
 	return ""
+}
+
+// reject counts a block the storage refused, and fails its evals es as "data rejected".
+func (r *runner) reject(p Placed, es []*Eval, err error) {
+	if len(r.out.RejectedBlocks) == 0 { // the first; the count follows
+		r.log.Warn("block refused", "file", p.File, "line", p.Evals[0].Line, "err", err)
+	}
+	r.out.RejectedBlocks = append(r.out.RejectedBlocks, results.ConformanceBlock{File: p.File, Line: p.Evals[0].Line, Answer: err.Error()})
+	for _, e := range es {
+		r.fail(p.File, e, &failure{kind: results.KindDataRejected, expected: "the block's samples stored", got: err.Error()})
+	}
 }
 
 // evalReason is why an eval does not apply, or "": it expects a native histogram's counter
@@ -206,7 +238,6 @@ func evalReason(e *Eval) string {
 	}
 	return ""
 }
-
 
 // waitVisible waits until the last sample written can be queried: a storage may take a
 // moment (VictoriaMetrics flushes its buffers every second).
