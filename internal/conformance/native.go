@@ -372,3 +372,22 @@ func (r *runner) dropHistogramCases(cases []evalCase) []evalCase {
 		return false
 	})
 }
+
+// ReadsNativeHistograms reports whether the eval at file:line expects a native histogram or
+// may read one of its block's native histogram series: what a storage without them cannot
+// answer (the e2e tests class a storage's failures by it).
+func (s *Suite) ReadsNativeHistograms(file string, line int) bool {
+	for _, f := range s.Files {
+		if f.Name != file {
+			continue
+		}
+		for _, b := range f.Blocks {
+			for _, e := range b.Evals {
+				if e.Line == line {
+					return readsHistograms(e, histogramNames(b))
+				}
+			}
+		}
+	}
+	return false
+}
