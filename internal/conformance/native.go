@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/prompb"
@@ -34,7 +35,7 @@ func nhcbSeries(classic []LoadSeries) ([]LoadSeries, error) {
 	fams := map[uint64]*family{}
 	var order []uint64
 	for _, s := range classic {
-		suffix, name := convertnhcb.GetHistogramMetricBaseName(s.Labels.Get(labels.MetricName))
+		suffix, name := convertnhcb.GetHistogramMetricBaseName(s.Labels.Get(model.MetricNameLabel))
 		var set func(h *convertnhcb.TempHistogram, v float64)
 		switch suffix {
 		case convertnhcb.SuffixBucket:
@@ -289,7 +290,7 @@ func histogramNames(b *Block) map[string]bool {
 	for _, l := range b.Loads {
 		for _, s := range l.Series {
 			if slices.ContainsFunc(s.Samples, func(x Sample) bool { return x.H != nil }) {
-				names[s.Labels.Get(labels.MetricName)] = true
+				names[s.Labels.Get(model.MetricNameLabel)] = true
 			}
 		}
 	}
@@ -322,22 +323,20 @@ func readsHistograms(e *Eval, hist map[string]bool) bool {
 
 // lastHistogram is a probe of the last native histogram sample of ss, or nil.
 func lastHistogram(ss []series) *probe {
-	for i := len(ss) - 1; i >= 0; i-- {
-		for j := len(ss[i].samples) - 1; j >= 0; j-- {
-			if ss[i].samples[j].H != nil {
-				return &probe{selector: ss[i].labels.String(), t: ss[i].samples[j].T}
-			}
-		}
-	}
-	return nil
+	return lastOf(ss, func(x Sample) bool { return x.H != nil })
 }
 
 // lastFloat is a probe of the last float sample of ss, or nil.
 func lastFloat(ss []series) *probe {
-	for i := len(ss) - 1; i >= 0; i-- {
-		for j := len(ss[i].samples) - 1; j >= 0; j-- {
-			if ss[i].samples[j].H == nil {
-				return &probe{selector: ss[i].labels.String(), t: ss[i].samples[j].T}
+	return lastOf(ss, func(x Sample) bool { return x.H == nil })
+}
+
+// lastOf is a probe of the last sample of ss for which is holds, or nil.
+func lastOf(ss []series, is func(Sample) bool) *probe {
+	for _, s := range slices.Backward(ss) {
+		for _, x := range slices.Backward(s.samples) {
+			if is(x) {
+				return &probe{selector: s.labels.String(), t: x.T}
 			}
 		}
 	}
