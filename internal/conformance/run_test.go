@@ -38,15 +38,7 @@ func TestRunAgainstReceiver(t *testing.T) {
 			s.Files = append(s.Files, f)
 		}
 	}
-	rcv, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{DelayedNameRemoval: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := rcv.Close(); err != nil {
-			t.Error(err)
-		}
-	})
+	rcv := startReceiver(t)
 	target, err := url.Parse(rcv.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -182,16 +174,7 @@ func TestRunWithoutNativeHistograms(t *testing.T) {
 		}
 	}
 	for _, refuse := range []bool{true, false} {
-		rcv, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{DelayedNameRemoval: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := rcv.Close(); err != nil {
-				t.Error(err)
-			}
-		})
-		srv := httptest.NewServer(withoutHistograms(t, rcv.URL, refuse))
+		srv := httptest.NewServer(withoutHistograms(t, startReceiver(t).URL, refuse))
 		t.Cleanup(srv.Close)
 		st := config.Storage{WriteURL: srv.URL + promreceiver.WritePath, ReadURL: srv.URL + "/"}
 		out, err := Run(t.Context(), s, "nonative", st, time.Now(), slog.New(slog.DiscardHandler))
@@ -251,4 +234,20 @@ func withoutHistograms(t *testing.T, to string, refuse bool) http.Handler {
 		}
 		proxy.ServeHTTP(w, r)
 	})
+}
+
+// startReceiver starts Prometheus' own receiver and engine, as the runner's (delayed name
+// removal on), closed when the test ends.
+func startReceiver(t *testing.T) *promreceiver.Receiver {
+	t.Helper()
+	rcv, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{DelayedNameRemoval: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := rcv.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return rcv
 }
