@@ -106,6 +106,7 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 		ChurnInterval: cfg.ScrapeConfigUpdateInterval, HostLoad: cfg.HostLoad,
 		Events: events, Late: late, OutOfOrder: ooo,
 		Native: nativeOptions(cfg.NativeHistograms), ExemplarPct: cfg.Exemplars.Percent,
+		HA: haOptions(cfg),
 	})
 	if err != nil {
 		return nil, &ConfigError{fmt.Errorf("workload: %w", err)}

@@ -140,3 +140,17 @@ func mean(vs []float64) *float64 {
 	m := sum / float64(len(vs))
 	return &m
 }
+
+// haOptions are the workload options of the series section's HA pairs.
+func haOptions(cfg *config.Config) workload.HA {
+	s := cfg.Series
+	if !s.HAOn() {
+		return workload.HA{}
+	}
+	l := s.HALabels
+	return workload.HA{
+		Replicas: s.HAReplicas, Offset: cfg.HAOffsetOf(),
+		ClusterName: l.Cluster.Name, ClusterValue: l.Cluster.Value,
+		ReplicaName: l.Replica.Name, ReplicaValue: l.Replica.Values,
+	}
+}

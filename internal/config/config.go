@@ -195,6 +195,7 @@ func Default() Config {
 		// 6 checks an hour, ~10k samples and ~20 queries each (docs/long-runs.md): 144 a day.
 		VerifyInterval: 10 * time.Minute,
 
+		// series.haOffset 0: a third of scrapeInterval (HAOffsetOf), which is known only once loaded.
 		ScrapeMode: ScrapeMode{Sender: SenderTsbench},
 		// Floats only, as captured; the profile's families go classic.
 		// No exemplars: exemplar storage is an opt-in feature of Prometheus.

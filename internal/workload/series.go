@@ -152,7 +152,7 @@ func (g *Generator) ActiveTargets(t int64) int {
 			n++
 		}
 	}
-	return n * g.opts.Replicas
+	return n * g.opts.Replicas * g.opts.haReplicas()
 }
 
 // Epoch identifies target's label set at scrape k apart from its revision: -1 while the
@@ -173,6 +173,9 @@ func (g *Generator) Epoch(target int, k int64) int64 {
 // made, it is the series a storage that keeps them all holds: a label set started in the
 // last scrapes of a run has its held series not sent yet.
 func (g *Generator) Created(target int, k int64) int {
+	if _, r := g.copyOf(target); r > 0 && g.opts.HA.ReplicaName == "" {
+		return 0 // without a replica label, an HA copy writes its original's series
+	}
 	n := 0
 	if g.starts(target, k) {
 		sel := g.selectionOf(OnTime, target, k)
@@ -217,9 +220,10 @@ func (g *Generator) selectionOf(kind, target int, k int64) selection {
 	}
 	n := len(g.templates)
 	sel := selection{kind: kind, n: n, lateN: ev.lateN, oooN: ev.oooN}
-	sel.lateOff = int(hash(g.opts.Seed, 9, uint64(target)) % uint64(n))
+	orig, _ := g.copyOf(target) // HA copies hold the same series
+	sel.lateOff = int(hash(g.opts.Seed, 9, uint64(orig)) % uint64(n))
 	if rest := n - ev.lateN; rest > 0 && ev.oooN > 0 {
-		sel.oooOff = int((hash(g.opts.Seed, 10, uint64(target)) + uint64(k)*uint64(ev.oooN)) % uint64(rest))
+		sel.oooOff = int((hash(g.opts.Seed, 10, uint64(orig)) + uint64(k)*uint64(ev.oooN)) % uint64(rest))
 		if g.lastOfLabelSet(target, k) {
 			sel.oooN = 0
 		}

@@ -1,0 +1,82 @@
+package workload
+
+import (
+	"slices"
+	"time"
+)
+
+// HA pairs (issue 22): every target is scraped by Replicas scrapers, as two Prometheus
+// replicas scrape one exporter. Replica r's copy of target t is target t + r × the targets
+// of one replica (Targets × writeReplicas): its scrapes are the original's, Offset × r later,
+// its values those of the original's series at its own timestamp (what a second scraper of
+// the same exporter reads a moment later), and its series carry the cluster and replica
+// labels when they are named.
+type HA struct {
+	Replicas     int           // 0 or 1: off
+	Offset       time.Duration // between one replica's scrape and the next one's
+	ClusterName  string        // "": no cluster label
+	ClusterValue string
+	ReplicaName  string   // "": no replica label: every replica writes the very same series
+	ReplicaValue []string // by replica
+}
+
+// haReplicas is how many copies of each target are written: 1 without HA pairs.
+func (o Options) haReplicas() int { return max(1, o.HA.Replicas) }
+
+// copyOf is the original target of target and which HA replica's copy it is (0: the first).
+func (g *Generator) copyOf(target int) (orig, replica int) {
+	n := g.opts.Targets * g.opts.Replicas
+	return target % n, target / n
+}
+
+// HAReplicaOf is which HA replica writes target: 0 without HA pairs.
+func (g *Generator) HAReplicaOf(target int) int {
+	_, r := g.copyOf(target)
+	return r
+}
+
+// HAReplicas is how many HA replicas write each target: 1 without HA pairs.
+func (g *Generator) HAReplicas() int { return g.opts.haReplicas() }
+
+// HAOriginal is the target replica 0 writes of target's series, and target's replica.
+func (g *Generator) HAOriginal(target int) (orig, replica int) { return g.copyOf(target) }
+
+// HAOffset is the time between one HA replica's scrape of a target and the next one's.
+func (g *Generator) HAOffset() time.Duration { return g.opts.HA.Offset }
+
+// haLabelSlots adds the HA labels to a template's target slots.
+func (g *Generator) haLabelSlots(slots map[string]slot) {
+	if g.opts.haReplicas() < 2 {
+		return
+	}
+	if n := g.opts.HA.ClusterName; n != "" {
+		slots[n] = slotHACluster
+	}
+	if n := g.opts.HA.ReplicaName; n != "" {
+		slots[n] = slotHAReplica
+	}
+}
+
+// targetLabels lists the target labels by name with their slots: instance, job, replica
+// (writeReplicas > 1), revision and the HA labels.
+func (g *Generator) targetLabels() (names []string, slots []slot) {
+	m := map[string]slot{labelInstance: slotInstance, labelJob: slotJob, labelRevision: slotRevision}
+	if g.opts.Replicas > 1 {
+		m[labelReplica] = slotReplica
+	}
+	g.haLabelSlots(m)
+	for n := range m {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		slots = append(slots, m[n])
+	}
+	return names, slots
+}
+
+// HAReplicaOf is part target j's HA replica.
+func (p *Part) HAReplicaOf(j int) int { return p.g.HAReplicaOf(p.targets[j]) }
+
+// HAReplicas is the generator's HAReplicas.
+func (p *Part) HAReplicas() int { return p.g.HAReplicas() }
