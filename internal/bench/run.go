@@ -365,6 +365,7 @@ func (r *run) verify(ctx context.Context) map[string]*results.Verify {
 	r.log.Info("verifying what each storage returns", "samples", r.cfg.VerifySamples, "from", r.clock, "to", to)
 	res := r.readBack(ctx, v, r.clock, to) // the history too: rules compare from where their windows fill
 	r.verifySampleTypes(ctx, v, res, to)
+	verifyHA(ctx, v, res, r.clock, to)
 	return res
 }
 

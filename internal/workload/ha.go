@@ -2,6 +2,7 @@ package workload
 
 import (
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -80,3 +81,33 @@ func (p *Part) HAReplicaOf(j int) int { return p.g.HAReplicaOf(p.targets[j]) }
 
 // HAReplicas is the generator's HAReplicas.
 func (p *Part) HAReplicas() int { return p.g.HAReplicas() }
+
+// HALabels are series s of target's labels as every HA replica writes them: without the
+// revision and the HA replica label, the instance as the target's first pod.
+func (g *Generator) HALabels(target, s int) []Label {
+	ls := g.Labels(target, s, 0)
+	out := ls[:0]
+	for _, l := range ls {
+		if l.Name != labelRevision && (l.Name != g.opts.HA.ReplicaName || g.opts.HA.ReplicaName == "") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// HAReplicaName is replica r's name in results: its replica label value, else its index.
+func (g *Generator) HAReplicaName(r int) string {
+	if g.opts.HA.ReplicaName != "" {
+		return g.opts.HA.ReplicaValue[r]
+	}
+	return strconv.Itoa(r)
+}
+
+// HALabels is part target j's HALabels.
+func (p *Part) HALabels(j, s int) []Label { return p.g.HALabels(p.targets[j], s) }
+
+// HAReplicaName is the generator's HAReplicaName.
+func (p *Part) HAReplicaName(r int) string { return p.g.HAReplicaName(r) }
+
+// HAOffset is the generator's HAOffset.
+func (p *Part) HAOffset() time.Duration { return p.g.HAOffset() }
