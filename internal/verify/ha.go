@@ -18,6 +18,7 @@ type haSource interface {
 	HAOffset() time.Duration
 	HALabels(j, s int) []workload.Label
 	HAReplicaName(r int) string
+	HASeries(n int) []int
 }
 
 // The HA read-back looks at haSeries series of each of haTargets targets, over the last
@@ -60,7 +61,7 @@ func (v *Verifier) readHA(ctx context.Context, r *reader, hs haSource, h *result
 			continue
 		}
 		seen++
-		for s := range min(haSeries, v.wl.SeriesPerTarget()) {
+		for _, s := range hs.HASeries(haSeries) {
 			q := haSelector(hs.HALabels(j, s)) + "[" + strconv.FormatInt(to-start, 10) + "ms]"
 			got, err := r.instant(ctx, q, to)
 			if err != nil {
@@ -73,7 +74,9 @@ func (v *Verifier) readHA(ctx context.Context, r *reader, hs haSource, h *result
 }
 
 // tallyHA counts, for each scrape of target j whose every copy lies in (start, to], which
-// replicas' copies the answer holds: a copy is told by its timestamp.
+// replicas' copies the answer holds: a copy is told by its timestamp. A scrape counts once
+// the next one is written too: deduplication by interval (VictoriaMetrics keeps the last
+// sample of each minScrapeInterval) decides on a scrape's copies only beside the next's.
 func (v *Verifier) tallyHA(hs haSource, h *results.VerifyHA, got *result, j int, start, to int64) {
 	at := map[int64]bool{}
 	for _, s := range got.Series {
@@ -85,7 +88,7 @@ func (v *Verifier) tallyHA(hs haSource, h *results.VerifyHA, got *result, j int,
 	last := -1 // the replica stored alone at the previous scrape
 	for k := int64(0); ; k++ {
 		t0 := v.wl.ScrapeTime(j, k)
-		if t0+int64(n-1)*off > to {
+		if t0+v.interval+int64(n-1)*off > to {
 			break
 		}
 		if t0 <= start {

@@ -111,3 +111,21 @@ func (p *Part) HAReplicaName(r int) string { return p.g.HAReplicaName(r) }
 
 // HAOffset is the generator's HAOffset.
 func (p *Part) HAOffset() time.Duration { return p.g.HAOffset() }
+
+// HASeries lists up to n series of the profile to read an HA pair back by: sent as floats
+// and never NaN (VictoriaMetrics drops NaN samples, which would look like a gap).
+func (g *Generator) HASeries(n int) []int {
+	var out []int
+	for s := range g.templates {
+		if len(out) == n {
+			break
+		}
+		if g.templates[s].shape.kind != kindNaN && (g.skip == nil || !g.skip[s]) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// HASeries is the generator's HASeries.
+func (p *Part) HASeries(n int) []int { return p.g.HASeries(n) }

@@ -336,8 +336,8 @@ func (p *Part) Held(late, outOfOrder Appender, j int, k int64) (nLate, nOOO int)
 	return p.g.Held(late, outOfOrder, p.targets[j], k)
 }
 
-// SeriesOn reports whether the workload has events or held samples.
-func (g *Generator) SeriesOn() bool { return g.ev != nil }
+// SeriesOn reports whether the workload has events, held samples or HA pairs.
+func (g *Generator) SeriesOn() bool { return g.ev != nil || g.opts.haReplicas() > 1 }
 
 // SeriesOn is the generator's SeriesOn.
 func (p *Part) SeriesOn() bool { return p.g.SeriesOn() }
