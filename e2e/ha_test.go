@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,13 +14,18 @@ import (
 
 // TestHAPairs writes an HA pair (series.haReplicas: 2) for 20 s in two runs at once: with a
 // replica label to the Debian Prometheus 2.42 and VictoriaMetrics, which both store both
-// replicas' series; and without one (both replicas write the very same series, timestamps
+// replicas' series, and to VictoriaMetrics that drops the replica label (-relabelConfig) and
+// deduplicates (-dedup.minScrapeInterval=5s), which stores one; and without one (both replicas write the very same series, timestamps
 // 5s/3 apart) to VictoriaMetrics without and with -dedup.minScrapeInterval=5s (the scrape
 // interval), which stores both copies and one copy. Every account counts every copy and
 // balances; the read-back's verdict is what each storage did.
 func TestHAPairs(t *testing.T) {
 	t.Parallel()
 	requireBinaries(t, "victoria-metrics", "prometheus")
+	dropReplica := filepath.Join(t.TempDir(), "relabel.yml")
+	if err := os.WriteFile(dropReplica, []byte("- action: labeldrop\n  regex: replica\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	runs := []struct {
 		name, labels string
 		storages     map[string]*storage.Local
@@ -27,8 +34,14 @@ func TestHAPairs(t *testing.T) {
 		{
 			name:     "replica label",
 			labels:   `{cluster: {name: cluster, value: bench}, replica: {name: replica, values: [a, b]}}`,
-			storages: map[string]*storage.Local{"prom": startStorage(t, storage.KindPrometheus, "prom"), "vm": startStorage(t, storage.KindVictoriaMetrics, "vm")},
-			want:     map[string]string{"prom": results.HAStoredBoth, "vm": results.HAStoredBoth},
+			storages: map[string]*storage.Local{
+				"prom": startStorage(t, storage.KindPrometheus, "prom"),
+				"vm":   startStorage(t, storage.KindVictoriaMetrics, "vm"),
+				// VictoriaMetrics as its docs set up an HA pair: drop the replica label on
+				// ingestion, then deduplicate the identical series.
+				"vmdedup": startStorageWith(t, storage.KindVictoriaMetrics, "vmdedup", []string{"-dedup.minScrapeInterval=5s", "-relabelConfig=" + dropReplica}),
+			},
+			want: map[string]string{"prom": results.HAStoredBoth, "vm": results.HAStoredBoth, "vmdedup": results.HAStoredOne},
 		},
 		{
 			name:   "no replica label",
