@@ -30,6 +30,15 @@ func (g *Generator) copyOf(target int) (orig, replica int) {
 	return target % n, target / n
 }
 
+// haSeriesCopies is how many distinct copies of each series the HA replicas write: one per
+// replica with a replica label, else one.
+func (g *Generator) haSeriesCopies() int {
+	if g.opts.HA.ReplicaName == "" {
+		return 1
+	}
+	return g.opts.haReplicas()
+}
+
 // HAReplicaOf is which HA replica writes target: 0 without HA pairs.
 func (g *Generator) HAReplicaOf(target int) int {
 	_, r := g.copyOf(target)

@@ -36,6 +36,9 @@ func TestHASchedule(t *testing.T) {
 			if g.Targets() != 6 || g.ChurnedTargets() != 2 {
 				t.Fatalf("targets %d, churned %d: want 6 and 2", g.Targets(), g.ChurnedTargets())
 			}
+			if got, want := g.Part(0, 1).ActiveSeries(g.ScrapeTime(0, 1)), int64(c.series/4*3); got != want {
+				t.Errorf("active series %d, want %d", got, want)
+			}
 			got := countSpan(t, g, scrapes)
 			want := span{values: 2 * single.values, markers: 2 * single.markers, series: c.series, created: c.created}
 			if got != want {

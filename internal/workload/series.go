@@ -141,7 +141,8 @@ func (g *Generator) lifeAt(target int, t int64) life {
 	return l
 }
 
-// ActiveTargets is how many targets (over every replica) are active at t (ms).
+// ActiveTargets is how many targets (over every replica) are active at t (ms): HA copies
+// count when a replica label tells their series apart.
 func (g *Generator) ActiveTargets(t int64) int {
 	if g.ev == nil {
 		return g.total
@@ -152,7 +153,7 @@ func (g *Generator) ActiveTargets(t int64) int {
 			n++
 		}
 	}
-	return n * g.opts.Replicas * g.opts.haReplicas()
+	return n * g.opts.Replicas * g.haSeriesCopies()
 }
 
 // Epoch identifies target's label set at scrape k apart from its revision: -1 while the
@@ -345,12 +346,13 @@ func (p *Part) SeriesOn() bool { return p.g.SeriesOn() }
 // ActiveSeries is how many series the part's targets hold at t (ms): its active targets ×
 // the profile's series.
 func (p *Part) ActiveSeries(t int64) int64 {
-	if p.g.ev == nil {
+	if p.g.ev == nil && p.g.opts.haReplicas() == 1 {
 		return int64(len(p.targets) * len(p.g.templates))
 	}
 	var n int64
 	for _, target := range p.targets {
-		if p.g.lifeAt(target, t).active {
+		// An HA copy without a replica label writes its original's series.
+		if _, r := p.g.copyOf(target); r < p.g.haSeriesCopies() && p.g.lifeAt(target, t).active {
 			n++
 		}
 	}
