@@ -32,8 +32,8 @@ func TestHAPairs(t *testing.T) {
 		want         map[string]string
 	}{
 		{
-			name:     "replica label",
-			labels:   `{cluster: {name: cluster, value: bench}, replica: {name: replica, values: [a, b]}}`,
+			name:   "replica label",
+			labels: `{cluster: {name: cluster, value: bench}, replica: {name: replica, values: [a, b]}}`,
 			storages: map[string]*storage.Local{
 				"prom": startStorage(t, storage.KindPrometheus, "prom"),
 				"vm":   startStorage(t, storage.KindVictoriaMetrics, "vm"),

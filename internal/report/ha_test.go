@@ -13,8 +13,10 @@ import (
 // which).
 func haRun(vmStored string) *results.Run {
 	r := seriesRun(0)
-	r.Storages[0].Verify.HA = &results.VerifyHA{Replicas: 2, Stored: results.HAStoredBoth, CheckedScrapes: 28, AllCopies: 28,
-		StoredByReplica: map[string]int64{"a": 28, "b": 28}}
+	r.Storages[0].Verify.HA = &results.VerifyHA{
+		Replicas: 2, Stored: results.HAStoredBoth, CheckedScrapes: 28, AllCopies: 28,
+		StoredByReplica: map[string]int64{"a": 28, "b": 28},
+	}
 	vm := &results.VerifyHA{Replicas: 2, Stored: vmStored, CheckedScrapes: 28, StoredByReplica: map[string]int64{"a": 28}}
 	if vmStored == results.HAStoredOne {
 		vm.OneCopy, vm.Winner, vm.Switchovers = 28, "a", 1

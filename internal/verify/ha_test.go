@@ -132,8 +132,10 @@ func TestHAPairThroughTracker(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = recv.Close() })
-	tracker := &haTracker{next: recv.URL + promreceiver.WritePath, cluster: "cluster", replica: "__replica__",
-		leader: map[string]string{}, requests: map[string]int{}, duplicates: map[string]int{}}
+	tracker := &haTracker{
+		next: recv.URL + promreceiver.WritePath, cluster: "cluster", replica: "__replica__",
+		leader: map[string]string{}, requests: map[string]int{}, duplicates: map[string]int{},
+	}
 	srv := httptest.NewServer(tracker)
 	t.Cleanup(srv.Close)
 	cfg := config.Default()
@@ -143,8 +145,10 @@ func TestHAPairThroughTracker(t *testing.T) {
 	start := time.Now()
 	gen, err := workload.New(p, workload.Options{
 		Seed: 1, Start: start, Targets: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval,
-		HA: workload.HA{Replicas: 2, Offset: 33 * time.Millisecond, ClusterName: "cluster", ClusterValue: "bench",
-			ReplicaName: "__replica__", ReplicaValue: []string{"a", "b"}},
+		HA: workload.HA{
+			Replicas: 2, Offset: 33 * time.Millisecond, ClusterName: "cluster", ClusterValue: "bench",
+			ReplicaName: "__replica__", ReplicaValue: []string{"a", "b"},
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -203,8 +207,10 @@ func TestTallyHA(t *testing.T) {
 	}
 	cfg := config.Default()
 	cfg.ScrapeInterval = 10 * time.Second
-	gen, err := workload.New(p, workload.Options{Seed: 3, Start: time.UnixMilli(1_700_000_000_000), Targets: 2, ScrapeInterval: cfg.ScrapeInterval,
-		HA: workload.HA{Replicas: 2, Offset: 2 * time.Second, ReplicaName: "replica", ReplicaValue: []string{"a", "b"}}})
+	gen, err := workload.New(p, workload.Options{
+		Seed: 3, Start: time.UnixMilli(1_700_000_000_000), Targets: 2, ScrapeInterval: cfg.ScrapeInterval,
+		HA: workload.HA{Replicas: 2, Offset: 2 * time.Second, ReplicaName: "replica", ReplicaValue: []string{"a", "b"}},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,8 +226,10 @@ func TestTallyHA(t *testing.T) {
 	h := &results.VerifyHA{Replicas: 2, StoredByReplica: map[string]int64{}}
 	v.tallyHA(part, h, &result{Series: []series{{Points: pts}}}, 0, part.ScrapeTime(0, 0), part.ScrapeTime(0, 11)-1)
 	h.Verdict()
-	want := results.VerifyHA{Replicas: 2, Stored: results.HAStoredMixed, Winner: "a", Switchovers: 2, CheckedScrapes: 9,
-		AllCopies: 1, OneCopy: 7, Gaps: 1, StoredByReplica: map[string]int64{"a": 6, "b": 3}}
+	want := results.VerifyHA{
+		Replicas: 2, Stored: results.HAStoredMixed, Winner: "a", Switchovers: 2, CheckedScrapes: 9,
+		AllCopies: 1, OneCopy: 7, Gaps: 1, StoredByReplica: map[string]int64{"a": 6, "b": 3},
+	}
 	if h.Stored != want.Stored || h.Winner != want.Winner || h.Switchovers != want.Switchovers || h.CheckedScrapes != want.CheckedScrapes ||
 		h.AllCopies != want.AllCopies || h.OneCopy != want.OneCopy || h.Gaps != want.Gaps || h.StoredByReplica["a"] != 6 || h.StoredByReplica["b"] != 3 {
 		t.Errorf("tally %+v, want %+v", h, want)

@@ -79,8 +79,10 @@ func TestHAScrapeDoesNotAllocate(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under the race detector; `go test` without -race checks them")
 	}
-	g := newGen(t, Options{Seed: 1, Targets: 100, ChurnPercent: 10, ChurnInterval: time.Minute,
-		HA: HA{Replicas: 2, Offset: time.Second, ClusterName: "cluster", ClusterValue: "x", ReplicaName: "__replica__", ReplicaValue: []string{"a", "b"}}})
+	g := newGen(t, Options{
+		Seed: 1, Targets: 100, ChurnPercent: 10, ChurnInterval: time.Minute,
+		HA: HA{Replicas: 2, Offset: time.Second, ClusterName: "cluster", ClusterValue: "x", ReplicaName: "__replica__", ReplicaValue: []string{"a", "b"}},
+	})
 	var d discard
 	g.Scrape(&d, 107, 0)
 	if allocs := testing.AllocsPerRun(20, func() { g.Scrape(&d, 107, 30) }); allocs > 0 {
