@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"testing/fstest"
@@ -37,6 +38,7 @@ type haTracker struct {
 	mu                   sync.Mutex
 	leader               map[string]string
 	requests, duplicates map[string]int // by replica label value
+	mixed                int            // requests with series of more than one replica
 }
 
 func (h *haTracker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -58,6 +60,9 @@ func (h *haTracker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if cluster != "" && replica != "" {
 		h.mu.Lock()
 		h.requests[replica]++
+		if h.mixes(req, replica) {
+			h.mixed++
+		}
 		if h.leader[cluster] == "" {
 			h.leader[cluster] = replica
 		}
@@ -103,6 +108,17 @@ func (h *haTracker) labelsOf(req prompb.WriteRequest) (cluster, replica string) 
 		}
 	}
 	return cluster, replica
+}
+
+// mixes reports whether a series of req lacks replica's label value: the tracker would
+// treat it as replica's.
+func (h *haTracker) mixes(req prompb.WriteRequest, replica string) bool {
+	for _, ts := range req.Timeseries {
+		if !slices.ContainsFunc(ts.Labels, func(l prompb.Label) bool { return l.Name == h.replica && l.Value == replica }) {
+			return true
+		}
+	}
+	return false
 }
 
 func (h *haTracker) dropReplicaLabel(req *prompb.WriteRequest) {
@@ -169,8 +185,8 @@ func TestHAPairThroughTracker(t *testing.T) {
 	}
 	tracker.mu.Lock()
 	t.Logf("tracker: requests by replica %v, answered 202 %v, leader %v; account: generated %d acked %d", tracker.requests, tracker.duplicates, tracker.leader, acct.GeneratedSamples, acct.AckedSamples)
-	if tracker.requests["a"] == 0 || tracker.requests["b"] == 0 || tracker.duplicates["b"] != tracker.requests["b"] || tracker.duplicates["a"] != 0 {
-		t.Errorf("tracker saw requests %v, answered 202 to %v: want both replicas' requests, every one of b's deduplicated", tracker.requests, tracker.duplicates)
+	if tracker.requests["a"] == 0 || tracker.requests["b"] == 0 || tracker.duplicates["b"] != tracker.requests["b"] || tracker.duplicates["a"] != 0 || tracker.mixed != 0 {
+		t.Errorf("tracker saw requests %v, answered 202 to %v, %d mixing replicas: want both replicas' requests, every one of b's deduplicated, none mixed", tracker.requests, tracker.duplicates, tracker.mixed)
 	}
 	tracker.mu.Unlock()
 	client, err := storage.NewClient("mimir", st, storage.Read, 2)
