@@ -40,9 +40,10 @@ func TestEmbeddedDefault(t *testing.T) {
 					t.Errorf("resources.%s = %v (reason %q), want > 0", name, v, r.Reasons[name])
 				}
 			}
-			// The storage started empty: what it says it ingested is what tsbench acked.
-			if r.IngestedSamples == nil || *r.IngestedSamples != float64(s.Write.AckedSamples) {
-				t.Errorf("resources.ingestedSamples %v (reason %q), want the %d acked", deref(r.IngestedSamples), r.Reasons["ingestedSamples"], s.Write.AckedSamples)
+			// The storage started empty: what it says it ingested is what tsbench acked, and
+			// the freshness canary's samples beside it.
+			if r.IngestedSamples == nil || *r.IngestedSamples-canary(s) != float64(s.Write.AckedSamples) {
+				t.Errorf("resources.ingestedSamples %v (reason %q), want the %d acked and %.0f of the canary", deref(r.IngestedSamples), r.Reasons["ingestedSamples"], s.Write.AckedSamples, canary(s))
 			}
 			// /proc and the storage's own process_* metrics see the same process: they agree.
 			if c := r.Crosscheck; c == nil {

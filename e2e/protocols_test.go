@@ -41,7 +41,7 @@ remoteStorages:
 				t.Errorf("protocol %q, generated %d, acked %d, unconfirmed %d, dropped %v, notes %q: want %s, all acked and confirmed",
 					w.Protocol, w.GeneratedSamples, w.AckedSamples, w.UnconfirmedSamples, w.DroppedSamples, w.Notes, proto)
 			}
-			if n, err := recvs[name].Appended(); err != nil || n != w.AckedSamples {
+			if n, err := recvs[name].Appended(); err != nil || n-int64(canary(s)) != w.AckedSamples {
 				t.Errorf("the TSDB appended %d samples (%v), tsbench acked %d", n, err, w.AckedSamples)
 			}
 			v := s.Verify
@@ -95,8 +95,16 @@ remoteStorages:
 		t.Errorf("Prometheus 2.42 holds %d series from 2.0 requests, want none", n)
 	}
 	// Every checked sample shows missing (a NaN one as NaN altered: it is not told apart).
-	if v := storageResult(t, rr.results, "prom").Verify; v == nil || v.CheckedSamples == 0 || v.MissingSamples+v.NaNAltered != v.CheckedSamples {
-		t.Errorf("read-back %+v: every checked sample must show missing", v)
+	v := storageResult(t, rr.results, "prom").Verify
+	if v == nil || v.CheckedSamples == 0 || v.MissingSamples+v.NaNAltered != v.CheckedSamples {
+		t.Fatalf("read-back %+v: every checked sample must show missing", v)
+	}
+	// The verdict says so in one line: stored nothing of what it acked, over which protocol.
+	if sn := v.StoredNothing; sn == nil || sn.Protocol != "prometheus-rw2" || sn.Acked != w.AckedSamples {
+		t.Errorf("stored nothing %+v, want protocol prometheus-rw2 and acked %d", sn, w.AckedSamples)
+	}
+	if want := fmt.Sprintf("read-back prom: stored nothing: it answered 2xx to %d samples over prometheus-rw2", w.AckedSamples); !strings.Contains(rr.stdout, want) {
+		t.Errorf("the summary does not say %q", want)
 	}
 }
 

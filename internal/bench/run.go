@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/freshness"
 	"github.com/tsbench/tsbench/internal/observe"
 	"github.com/tsbench/tsbench/internal/query"
 	"github.com/tsbench/tsbench/internal/remotewrite"
@@ -45,6 +46,7 @@ type run struct {
 	part    *workload.Part // the targets this shard generates: all of them without shards
 	writer  *remotewrite.Writer
 	runners map[string]*query.Runner
+	fresh   map[string]*freshness.Prober // the freshness canary per storage (freshness.go)
 	readers map[string]*storage.Client
 	// queryAPI is each readURL's answer to the check before the start (checkQueryAPIs): a
 	// storage gets a query runner and the query read-back only when it answered.
@@ -154,6 +156,10 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 		obsOpts.Writes = r.agentAcked
 	}
 	r.obs = observe.New(obsOpts, targets)
+	if err := r.newProbers(); err != nil { // the same settings as the clients above: never in practice
+		r.close()
+		return nil, &ConfigError{err}
+	}
 	if err := r.serve(reg); err != nil {
 		r.close()
 		return nil, err
@@ -258,6 +264,7 @@ func (r *run) run(ctx context.Context) (*results.Run, error) {
 		g.Go(func() error { return r.queryWhenCaughtUp(loadCtx, name, q) })
 	}
 	g.Go(func() error { r.progress(loadCtx); return nil })
+	g.Go(func() error { r.runProbers(loadCtx); return nil })
 	g.Go(func() error { r.watchSeries(loadCtx); return nil })
 	if r.cfg.VerifyInterval > 0 {
 		g.Go(func() error { r.verifyContinuously(loadCtx); return nil })
@@ -340,7 +347,10 @@ func (r *run) verifyTargets() []verify.Target {
 	var targets []verify.Target
 	for _, name := range r.cfg.StorageNames() {
 		st := r.cfg.RemoteStorages[name]
-		t := verify.Target{Name: name, RemoteReadURL: st.RemoteReadURL, Client: r.readers[name], Kind: r.kinds[name], Protocol: st.WriteProtocol()}
+		t := verify.Target{Name: name, RemoteReadURL: st.RemoteReadURL, Client: r.readers[name], Kind: r.kinds[name], Protocol: st.WriteProtocol(), OTLPLabels: st.OTLPLabelMapping()}
+		if t.Kind == "" { // a storage tsbench did not start: as its metrics tell
+			t.Kind = r.obs.Kind(name)
+		}
 		if qa := r.queryAPI[name]; qa != nil && qa.Available {
 			t.ReadURL = st.ReadURL
 		}
@@ -426,6 +436,10 @@ func (r *run) results(verified map[string]*results.Verify) *results.Run {
 		}
 		if q := r.runners[name]; q != nil {
 			s.Query = q.Results()
+		}
+		ackedNothingStored(&s)
+		if p := r.fresh[name]; p != nil {
+			s.Freshness = p.Results()
 		}
 		if r.cfg.Lead() { // the other shards did not observe the storages
 			s.Resources = r.obs.Resources(name)

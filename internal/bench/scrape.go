@@ -32,6 +32,7 @@ type scrape struct {
 	metricsURL string
 	obs        *observe.Observer // the agent's resources
 	client     *http.Client
+	changes    *results.SenderChanges // the agent's, found by the read-back
 
 	mu       sync.Mutex // guards problems
 	problems []string
@@ -72,6 +73,7 @@ func (r *run) runScrape(ctx context.Context) (*results.Run, error) {
 		g.Go(func() error { return q.Run(loadCtx) })
 	}
 	g.Go(func() error { sc.progress(loadCtx, r); return nil })
+	g.Go(func() error { r.runProbers(loadCtx); return nil })
 	<-loadCtx.Done()
 	loadEnd := time.Now()
 	r.obs.LoadEnded(loadEnd)
@@ -328,7 +330,8 @@ func (r *run) verifyScrape(ctx context.Context, sc *scrape) map[string]*results.
 		return nil
 	}
 	v := verify.NewFor(r.cfg, sc.srv.Workload(), vt, r.p.Plan.RuleExprs(), r.log)
-	v.IgnoreNames, v.AgentMarkers = targets.AgentSeries, true
+	v.IgnoreNames, v.AgentMarkers, v.AgentChanges = targets.AgentSeries, true, true
+	defer func() { sc.changes = v.SenderChanges }()
 	ctx, cancel := context.WithTimeout(ctx, r.opts.VerifyTimeout)
 	defer cancel()
 	to := time.UnixMilli(last)
@@ -423,9 +426,14 @@ func (r *run) scrapeResults(sc *scrape, c *targets.Counters, verified map[string
 		if q := r.runners[name]; q != nil {
 			s.Query = q.Results()
 		}
+		ackedNothingStored(&s)
+		if p := r.fresh[name]; p != nil {
+			s.Freshness = p.Results()
+		}
 		s.Resources = r.obs.Resources(name)
 		res.Storages = append(res.Storages, s)
 	}
+	snd.Changes = sc.changes
 	res.Sender = snd
 	res.AccountingErrors = append(r.accounting, accounting...)
 	for _, msg := range accounting {

@@ -80,6 +80,8 @@ type Config struct {
 	// VerifyInterval is how often the read-back runs while the load does (verify.go).
 	VerifyInterval time.Duration `yaml:"verifyInterval" json:"verifyInterval"`
 
+	Freshness Freshness `yaml:"freshness" json:"freshness"` // the canary series (freshness.go)
+
 	Thresholds []string `yaml:"thresholds" json:"thresholds,omitempty"`
 	// CompareThresholds limit how much a figure may change against an older run, checked by
 	// `tsbench report compare OLD NEW` with this run as NEW ("query.p99>+20%").
@@ -194,6 +196,17 @@ func Default() Config {
 		VerifySamples: 10_000,
 		// 6 checks an hour, ~10k samples and ~20 queries each (docs/long-runs.md): 144 a day.
 		VerifyInterval: 10 * time.Minute,
+
+		Freshness: Freshness{
+			// 3 probes (instant, range, series) every 100ms ≈ 30 queries/s per storage, each
+			// over 1 to 2 series: the canary's measure is sharp to 0.1 s for a load far below
+			// the default rules' (see docs/freshness.md for the figures measured).
+			Interval: 100 * time.Millisecond,
+			// One request of 2 samples a second: nothing beside 17k samples/s.
+			WriteInterval: time.Second,
+			// VictoriaMetrics' default -search.latencyOffset (30s) shows with room to spare.
+			Timeout: 2 * time.Minute,
+		},
 
 		// series.haOffset 0: a third of scrapeInterval (HAOffsetOf), which is known only once loaded.
 		ScrapeMode: ScrapeMode{Sender: SenderTsbench},
@@ -438,6 +451,7 @@ func (c *Config) problems() []error {
 	}
 	errs = append(errs, c.verifyProblems()...)
 	errs = append(errs, c.scrapeProblems()...)
+	errs = append(errs, c.Freshness.problems()...)
 	errs = append(errs, c.seriesProblems()...)
 	errs = append(errs, c.sampleTypeProblems()...)
 	errs = append(errs, c.LongRun.problems()...)

@@ -78,6 +78,12 @@ func TestBadConfigs(t *testing.T) {
 			"remoteStorages.vm.basicAuth.passwordFile: stat testdata/no-such-file: no such file or directory",
 			"remoteStorages.vm.tls: certFile and keyFile must be set together",
 		},
+		"freshness.bad.yaml": {
+			"freshness.writeInterval: 100ms is shorter than freshness.interval (1s)",
+			"freshness.timeout: 50ms is shorter than freshness.writeInterval (100ms)",
+			"remoteStorages.vm.otlpLabels: applies to protocol: otlp-http only, the storage is written in prometheus-rw1",
+			`remoteStorages.prom.otlpLabels: must be prometheus (the default), attributes or underscore, not "jobinstance"`,
+		},
 		"disablewrite.bad.yaml": {"remoteStorages.ro.readURL: must be set when disableWrite is true"},
 		"sender.bad.yaml":       {`sender: "telegraf" is not a sender: use one of tsbench, vmagent, prometheus-agent`},
 		"scrape-keys.bad.yaml": {

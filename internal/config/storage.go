@@ -39,6 +39,10 @@ type Storage struct {
 	// OTLPCompression is the Content-Encoding of otlp-http requests: gzip (the default, as
 	// OpenTelemetry's exporters send) or none.
 	OTLPCompression string `yaml:"otlpCompression" json:"otlpCompression,omitempty"`
+	// OTLPLabels is how the storage maps OTLP resource attributes to labels: prometheus (job
+	// and instance, the default), attributes (service.name, service.instance.id) or
+	// underscore (service_name, service_instance_id). See freshness.go.
+	OTLPLabels OTLPLabels `yaml:"otlpLabels" json:"otlpLabels,omitempty"`
 	// DisableWrite sends no writes: the storage is only queried (for example a replica of
 	// another storage under test, or a read-only frontend). An empty writeURL beside a
 	// readURL sets it.
@@ -200,6 +204,7 @@ func (s Storage) validate(key string) []error {
 	if s.PID < 0 {
 		bad("pid", "must be > 0 when set")
 	}
+	errs = append(errs, s.otlpLabelProblems(key)...)
 	if !slices.Contains(Protocols, s.Protocol) && s.Protocol != "" {
 		bad("protocol", "must be %s (the default), %s or %s, not %q", ProtocolRW1, ProtocolRW2, ProtocolOTLP, s.Protocol)
 	}

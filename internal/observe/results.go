@@ -360,3 +360,12 @@ func overlap(from, to, loadEnd time.Time) float64 {
 	}
 	return max(to.Sub(from).Seconds(), 0)
 }
+
+// Kind is the storage name's kind: as configured, or guessed from its metrics' names ("" when
+// neither tells, or it is not observed).
+func (o *Observer) Kind(name string) string {
+	if t := o.target(name); t != nil {
+		return t.kind()
+	}
+	return ""
+}

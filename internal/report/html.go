@@ -415,7 +415,8 @@ svg.chart{border:1px solid #ddd;background:#fff}
 {{range .Rows}}<tr><td>{{.Label}}</td>{{range .Cells}}<td{{if .Best}} class="best"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}{{end}}</table>
 <p>Bold green: the best value of the row.{{with .R.Generator}} tsbench itself used {{fmtPtr "%.3f" .CPUCoresMean 1}} cores on average, {{fmtPtr "%.3f" .CPUCoresMax 1}} at most, and {{fmtPtr "%.1f" .RSSBytesMax 1048576}} MiB of memory at most.{{end}}</p>
-{{end}}{{.Conformance}}{{with .Sender}}<h2>Sender</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>
+{{with .Freshness}}<h2>Freshness</h2><p>{{$.FreshnessTitle}}</p><table>{{range $i, $row := .}}<tr>{{range $row}}{{if eq $i 0}}<th>{{.}}</th>{{else}}<td>{{.}}</td>{{end}}{{end}}</tr>{{end}}</table>
+{{end}}{{end}}{{.Conformance}}{{with .Sender}}<h2>Sender</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>
 {{end}}{{if .Verdicts}}<h2>Read-back</h2><ul>{{range .Verdicts}}<li class="{{if .OK}}ok{{else}}fail{{end}}">{{.Storage}}: {{.Text}}</li>{{end}}</ul>
 {{end}}{{if .Probes}}<h2>PromQL probes</h2><table class="probes"><tr><th>probe</th><th class="text">expected</th>{{range .R.Storages}}<th class="text">{{.Name}}</th>{{end}}</tr>
 {{range .Probes}}<tr><td>{{.Name}}</td><td class="text">{{.Expected}}</td>{{$p := .}}{{range $i, $got := .Got}}<td class="text{{if index $p.Differs $i}} fail{{end}}">{{if index $p.Differs $i}}✗ {{end}}{{$got}}</td>{{end}}</tr>
@@ -474,7 +475,8 @@ func WriteHTML(w io.Writer, r *results.Run) error {
 	}
 	return tmpl.Execute(w, map[string]any{
 		"R": r, "Conformance": conf, "ConformanceOnly": conformanceOnly(r), "Sections": htmlSections(r), "Charts": svgs, "Cols": len(r.Storages) + 1, "Events": EventLines(r),
-		"Verdicts": verdicts(r), "Sender": SenderLines(r), "Probes": ProbeRows(r), "Slowest": slowest(r), "SlowestN": slowestPerStorage,
+		"Verdicts": verdicts(r), "Sender": SenderLines(r),
+		"Freshness": FreshnessRows(r), "FreshnessTitle": FreshnessTitle(r), "Probes": ProbeRows(r), "Slowest": slowest(r), "SlowestN": slowestPerStorage,
 		"Start": r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), "End": r.EndTime.UTC().Format("2006-01-02 15:04:05Z"),
 		"History": time.Duration(r.Workload.HistorySeconds * float64(time.Second)).String(), "LongRun": LongRunLines(r),
 	})

@@ -58,6 +58,9 @@ func SenderLines(r *results.Run) []string {
 	if s.ReadBack != "" {
 		lines = append(lines, "read-back: "+s.ReadBack)
 	}
+	if s.Changes != nil {
+		lines = append(lines, s.Changes.Line(s.Kind)+"; each storage's read-back is against what it sent")
+	}
 	for _, p := range s.Problems {
 		lines = append(lines, "problem: "+p)
 	}

@@ -320,6 +320,7 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 		}
 	}
 	writeSlowest(&b, r)
+	writeFreshness(&b, r)
 	writeNoQueryAPI(&b, r)
 	writeVerdicts(&b, r)
 	writeNatives(&b, r)

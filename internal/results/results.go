@@ -87,6 +87,8 @@ type Storage struct {
 	Conformance *Conformance `json:"conformance,omitempty"`
 	// Problems are what went wrong with the storage during the run (it exited, ...).
 	Problems []string `json:"problems,omitempty"`
+	// Freshness is the canary's measure of how soon an ack is visible (freshness.go).
+	Freshness *Freshness `json:"freshness,omitempty"`
 }
 
 // QueryAPI is the answer of a storage's readURL to one cheap Prometheus API call, the instant

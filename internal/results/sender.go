@@ -46,6 +46,8 @@ type Sender struct {
 	ReadBack string `json:"readBack,omitempty"`
 	// Problems are what went wrong with the agent (its counters unreadable, it exited, ...).
 	Problems []string `json:"problems,omitempty"`
+	// Changes is what the agent changed of the pages served (senderchanges.go).
+	Changes *SenderChanges `json:"changes,omitempty"`
 }
 
 // SenderStorage is one storage's part of the agent's account, by the agent's own counters:

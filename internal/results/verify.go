@@ -86,6 +86,12 @@ type Verify struct {
 	// Export is the same check on raw samples from /api/v1/export, where the storage offers
 	// it (VictoriaMetrics): no query engine in between, staleness markers visible.
 	Export *ExportCheck `json:"export,omitempty"`
+	// RenamedSamples were not under the labels written but found under LabelChanges: counted
+	// in CheckedSamples, not in MissingSamples (attribution.go).
+	RenamedSamples int64         `json:"renamedSamples,omitempty"`
+	LabelChanges   []LabelChange `json:"labelChanges,omitempty"`
+	// StoredNothing is set when the storage acknowledged writes and stored none of them.
+	StoredNothing *StoredNothing `json:"storedNothing,omitempty"`
 	// Checks are the read-backs made while the load ran, every verifyInterval, oldest first,
 	// at most MaxChecks (checks.go); Continuous adds them all up.
 	Checks     []Check     `json:"checks,omitempty"`
@@ -136,6 +142,12 @@ type RuleDiff struct {
 // checked, every one came back with the same timestamp and the same float64 bits (NaN as
 // NaN), nothing extra, every staleness marker honoured, and no read failed.
 func (v *Verify) Exact() bool {
+	return v.exactValues() && len(v.LabelChanges) == 0
+}
+
+// exactValues is Exact but for the labels: every value and timestamp came back, under the
+// labels written or under LabelChanges.
+func (v *Verify) exactValues() bool {
 	return v != nil && v.CheckedSamples > 0 && len(v.Errors) == 0 && v.ReadErrors == 0 && v.UncheckedSamples == 0 &&
 		v.MissingSamples == 0 && v.DuplicateSamples == 0 && v.UnexpectedSamples == 0 &&
 		v.ChangedValues == 0 && v.NaNAltered == 0 && v.StalenessIgnored == 0 && v.MissingStaleMarkers == 0 &&
@@ -166,8 +178,14 @@ func (v *Verify) Verdict() string {
 	if v.Exact() {
 		return fmt.Sprintf("returns exactly what it was given (%d samples, %d staleness markers)", v.CheckedSamples, v.CheckedStaleMarkers)
 	}
+	if s := v.attributionVerdict(); s != "" {
+		return s
+	}
 	var parts []string
 	add := func(n int64, what string) { parts = addCount(parts, n, what) }
+	if len(v.LabelChanges) > 0 {
+		parts = append(parts, fmt.Sprintf("%d under other labels (%s)", v.RenamedSamples, labelChangesText(v.LabelChanges)))
+	}
 	if v.LostAfterAck > 0 && v.LostAfterAckAt != nil {
 		parts = append(parts, fmt.Sprintf("%d lost after ack (first missed by the check at %s)", v.LostAfterAck, v.LostAfterAckAt.UTC().Format(time.RFC3339)))
 	}

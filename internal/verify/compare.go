@@ -3,6 +3,7 @@ package verify
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -291,13 +292,20 @@ func render(ls []label) string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(l.Name)
+		if legacyName.MatchString(l.Name) {
+			b.WriteString(l.Name)
+		} else {
+			b.WriteString(quote(l.Name)) // Prometheus 3's quoted name: service.name (otlpLabels)
+		}
 		b.WriteByte('=')
 		b.WriteString(quote(l.Value))
 	}
 	b.WriteByte('}')
 	return b.String()
 }
+
+// legacyName is a label name PromQL takes unquoted.
+var legacyName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
 // quote renders a PromQL string literal; PromQL strings take Go's escapes.
 func quote(s string) string { return fmt.Sprintf("%q", s) }

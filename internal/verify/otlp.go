@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/otlptranslator"
 
+	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/workload"
 )
 
@@ -95,6 +96,24 @@ func renameUnits(units []unit, names map[string]string) []unit {
 				}
 			}
 			out[i].series[keyOfLabels(ls)] = &expSeries{labels: ls, samples: s.samples}
+		}
+	}
+	return out
+}
+
+// otlpLabelUnits returns units with job and instance under the names a storage with mapping
+// m stores them as (otlpLabels); units itself when they are job and instance.
+func otlpLabelUnits(units []unit, m config.OTLPLabels) []unit {
+	job, instance := config.OTLPLabelNames(m)
+	if job == "job" && instance == "instance" {
+		return units
+	}
+	lm := labelMap{rename: map[string]string{"job": job, "instance": instance}}
+	out := make([]unit, len(units))
+	for i, u := range units {
+		out[i] = u
+		if u.series != nil {
+			out[i] = mapUnit(u, lm)
 		}
 	}
 	return out

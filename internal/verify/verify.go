@@ -39,6 +39,9 @@ type Target struct {
 	// Protocol is what the storage was written in: with otlp-http, the read-back expects
 	// the names Prometheus' OTLP translation gives (see otlpNames).
 	Protocol config.Protocol
+	// OTLPLabels is how the storage stores OTLP resource attributes: with otlp-http, the
+	// read-back looks for job and instance under its names (config.OTLPLabelNames).
+	OTLPLabels config.OTLPLabels
 }
 
 // Workload is what verify uses of *workload.Generator.
@@ -81,6 +84,11 @@ type Verifier struct {
 	// storage returns after a series' last sample (beyond the shift allowed) is its marker,
 	// not an unexpected sample. VictoriaMetrics returns markers in range reads as NaN.
 	AgentMarkers bool
+	// AgentChanges checks each storage against what the agent sent, not what was served: the
+	// changes every storage shows alike are the agent's, in SenderChanges (agent.go).
+	AgentChanges bool
+	// SenderChanges is what the last Run found the agent changed, with AgentChanges.
+	SenderChanges *results.SenderChanges
 }
 
 // New builds a verifier of targets for the workload gen (a whole workload or one shard's
@@ -142,6 +150,9 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*resu
 		units[i].sentBy = w.to
 		expect(v.wl, &units[i], v.interval)
 	}
+	if v.AgentChanges {
+		units, v.SenderChanges = v.agentUnits(ctx, units)
+	}
 	v.log.Info("verify planned", "reads", len(units), "from", time.UnixMilli(w.from).UTC(), "to", time.UnixMilli(w.to).UTC())
 
 	spans, notCompared := ruleSpans(v.rules, w, v.interval, v.RuleWindow)
@@ -186,14 +197,16 @@ func newReader(t Target) *reader {
 	return &reader{remote: &remoteReader{client: t.Client, url: t.RemoteReadURL}}
 }
 
-// forProtocol returns the units as t stores them: renamed for OTLP writes.
+// forProtocol returns the units as t stores them: for OTLP writes, renamed, with job and
+// instance under the names otlpLabels gives.
 func (v *Verifier) forProtocol(t Target, units []unit, log *slog.Logger) []unit {
 	if t.Protocol != config.ProtocolOTLP {
 		return units
 	}
-	log.Info("read-back of OTLP writes expects Prometheus' default translation (UnderscoreEscapingWithSuffixes): job and instance from service.name and service.instance.id, _total on counters, unit suffixes",
-		"renamed_metrics", len(v.otlp))
-	return renameUnits(units, v.otlp)
+	job, instance := config.OTLPLabelNames(t.OTLPLabels)
+	log.Info("read-back of OTLP writes expects Prometheus' default translation (UnderscoreEscapingWithSuffixes) of metric names: _total on counters, unit suffixes; job and instance as otlpLabels says",
+		"renamed_metrics", len(v.otlp), "otlp_labels", t.OTLPLabels, "job_label", job, "instance_label", instance)
+	return otlpLabelUnits(renameUnits(units, v.otlp), t.OTLPLabels)
 }
 
 // readBack reads every unit from one storage and compares. It returns the url_replica value
@@ -212,6 +225,7 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 	}
 	c := v.newCopies(target.Name, target.Kind)
 	var notRead int64
+	var missed []missedUnit // units whose read found none of their series: attribute searches them
 	missing := make([]int64, len(units))
 	for i := range units {
 		u := &units[i]
@@ -254,6 +268,9 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 		v.ignore(got)
 		v.dropAgentMarkers(u, got)
 		c.learn(got)
+		if m, ok := missedBy(i, u, got); ok {
+			missed = append(missed, m)
+		}
 		before := t.missing
 		compareUnit(u, got, c.n, v.interval/2-1, false, t)
 		missing[i] = t.missing - before
@@ -274,6 +291,7 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 		res.Errors = append(res.Errors, fmt.Sprintf("%d reads not made: %v", notRead, context.Cause(ctx)))
 	}
 	t.fill(res)
+	v.attribute(ctx, r, target, units, missed, c.n, res)
 	if exp != nil {
 		res.Export = &results.ExportCheck{}
 		exp.fillExport(res.Export)

@@ -27,8 +27,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/config"
+	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/storage/remote"
 	"github.com/prometheus/prometheus/tsdb"
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
@@ -45,6 +47,13 @@ type Options struct {
 	// V1Only makes the remote-write handler take only 1.0 messages, as a receiver that
 	// predates 2.0: a 2.0 request is answered 415 Unsupported Media Type.
 	V1Only bool
+	// OTLPResourceLabels turns the OTLP handler's job and instance translation off: every
+	// resource attribute is stored as a label under its own escaped name (service_name,
+	// service_instance_id; Prometheus' promote_all_resource_attributes and
+	// keep_identifying_resource_attributes), the scope as otel_scope_* labels
+	// (promote_scope_metadata), and no job or instance label is made. A storage that keeps
+	// OTLP's own names, as VictoriaMetrics does, looks the same to a reader.
+	OTLPResourceLabels bool
 	// OutOfOrderWindow accepts samples this much older than their series' newest, as
 	// Prometheus' storage.tsdb.out_of_order_time_window; 0 refuses them (400).
 	OutOfOrderWindow time.Duration
@@ -99,7 +108,14 @@ func Start(dir string, logger *slog.Logger, opts Options) (*Receiver, error) {
 	// As Prometheus' --web.enable-remote-write-receiver with 2.0 accepted; metadata appended.
 	mux.Handle(WritePath, locked(&r.mu, remote.NewWriteHandler(logger, reg, db, msgs, false, false, true)))
 	// As --web.enable-otlp-receiver with the default otlp config (UnderscoreEscapingWithSuffixes).
-	mux.Handle(OTLPPath, locked(&r.mu, remote.NewOTLPWriteHandler(logger, reg, db, func() config.Config { return config.DefaultConfig },
+	otlpConfig, appendable := config.DefaultConfig, storage.AppendableV2(db)
+	if opts.OTLPResourceLabels {
+		otlpConfig.OTLPConfig.PromoteAllResourceAttributes = true
+		otlpConfig.OTLPConfig.KeepIdentifyingResourceAttributes = true
+		otlpConfig.OTLPConfig.PromoteScopeMetadata = true
+		appendable = withoutJobInstance{db}
+	}
+	mux.Handle(OTLPPath, locked(&r.mu, remote.NewOTLPWriteHandler(logger, reg, appendable, func() config.Config { return otlpConfig },
 		remote.OTLPOptions{LookbackDelta: lookback})))
 	mux.Handle("/api/v1/query", locked(r.mu.RLocker(), http.HandlerFunc(r.query)))
 	mux.Handle("/api/v1/query_range", locked(r.mu.RLocker(), http.HandlerFunc(r.query)))
@@ -113,6 +129,19 @@ func Start(dir string, logger *slog.Logger, opts Options) (*Receiver, error) {
 	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { r.done <- r.srv.Serve(ln) }()
 	return r, nil
+}
+
+// withoutJobInstance appends to the TSDB without the job and instance labels.
+type withoutJobInstance struct{ db *tsdb.DB }
+
+func (w withoutJobInstance) AppenderV2(ctx context.Context) storage.AppenderV2 {
+	return jobInstanceDropper{w.db.AppenderV2(ctx)}
+}
+
+type jobInstanceDropper struct{ storage.AppenderV2 }
+
+func (a jobInstanceDropper) Append(_ storage.SeriesRef, ls labels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram, opts storage.AppendV2Options) (storage.SeriesRef, error) {
+	return a.AppenderV2.Append(0, labels.NewBuilder(ls).Del("job", "instance").Labels(), st, t, v, h, fh, opts)
 }
 
 // locked serves h holding l.

@@ -1,0 +1,97 @@
+package config
+
+import (
+	"fmt"
+	"time"
+)
+
+// Freshness configures the canary series that measure, per storage, how long after its ack a
+// sample becomes visible to a query (issue 21). The canary is tsbench's own: written apart
+// from the workload (not in its account, its read-back or its queries), one request every
+// WriteInterval, and looked for every Interval until it shows or Timeout passes.
+type Freshness struct {
+	// Interval is how often each storage is asked for the newest canary sample, by an instant
+	// query, a range query over the last 5 minutes and an /api/v1/series lookup; 0 turns
+	// freshness off. It is the resolution of the figures.
+	Interval time.Duration `yaml:"interval" json:"interval"`
+	// WriteInterval is how often a canary sample is written to each storage.
+	WriteInterval time.Duration `yaml:"writeInterval" json:"writeInterval"`
+	// Timeout is how long after its ack a canary sample may take to become visible before it
+	// is counted as never visible.
+	Timeout time.Duration `yaml:"timeout" json:"timeout"`
+}
+
+// On reports whether the canary runs.
+func (f Freshness) On() bool { return f.Interval > 0 }
+
+// OTLPLabels names how a storage maps OTLP resource attributes to labels, so that the
+// read-back and the canary look for the workload's job and instance under the storage's names.
+type OTLPLabels string
+
+const (
+	// OTLPLabelsPrometheus is Prometheus' translation (and Mimir's, Thanos receive's): job from
+	// service.name (service.namespace/service.name when set), instance from
+	// service.instance.id. The default.
+	OTLPLabelsPrometheus OTLPLabels = "prometheus"
+	// OTLPLabelsAttributes keeps resource attributes as labels under their own names,
+	// service.name and service.instance.id, as VictoriaMetrics does.
+	OTLPLabelsAttributes OTLPLabels = "attributes"
+	// OTLPLabelsUnderscore is the same with names escaped to underscores: service_name and
+	// service_instance_id (Prometheus with its resource attributes promoted and job and
+	// instance taken away).
+	OTLPLabelsUnderscore OTLPLabels = "underscore"
+)
+
+// OTLPLabelNames is where a storage with mapping m stores the workload's job and instance.
+func OTLPLabelNames(m OTLPLabels) (job, instance string) {
+	switch m {
+	case OTLPLabelsAttributes:
+		return "service.name", "service.instance.id"
+	case OTLPLabelsUnderscore:
+		return "service_name", "service_instance_id"
+	}
+	return "job", "instance"
+}
+
+// OTLPLabelMapping is OTLPLabels, prometheus when unset.
+func (s Storage) OTLPLabelMapping() OTLPLabels {
+	if s.OTLPLabels == "" {
+		return OTLPLabelsPrometheus
+	}
+	return s.OTLPLabels
+}
+
+func (f Freshness) problems() []error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("freshness.%s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	if f.Interval < 0 {
+		bad("interval", "must be >= 0 (0 turns freshness off)")
+	}
+	if !f.On() {
+		return errs
+	}
+	if f.Interval < time.Millisecond {
+		bad("interval", "must be >= 1ms, or 0 to turn freshness off")
+	}
+	if f.WriteInterval < f.Interval {
+		bad("writeInterval", "%s is shorter than freshness.interval (%s): write at most as often as you poll", shortDuration(f.WriteInterval), shortDuration(f.Interval))
+	}
+	if f.Timeout < f.WriteInterval {
+		bad("timeout", "%s is shorter than freshness.writeInterval (%s)", shortDuration(f.Timeout), shortDuration(f.WriteInterval))
+	}
+	return errs
+}
+
+func (s Storage) otlpLabelProblems(key string) []error {
+	switch s.OTLPLabels {
+	case "", OTLPLabelsPrometheus, OTLPLabelsAttributes, OTLPLabelsUnderscore:
+	default:
+		return []error{fmt.Errorf("%s.otlpLabels: must be %s (the default), %s or %s, not %q", key, OTLPLabelsPrometheus, OTLPLabelsAttributes, OTLPLabelsUnderscore, s.OTLPLabels)}
+	}
+	if s.OTLPLabels != "" && s.WriteProtocol() != ProtocolOTLP {
+		return []error{fmt.Errorf("%s.otlpLabels: applies to protocol: %s only, the storage is written in %s", key, ProtocolOTLP, s.WriteProtocol())}
+	}
+	return nil
+}

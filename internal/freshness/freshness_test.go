@@ -1,0 +1,172 @@
+package freshness
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/query"
+	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/workload"
+)
+
+// fakeStorage acks canary writes and shows each sample to queries delay after its write; the
+// index (series lookups) indexDelay after. Samples with a timestamp in lost are never shown.
+type fakeStorage struct {
+	delay, indexDelay time.Duration
+	lose              func(n int) bool // the n-th write (from 0) is acked but never stored
+
+	mu      sync.Mutex
+	samples []stored
+}
+
+type stored struct {
+	t  int64
+	at time.Time
+}
+
+func (f *fakeStorage) Write(_ context.Context, _ [][]workload.Label, t int64, _ float64) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := len(f.samples)
+	at := time.Now()
+	if f.lose != nil && f.lose(n) {
+		at = time.Now().Add(time.Hour)
+	}
+	f.samples = append(f.samples, stored{t: t, at: at})
+	return http.StatusNoContent, nil
+}
+
+// visible are the timestamps shown at now with delay d.
+func (f *fakeStorage) visible(d time.Duration) []int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var ts []int64
+	for _, s := range f.samples {
+		if time.Since(s.at) >= d {
+			ts = append(ts, s.t)
+		}
+	}
+	return ts
+}
+
+func (f *fakeStorage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_ = r.ParseForm()
+	w.Header().Set("Content-Type", "application/json")
+	ts := f.visible(f.delay)
+	switch r.URL.Path {
+	case "/api/v1/query":
+		var res []any
+		if len(ts) > 0 {
+			last := ts[len(ts)-1]
+			res = append(res, map[string]any{"metric": map[string]string{"__name__": MetricName}, "value": []any{float64(last) / 1000, strconv.FormatInt(last, 10)}})
+		}
+		writeData(w, map[string]any{"resultType": "vector", "result": res})
+	case "/api/v1/query_range":
+		var pts []any
+		for _, t := range ts {
+			pts = append(pts, []any{float64(t) / 1000, strconv.FormatInt(t, 10)})
+		}
+		var res []any
+		if len(pts) > 0 {
+			res = append(res, map[string]any{"metric": map[string]string{"__name__": MetricName}, "values": pts})
+		}
+		writeData(w, map[string]any{"resultType": "matrix", "result": res})
+	case "/api/v1/series":
+		re := regexp.MustCompile(`canary_ts=~"([^"]*)"`).FindStringSubmatch(r.Form.Get("match[]"))
+		want := regexp.MustCompile("^(?:" + re[1] + ")$")
+		res := []map[string]string{}
+		for _, t := range f.visible(f.indexDelay) {
+			if s := strconv.FormatInt(t, 10); want.MatchString(s) {
+				res = append(res, map[string]string{"__name__": SeriesMetricName, "canary_ts": s})
+			}
+		}
+		writeData(w, res)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func writeData(w io.Writer, data any) {
+	_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": data})
+}
+
+// TestFreshnessMeasuresTheDelay runs the canary against a storage that shows samples 300ms
+// after their ack (the index 600ms after) and loses every fifth write: the figures are the
+// delays to within the polling interval, the lost samples are never visible, and every acked
+// sample is accounted for in each probe.
+func TestFreshnessMeasuresTheDelay(t *testing.T) {
+	fs := &fakeStorage{delay: 300 * time.Millisecond, indexDelay: 600 * time.Millisecond, lose: func(n int) bool { return n%5 == 4 }}
+	srv := httptest.NewServer(fs)
+	defer srv.Close()
+	client, err := storage.NewClient("fake", config.Storage{ReadURL: srv.URL + "/"}, storage.Read, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Freshness{Interval: 20 * time.Millisecond, WriteInterval: 100 * time.Millisecond, Timeout: time.Second}
+	p := New("fake", cfg, fs, query.NewAPI(client, srv.URL+"/"), time.Second, slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Second)
+	defer cancel()
+	if err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res := p.Results()
+	if res.Acked < 30 || res.Written != res.Acked {
+		t.Fatalf("written %d acked %d, want about 40 acked", res.Written, res.Acked)
+	}
+	probes := []struct {
+		name  string
+		pr    *results.FreshnessProbe
+		delay time.Duration
+		// The largest figure: the instant and range probes take a newer sample for every
+		// older one (they cannot tell a lost sample from one shown and followed by a newer),
+		// so a lost sample shows when the next one does, a write interval later; the index
+		// probe asks for each series and counts the lost ones as never visible.
+		longest time.Duration
+	}{
+		{"instant", res.Instant, fs.delay, fs.delay + cfg.WriteInterval},
+		{"range", res.Range, fs.delay, fs.delay + cfg.WriteInterval},
+		{"series", res.Series, fs.indexDelay, fs.indexDelay},
+	}
+	for _, c := range probes {
+		t.Run(c.name, func(t *testing.T) {
+			pr := c.pr
+			if got := pr.Visible + pr.NeverVisible + pr.Pending; got != res.Acked {
+				t.Errorf("visible %d + never %d + pending %d = %d, want acked %d", pr.Visible, pr.NeverVisible, pr.Pending, got, res.Acked)
+			}
+			slack := 3 * cfg.Interval // the poll's resolution, and a busy machine's scheduling
+			p50, mx := *pr.Seconds.P50, *pr.Seconds.Max
+			if p50 < c.delay.Seconds() || p50 > (c.delay+slack).Seconds() {
+				t.Errorf("p50 %.3fs, want in [%s, %s]", p50, c.delay, c.delay+slack)
+			}
+			if mx < p50 || mx > (c.longest+3*slack).Seconds() {
+				t.Errorf("max %.3fs, want in [p50, %s]", mx, c.longest+3*slack)
+			}
+			if c.name == "series" && pr.NeverVisible < res.Acked/5-3 {
+				t.Errorf("never visible %d of %d acked, want about a fifth", pr.NeverVisible, res.Acked)
+			}
+			if c.name != "series" && pr.NeverVisible != 0 {
+				t.Errorf("never visible %d, want 0: a newer sample shows each lost one", pr.NeverVisible)
+			}
+			if len(pr.Timeline) == 0 {
+				t.Error("no timeline")
+			}
+			if pr.Queries == 0 || len(pr.Errors) != 0 {
+				t.Errorf("queries %d errors %v %s", pr.Queries, pr.Errors, pr.FirstError)
+			}
+		})
+	}
+	if res.QueriesPerSecond <= 0 || res.QueriesPerSecond > 3/cfg.Interval.Seconds() {
+		t.Errorf("queries per second %.1f, want at most 3 probes × %.0f", res.QueriesPerSecond, 1/cfg.Interval.Seconds())
+	}
+}

@@ -1,0 +1,103 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tsbench/tsbench/internal/results"
+)
+
+// freshnessProbes names the canary's probes in the order shown, with how to read them.
+var freshnessProbes = []struct {
+	label string
+	get   func(*results.Freshness) *results.FreshnessProbe
+}{
+	{"instant query", func(f *results.Freshness) *results.FreshnessProbe { return f.Instant }},
+	{"range query, last 5m", func(f *results.Freshness) *results.FreshnessProbe { return f.Range }},
+	{"/api/v1/series", func(f *results.Freshness) *results.FreshnessProbe { return f.Series }},
+}
+
+// FreshnessRows are the freshness table: a header row (the storages), one row per probe with
+// p50 / p90 / p99 / max seconds from a write's ack to the first query that returns it and the
+// samples never seen, the canary writes acked, and the polling's own load. None without a canary.
+func FreshnessRows(r *results.Run) [][]string {
+	var interval float64
+	header := []string{"query"}
+	for _, s := range r.Storages {
+		if s.Freshness != nil {
+			header = append(header, s.Name)
+			interval = s.Freshness.IntervalSeconds
+		}
+	}
+	if interval == 0 {
+		return nil
+	}
+	rows := [][]string{header}
+	for _, p := range freshnessProbes {
+		row := []string{p.label}
+		for _, s := range r.Storages {
+			if s.Freshness != nil {
+				row = append(row, freshnessCell(p.get(s.Freshness)))
+			}
+		}
+		rows = append(rows, row)
+	}
+	writes, load := []string{"canary writes acked"}, []string{"polling load"}
+	for _, s := range r.Storages {
+		if f := s.Freshness; f != nil {
+			writes = append(writes, fmt.Sprintf("%d of %d", f.Acked, f.Written))
+			load = append(load, fmt.Sprintf("%.1f queries/s", f.QueriesPerSecond))
+		}
+	}
+	return append(rows, writes, load)
+}
+
+// freshnessCell is "p50 / p90 / p99 / max s", then what was not seen.
+func freshnessCell(p *results.FreshnessProbe) string {
+	if p == nil {
+		return "?"
+	}
+	var parts []string
+	if l := p.Seconds; l.P50 != nil {
+		parts = append(parts, fmt.Sprintf("%.2f / %.2f / %.2f / %.2f s", *l.P50, *l.P90, *l.P99, *l.Max))
+	} else {
+		parts = append(parts, "none seen")
+	}
+	if p.NeverVisible > 0 {
+		parts = append(parts, fmt.Sprintf("%d never seen", p.NeverVisible))
+	}
+	if n := sumErrors(p.Errors); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d queries failed", n, p.Queries))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sumErrors(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// FreshnessTitle heads the freshness table, saying how to read it.
+func FreshnessTitle(r *results.Run) string {
+	for _, s := range r.Storages {
+		if f := s.Freshness; f != nil {
+			return fmt.Sprintf("freshness: seconds from a write's ack to the first query that returns it, p50 / p90 / p99 / max (canary written every %s, looked for every %s)",
+				time.Duration(f.WriteIntervalSeconds*float64(time.Second)), time.Duration(f.IntervalSeconds*float64(time.Second)))
+		}
+	}
+	return ""
+}
+
+// writeFreshness prints the freshness table after a blank line.
+func writeFreshness(b *strings.Builder, r *results.Run) {
+	rows := FreshnessRows(r)
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("\n" + FreshnessTitle(r) + "\n")
+	writeGrid(b, rows, 1)
+}

@@ -1,0 +1,153 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/tsbench/tsbench/internal/query"
+	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/storage"
+)
+
+// In scrape mode the storages store what the agent sent, not what tsbench served: the agent
+// parsed the page's values and, without exposed timestamps, chose its own scrape times. A
+// change every storage shows alike is the agent's (issue 21): agentUnits reads every storage
+// first, puts those changes into the expectation, and counts them in results.SenderChanges;
+// each storage is then checked against what the agent sent.
+
+// agentSample is one storage's answer paired with a served sample.
+type agentSample struct {
+	t  int64
+	v  float64
+	ok bool
+}
+
+// agentUnits returns units with every sample as the agent sent it, and the agent's changes.
+// Units itself is returned with fewer than two storages read through a query API: then the
+// agent's changes cannot be told from a storage's.
+func (v *Verifier) agentUnits(ctx context.Context, units []unit) ([]unit, *results.SenderChanges) {
+	var readers []*reader
+	var prom []bool
+	for _, t := range v.targets {
+		if t.ReadURL != "" {
+			readers = append(readers, &reader{api: query.NewAPI(t.Client, t.ReadURL)})
+			prom = append(prom, t.Kind == storage.KindPrometheus)
+		}
+	}
+	if len(readers) < 2 {
+		return units, &results.SenderChanges{Note: "not told apart from the storage's: one storage read back; the read-back counts every change as the storage's"}
+	}
+	ch := &results.SenderChanges{}
+	out := make([]unit, len(units))
+	for i, u := range units {
+		out[i] = u
+		if len(u.series) == 0 || ctx.Err() != nil {
+			continue
+		}
+		answers := make([]map[string][]point, len(readers))
+		read := true
+		for j, r := range readers {
+			got, err := r.instant(ctx, render(u.selector)+fmt.Sprintf("[%dms]", u.hi-u.lo), u.hi)
+			if err != nil {
+				read = false // the storage's own read-back counts the failure
+				break
+			}
+			v.ignore(got)
+			v.dropAgentMarkers(&u, got)
+			answers[j] = map[string][]point{}
+			for _, s := range got.Series {
+				ls, _ := splitReplica(s.Labels)
+				answers[j][keyOfLabels(ls)] = append(answers[j][keyOfLabels(ls)], s.Points...)
+			}
+		}
+		if read {
+			out[i].series = v.agentSeries(u, answers, prom, ch)
+		}
+	}
+	return out, ch
+}
+
+// agentSeries is u's series with each value as the agent sent it, judged from the storages'
+// answers; the changes are counted in ch.
+func (v *Verifier) agentSeries(u unit, answers []map[string][]point, prom []bool, ch *results.SenderChanges) map[string]*expSeries {
+	limit := v.interval/2 - 1
+	out := make(map[string]*expSeries, len(u.series))
+	for key, es := range u.series {
+		ns := &expSeries{labels: es.labels, samples: make([]expSample, len(es.samples))}
+		copy(ns.samples, es.samples)
+		out[key] = ns
+		for k, e := range ns.samples {
+			if e.stale {
+				continue
+			}
+			got := make([]agentSample, len(answers))
+			for j, a := range answers {
+				got[j] = nearest(a[key], e.t, limit)
+			}
+			sent, agreed, ok := agentSent(e, got, prom)
+			if !ok {
+				continue
+			}
+			ch.ComparedSamples++
+			if !agreed {
+				ch.Disagreements++
+			}
+			if sent.t != e.t {
+				ch.ShiftedTimestamps++
+				ch.MaxShiftMillis = max(ch.MaxShiftMillis, abs(sent.t-e.t))
+			}
+			if math.Float64bits(sent.v) != math.Float64bits(e.v) && !(math.IsNaN(sent.v) && math.IsNaN(e.v)) {
+				ch.ChangedValues++
+				if d, ok := relErr(e.v, sent.v); ok {
+					ch.MaxRelativeError = max(ch.MaxRelativeError, d)
+				}
+			}
+			ns.samples[k] = expSample{t: sent.t, v: sent.v}
+		}
+	}
+	return out
+}
+
+// agentSent is what the agent sent for the served sample e, from the storages' answers got:
+// their common answer when the storages that returned it agree; when they do not, what a
+// Prometheus storage returned (its TSDB keeps the float64 bits and milliseconds it receives,
+// where VictoriaMetrics' decimal encoding may turn a value the agent parsed one unit off back
+// into the served one), else as served. A storage that returned nothing for it is left out
+// (VictoriaMetrics drops NaN; a missing sample is its own verdict); ok is false when none did.
+func agentSent(e expSample, got []agentSample, prom []bool) (sent agentSample, agreed, ok bool) {
+	same := func(a, b agentSample) bool {
+		return a.t == b.t && (math.Float64bits(a.v) == math.Float64bits(b.v) || math.IsNaN(a.v) && math.IsNaN(b.v))
+	}
+	agreed = true
+	for _, g := range got {
+		switch {
+		case !g.ok:
+		case !sent.ok:
+			sent = g
+		default:
+			agreed = agreed && same(g, sent)
+		}
+	}
+	if !sent.ok || agreed {
+		return sent, agreed, sent.ok
+	}
+	for j, g := range got {
+		if prom[j] && g.ok {
+			return g, false, true
+		}
+	}
+	return agentSample{t: e.t, v: e.v, ok: true}, false, true
+}
+
+// nearest is the point of pts closest in time to t, within limit ms.
+func nearest(pts []point, t, limit int64) agentSample {
+	best := agentSample{}
+	bestD := limit + 1
+	for _, p := range pts {
+		if d := abs(p.T - t); d < bestD && !isStale(p.V) {
+			best, bestD = agentSample{t: p.T, v: p.V, ok: true}, d
+		}
+	}
+	return best
+}

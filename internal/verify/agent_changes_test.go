@@ -1,0 +1,63 @@
+package verify
+
+import (
+	"log/slog"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/workload"
+)
+
+// agentApp is an agent between the pages and a storage: it stores each sample 3ms after the
+// time served (its own scrape time) and every value of series 2 one unit in the last place
+// up (its float parsing); with alter, the storage itself moves the value of series 3 at
+// target 0's scrape 10 one unit down.
+type agentApp struct {
+	dst   *fakeProm
+	alter bool
+}
+
+func (a *agentApp) Append(ls []workload.Label, t int64, v float64) {
+	s := ls[len(ls)-1].Value // the fake workload's series label
+	if s == "2" {
+		v = math.Nextafter(v, math.Inf(1))
+	}
+	if a.alter && s == "3" && t == 1_700_000_010_000 { // target 0's scrape 10
+		v = math.Nextafter(v, math.Inf(-1))
+	}
+	a.dst.Append(ls, t+3, v)
+}
+
+// TestAgentChangesAreTheAgents checks scrape mode's attribution on crafted answers: what
+// both storages show alike (3ms later, series 2 one ulp up) is the agent's, counted in
+// SenderChanges; the Prometheus storage stored what the agent sent (exact), the other one
+// its own change beside it.
+func TestAgentChangesAreTheAgents(t *testing.T) {
+	wl := &fakeWorkload{targets: 2, series: 5, start: 1_700_000_000_000, interval: 1000}
+	store := func(alter bool) *fakeProm {
+		p := newFakeProm()
+		writeAll(wl, testWindow(wl), &agentApp{dst: p, alter: alter})
+		return p
+	}
+	prom := startFake(t, store(false), "prom")
+	prom.Kind = storage.KindPrometheus
+	other := startFake(t, store(true), "other")
+	v := newVerifier(testConfig(100_000, 1000*1e6), wl, []Target{other, prom}, nil, slog.New(slog.DiscardHandler))
+	v.Settle, v.AgentChanges = 0, true
+	res := v.Run(t.Context(), time.UnixMilli(wl.start), time.UnixMilli(testWindow(wl).to))
+
+	ch := v.SenderChanges
+	// Per target: 60 scrapes × 5 series (series 1's NaN compared by its timestamp).
+	if ch == nil || ch.ComparedSamples != 2*60*5 || ch.ShiftedTimestamps != ch.ComparedSamples || ch.MaxShiftMillis != 3 ||
+		ch.ChangedValues != 2*60 || ch.MaxRelativeError <= 0 || ch.MaxRelativeError > 0x1p-52 || ch.Disagreements != 1 {
+		t.Fatalf("sender changes %+v: want 600 compared, all shifted 3ms, 120 values one ulp off, 1 disagreement", ch)
+	}
+	if p := res["prom"]; !p.Exact() {
+		t.Errorf("prometheus behind the agent: %s, want exact", p.Verdict())
+	}
+	if o := res["other"]; o.ChangedValues != 1 || o.ShiftedTimestamps != 0 || o.MissingSamples != 0 {
+		t.Errorf("the other storage: %s, want its own changed value only", o.Verdict())
+	}
+}
