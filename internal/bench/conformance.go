@@ -11,7 +11,8 @@ import (
 
 // Conformance runs Prometheus' PromQL test files against every storage of the config, one
 // storage after the other, or, when it names none, against the local storages a run starts,
-// started fresh for it (their default retention, 15 and 31 days, holds the suite's span). A
+// started fresh for it (their default retention, 15 and 31 days, holds the suite's span),
+// Prometheus with native histograms on: the suite writes them. A
 // storage that cannot be tested at all is named under its problems; the others go on.
 func Conformance(ctx context.Context, p *Prepared, opts Options) (*results.Run, error) {
 	opts.setDefaults()
@@ -21,7 +22,7 @@ func Conformance(ctx context.Context, p *Prepared, opts Options) (*results.Run, 
 	}
 	cfg := *p.Config
 	if len(cfg.RemoteStorages) == 0 {
-		locals, err := startLocals(ctx, opts.Keep, 0, cfg.NativeHistograms.On(), cfg.Exemplars.Percent > 0, opts.Logger)
+		locals, err := startLocals(ctx, opts.Keep, 0, true, cfg.Exemplars.Percent > 0, opts.Logger)
 		if err != nil {
 			return nil, err
 		}

@@ -108,6 +108,7 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 		ChurnInterval: cfg.ScrapeConfigUpdateInterval, HostLoad: cfg.HostLoad,
 		Events: events, Late: late, OutOfOrder: ooo,
 		Native: nativeOptions(cfg.NativeHistograms), ExemplarPct: cfg.Exemplars.Percent,
+		HA: haOptions(cfg),
 	})
 	if err != nil {
 		return nil, &ConfigError{fmt.Errorf("workload: %w", err)}
@@ -374,6 +375,7 @@ func (r *run) verify(ctx context.Context) map[string]*results.Verify {
 	r.log.Info("verifying what each storage returns", "samples", r.cfg.VerifySamples, "from", r.clock, "to", to)
 	res := r.readBack(ctx, v, r.clock, to) // the history too: rules compare from where their windows fill
 	r.verifySampleTypes(ctx, v, res, to)
+	verifyHA(ctx, v, res, r.clock, to)
 	return res
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/verify"
 	"github.com/tsbench/tsbench/internal/workload"
 )
 
@@ -139,4 +140,27 @@ func mean(vs []float64) *float64 {
 	}
 	m := sum / float64(len(vs))
 	return &m
+}
+
+// haOptions are the workload options of the series section's HA pairs.
+func haOptions(cfg *config.Config) workload.HA {
+	s := cfg.Series
+	if !s.HAOn() {
+		return workload.HA{}
+	}
+	l := s.HALabels
+	return workload.HA{
+		Replicas: s.HAReplicas, Offset: cfg.HAOffsetOf(),
+		ClusterName: l.Cluster.Name, ClusterValue: l.Cluster.Value,
+		ReplicaName: l.Replica.Name, ReplicaValue: l.Replica.Values,
+	}
+}
+
+// verifyHA adds the HA pair's read-back to each storage's, when HA pairs are written.
+func verifyHA(ctx context.Context, v *verify.Verifier, res map[string]*results.Verify, from, to time.Time) {
+	for name, h := range v.HA(ctx, from, to) {
+		if res[name] != nil {
+			res[name].HA = h
+		}
+	}
 }

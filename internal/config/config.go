@@ -208,6 +208,7 @@ func Default() Config {
 			Timeout: 2 * time.Minute,
 		},
 
+		// series.haOffset 0: a third of scrapeInterval (HAOffsetOf), which is known only once loaded.
 		ScrapeMode: ScrapeMode{Sender: SenderTsbench},
 		// Floats only, as captured; the profile's families go classic.
 		// No exemplars: exemplar storage is an opt-in feature of Prometheus.

@@ -36,6 +36,13 @@ func TestBadConfigs(t *testing.T) {
 		"unknown-storage-key.bad.yaml": {"field readUrl not found"},
 		"duration.bad.yaml":            {"line 1 (scrapeInterval): cannot unmarshal"},
 		"hostload.bad.yaml":            {"hostLoad: must be in (0, 1]"},
+		"series-ha.bad.yaml": {
+			"series.haOffset: must be >= 1ms and (haReplicas - 1) × haOffset below scrapeInterval (10s)",
+			"series.haLabels.cluster: set both name and value, or neither",
+			"series.haLabels.replica.values: want 3 values (one per replica), got 2",
+			"series.haLabels.replica.values: each value must be set and differ from the others",
+			"series.haLabels: cluster and replica must be different labels",
+		},
 		"series.bad.yaml": {
 			"series.events.ramp: from and to must be >= 1 targets",
 			"series.events.ramp.over: must be >= scrapeInterval (10s)",

@@ -16,6 +16,10 @@ type Series struct {
 	// OutOfOrder holds a share of each scrape's samples back and sends them By later, after
 	// newer samples of the same series.
 	OutOfOrder Held `yaml:"outOfOrder" json:"outOfOrder,omitzero"`
+	// HAReplicas writes every target's series once per replica of an HA pair (ha.go).
+	HAReplicas int           `yaml:"haReplicas" json:"haReplicas,omitempty"`
+	HALabels   HALabels      `yaml:"haLabels" json:"haLabels,omitzero"`
+	HAOffset   time.Duration `yaml:"haOffset" json:"haOffset,omitempty"`
 }
 
 // Events are the cardinality events; each is off unless set, and they combine: the active
@@ -63,7 +67,7 @@ type Held struct {
 func (s Series) On() bool {
 	e := s.Events
 	return e.Ramp != nil || e.Spike != nil || e.DoubleHalve != nil || e.PodChurn != nil ||
-		s.Late.Percent > 0 || s.OutOfOrder.Percent > 0
+		s.Late.Percent > 0 || s.OutOfOrder.Percent > 0 || s.HAOn()
 }
 
 func (c *Config) seriesProblems() []error {
@@ -114,5 +118,5 @@ func (c *Config) seriesProblems() []error {
 	if s.Late.Percent+2*s.OutOfOrder.Percent > 100 {
 		bad("outOfOrder.percent", "late.percent + 2 × outOfOrder.percent must be <= 100")
 	}
-	return errs
+	return append(errs, c.haProblems()...)
 }

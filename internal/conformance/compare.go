@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/util/almost"
 
 	"github.com/tsbench/tsbench/internal/query"
@@ -109,7 +111,14 @@ type answer struct {
 
 type answerSeries struct {
 	labels labels.Labels
-	points []query.Point
+	points []point // in time order, floats and histograms
+}
+
+// point is one point of an answer: a float, or a native histogram (H).
+type point struct {
+	T int64
+	V float64
+	H *query.HistogramPoint
 }
 
 // relative turns an API result into an answer at the block's time: base off every
@@ -119,12 +128,15 @@ func relative(r *query.Result, base int64, shiftValues bool) answer {
 	for _, s := range r.Series {
 		as := answerSeries{labels: labels.FromMap(s.Metric)}
 		for _, p := range s.Points {
-			p.T -= base
 			if shiftValues { // a time in seconds, exact to the millisecond: shifted in integer ms
 				p.V = float64(int64(math.Round(p.V*1000))-base) / 1000
 			}
-			as.points = append(as.points, p)
+			as.points = append(as.points, point{T: p.T - base, V: p.V})
 		}
+		for _, h := range s.Histograms {
+			as.points = append(as.points, point{T: h.T - base, H: &h})
+		}
+		slices.SortStableFunc(as.points, func(a, b point) int { return cmp.Compare(a.T, b.T) })
 		a.series = append(a.series, as)
 	}
 	return a
@@ -168,12 +180,8 @@ func compareVector(e *Eval, a answer, ordered bool) *failure {
 		if ordered && exp.pos != pos+1 {
 			return wrong(e.describe(), "%s at position %d in %s", s.labels, pos+1, formatAnswer(a))
 		}
-		x := exp.vals[0]
-		if x.Histogram != nil {
-			return wrong(e.describe(), "float %v for %s", s.points[0].V, s.labels)
-		}
-		if !almost.Equal(x.Value, s.points[0].V, epsilon) {
-			return wrong(e.describe(), "%s %v", s.labels, s.points[0].V)
+		if !samePoint(exp.vals[0], s.points[0]) {
+			return wrong(e.describe(), "%s %s", s.labels, formatPoints(s.points[:1]))
 		}
 		seen[h] = true
 	}
@@ -203,24 +211,24 @@ func compareMatrix(e *Eval, a answer) *failure {
 			return wrong(e.describe(), "unexpected series %s in %s", s.labels, formatAnswer(a))
 		}
 		seen[h] = true
-		var want []query.Point
+		var (
+			want []parser.SequenceValue
+			at   []int64
+		)
 		for i, v := range exp.vals {
 			t := e.Start + int64(i)*e.Step.Milliseconds()
 			if !e.Range && !e.rangeVector || t > e.End {
 				return wrong(e.describe(), "a matrix with more points than the query's range has")
 			}
-			if v.Histogram != nil {
-				return wrong(e.describe(), "floats for %s", s.labels)
-			}
 			if !v.Omitted {
-				want = append(want, query.Point{T: t, V: v.Value})
+				want, at = append(want, v), append(at, t)
 			}
 		}
 		if len(want) != len(s.points) {
 			return wrong(e.describe(), "%d points for %s: %s", len(s.points), s.labels, formatPoints(s.points))
 		}
 		for i, w := range want {
-			if g := s.points[i]; g.T != w.T || !almost.Equal(w.V, g.V, epsilon) {
+			if g := s.points[i]; g.T != at[i] || !samePoint(w, g) {
 				return wrong(e.describe(), "%s: %s", s.labels, formatPoints(s.points))
 			}
 		}
@@ -240,7 +248,7 @@ func atStep(a answer, t int64) answer {
 	for _, s := range a.series {
 		for _, p := range s.points {
 			if p.T == t {
-				v.series = append(v.series, answerSeries{labels: s.labels, points: []query.Point{p}})
+				v.series = append(v.series, answerSeries{labels: s.labels, points: []point{p}})
 				break
 			}
 		}
@@ -296,7 +304,7 @@ func formatAnswer(a answer) string {
 	return strings.Join(parts, "; ")
 }
 
-func formatPoints(ps []query.Point) string {
+func formatPoints(ps []point) string {
 	var b strings.Builder
 	for i, p := range ps {
 		if i == maxShown {
@@ -306,7 +314,11 @@ func formatPoints(ps []query.Point) string {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(strconv.FormatFloat(p.V, 'g', -1, 64))
+		if p.H != nil {
+			b.WriteString(formatHistogram(p.H))
+		} else {
+			b.WriteString(strconv.FormatFloat(p.V, 'g', -1, 64))
+		}
 		if len(ps) > 1 {
 			b.WriteString("@" + (time.Duration(p.T) * time.Millisecond).String())
 		}

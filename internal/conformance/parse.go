@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 )
@@ -38,11 +39,11 @@ type LoadSeries struct {
 	Samples []Sample
 }
 
-// Sample is one loaded sample; Hist marks a native histogram value (tsbench sends none).
+// Sample is one loaded sample: a float V, or a native histogram H.
 type Sample struct {
-	T    int64
-	V    float64
-	Hist bool
+	T int64
+	V float64
+	H *histogram.FloatHistogram
 }
 
 // expectation is an `expect <kind> [msg|regex:...]` line: message or pattern.
@@ -163,7 +164,7 @@ func parseLoad(lines []string, i int) (int, *Load, error) {
 		s := LoadSeries{Labels: m}
 		for k, v := range vals {
 			if !v.Omitted {
-				s.Samples = append(s.Samples, Sample{T: int64(k) * time.Duration(gap).Milliseconds(), V: v.Value, Hist: v.Histogram != nil})
+				s.Samples = append(s.Samples, Sample{T: int64(k) * time.Duration(gap).Milliseconds(), V: v.Value, H: v.Histogram})
 			}
 		}
 		if k, ok := at[m.Hash()]; ok {
@@ -172,6 +173,13 @@ func parseLoad(lines []string, i int) (int, *Load, error) {
 		}
 		at[m.Hash()] = len(ld.Series)
 		ld.Series = append(ld.Series, s)
+	}
+	if ld.NHCB {
+		nh, err := nhcbSeries(ld.Series)
+		if err != nil {
+			return i, nil, err
+		}
+		ld.Series = append(ld.Series, nh...)
 	}
 	return i, ld, nil
 }

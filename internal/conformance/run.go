@@ -8,13 +8,11 @@ import (
 	"log/slog"
 	"maps"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/tsbench/tsbench/internal/config"
@@ -39,9 +37,10 @@ func EnableParserFeatures() {
 
 // Reasons an eval is not applicable.
 const (
-	ReasonNativeHistograms = "no native histograms: tsbench sends float samples only"
-	ReasonAbsoluteTime     = "depends on absolute time"
-	ReasonOTLP             = "OTLP write: Prometheus' translation would rename the suite's series"
+	ReasonResetHint    = "expects a counter reset hint, which the query API does not answer"
+	ReasonNoNative     = "storage does not take native histograms: acknowledged, not stored"
+	ReasonAbsoluteTime = "depends on absolute time"
+	ReasonOTLP         = "OTLP write: Prometheus' translation would rename the suite's series"
 )
 
 // requestTimeout bounds each write request and each eval's queries: a storage that hangs
@@ -125,20 +124,21 @@ type probe struct {
 
 // writeBlocks writes every block (each refused one is counted, its evals failed as "data
 // rejected"), waits until the data is visible, and returns the evals to ask. Evals that are
-// not applicable are counted here.
+// not applicable are counted here. A block's native histogram series go in requests of their
+// own: a storage that refuses them (Prometheus 2.42 refuses some the suite has) fails the
+// evals that read them, and its float series still serve the others.
 func (r *runner) writeBlocks(ctx context.Context, placed []Placed) ([]evalCase, error) {
 	var (
 		todo  []Placed
-		data  [][]series
+		data  [][]series // a block's float series at 2i, its histogram series at 2i+1
 		evals [][]*Eval
 	)
 	for _, p := range placed {
-		hist := histogramNames(p.Block)
 		var es []*Eval
 		for _, e := range p.Evals {
 			reason := blockReason(r.w.proto)
 			if reason == "" {
-				reason = evalReason(e, hist)
+				reason = evalReason(e)
 			}
 			if reason != "" {
 				r.notApplicable(p.File, e, reason)
@@ -148,33 +148,41 @@ func (r *runner) writeBlocks(ctx context.Context, placed []Placed) ([]evalCase, 
 		}
 		if len(es) > 0 {
 			todo, evals = append(todo, p), append(evals, es)
-			data = append(data, blockSeries(p, intervals(p.Block)))
+			floats, hists := splitKinds(blockSeries(p, intervals(p.Block)))
+			data = append(data, floats, hists)
 		}
 	}
 	errs := r.w.writeAll(ctx, data)
 	var (
-		cases []evalCase
-		last  *probe
+		cases      []evalCase
+		last, hist *probe
 	)
 	for i, p := range todo {
-		if err := errs[i]; err != nil {
-			if len(r.out.RejectedBlocks) == 0 { // the first; the count follows
-				r.log.Warn("block refused", "file", p.File, "line", p.Evals[0].Line, "err", err)
-			}
-			r.out.RejectedBlocks = append(r.out.RejectedBlocks, results.ConformanceBlock{File: p.File, Line: p.Evals[0].Line, Answer: err.Error()})
-			for _, e := range evals[i] {
-				r.fail(p.File, e, &failure{kind: results.KindDataRejected, expected: "the block's samples stored", got: err.Error()})
-			}
+		es := evals[i]
+		if err := errs[2*i]; err != nil {
+			r.reject(p, es, err)
 			continue
 		}
-		for _, e := range evals[i] {
+		if err := errs[2*i+1]; err != nil {
+			names := histogramNames(p.Block)
+			var refused []*Eval
+			es = slices.DeleteFunc(es, func(e *Eval) bool {
+				if readsHistograms(e, names) {
+					refused = append(refused, e)
+					return true
+				}
+				return false
+			})
+			r.reject(p, refused, fmt.Errorf("native histograms: %w", err))
+		} else {
+			hist = cmp.Or(lastHistogram(data[2*i+1]), hist)
+		}
+		for _, e := range es {
 			cases = append(cases, evalCase{p, e})
 		}
-		if n := len(data[i]); n > 0 {
-			s := data[i][n-1]
-			last = &probe{selector: s.labels.String(), t: s.samples[len(s.samples)-1].Timestamp}
-		}
+		last = cmp.Or(lastFloat(data[2*i]), last)
 	}
+	last = cmp.Or(last, hist) // no floats at all: wait for the histograms
 	if n := len(r.out.RejectedBlocks); n > 1 {
 		r.log.Warn("blocks refused", "blocks", n, "of", len(todo))
 	}
@@ -185,30 +193,17 @@ func (r *runner) writeBlocks(ctx context.Context, placed []Placed) ([]evalCase, 
 		}
 		r.log.Debug("written data visible", "wait_seconds", fmt.Sprintf("%.1f", time.Since(waited).Seconds()))
 	}
-	return cases, nil
-}
-
-// histogramNames are the metric names of a block's native histogram series: those with a
-// histogram sample, and those load_with_nhcb makes from classic histograms (their name
-// without _bucket, _count or _sum).
-func histogramNames(b *Block) map[string]bool {
-	names := map[string]bool{}
-	for _, l := range b.Loads {
-		for _, s := range l.Series {
-			name := s.Labels.Get(model.MetricNameLabel)
-			if slices.ContainsFunc(s.Samples, func(x Sample) bool { return x.Hist }) {
-				names[name] = true
-			}
-			if l.NHCB {
-				for _, suffix := range []string{"_bucket", "_count", "_sum"} {
-					if base, ok := strings.CutSuffix(name, suffix); ok {
-						names[base] = true
-					}
-				}
-			}
+	if hist != nil {
+		keeps, err := r.keepsHistograms(ctx, *hist)
+		if err != nil {
+			return nil, err
+		}
+		if !keeps {
+			r.log.Warn("the storage acknowledged native histograms but does not answer them: their evals are not applicable", "series", hist.selector)
+			cases = r.dropHistogramCases(cases)
 		}
 	}
-	return names
+	return cases, nil
 }
 
 // blockReason is why no eval applies to a storage written with proto, or "".
@@ -219,27 +214,23 @@ func blockReason(proto config.Protocol) string {
 	return ""
 }
 
-// patBareSelector is a selector without a metric name: `{` after neither a name nor `}`.
-var patBareSelector = regexp.MustCompile(`(^|[^a-zA-Z0-9_:}\s])\s*\{`)
-
-// evalReason is why an eval does not apply, or "": it expects a native histogram, or may
-// read one of the block's histogram series (it names one, matches __name__, or has a
-// selector without a name), which tsbench does not send; or it depends on absolute time.
-func evalReason(e *Eval, hist map[string]bool) string {
-	for _, s := range e.series {
-		if slices.ContainsFunc(s.vals, func(v parser.SequenceValue) bool { return v.Histogram != nil }) {
-			return ReasonNativeHistograms
-		}
+// reject counts a block the storage refused, and fails its evals es as "data rejected".
+func (r *runner) reject(p Placed, es []*Eval, err error) {
+	if len(r.out.RejectedBlocks) == 0 { // the first; the count follows
+		r.log.Warn("block refused", "file", p.File, "line", p.Evals[0].Line, "err", err)
 	}
-	if len(hist) > 0 {
-		x := unquoted(e.Expr)
-		if strings.Contains(x, "__name__") || patBareSelector.MatchString(x) {
-			return ReasonNativeHistograms
-		}
-		for _, m := range patIdent.FindAllString(x, -1) {
-			if hist[m] {
-				return ReasonNativeHistograms
-			}
+	r.out.RejectedBlocks = append(r.out.RejectedBlocks, results.ConformanceBlock{File: p.File, Line: p.Evals[0].Line, Answer: err.Error()})
+	for _, e := range es {
+		r.fail(p.File, e, &failure{kind: results.KindDataRejected, expected: "the block's samples stored", got: err.Error()})
+	}
+}
+
+// evalReason is why an eval does not apply, or "": it expects a native histogram's counter
+// reset hint, which the query API does not answer; or it depends on absolute time.
+func evalReason(e *Eval) string {
+	for _, s := range e.series {
+		if slices.ContainsFunc(s.vals, func(v parser.SequenceValue) bool { return v.CounterResetHintSet }) {
+			return ReasonResetHint
 		}
 	}
 	if timeValued(e.Expr) == "absolute" {
@@ -247,8 +238,6 @@ func evalReason(e *Eval, hist map[string]bool) string {
 	}
 	return ""
 }
-
-var patIdent = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*`)
 
 // waitVisible waits until the last sample written can be queried: a storage may take a
 // moment (VictoriaMetrics flushes its buffers every second).

@@ -15,14 +15,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/klauspost/compress/s2"
+	"github.com/prometheus/prometheus/prompb"
 
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage/promreceiver"
 )
 
-// Prometheus' own receiver and engine pass every applicable eval of operators.test and
-// trig_functions.test, but for the block a proxy in front of it refuses: trig_functions.test's
+// Prometheus' own receiver and engine pass every eval of operators.test, its 72 over native
+// histograms included, and of trig_functions.test, but for the block a proxy in front of it refuses: trig_functions.test's
 // (its series are named trig; operators.test's trigx and trigy pass). Its evals fail as "data
 // rejected" with the answer quoted (18: the file's last eval, pi(), reads no data), and
 // everything else goes on. (The whole suite runs in e2e/TestConformanceReference.)
@@ -37,15 +38,7 @@ func TestRunAgainstReceiver(t *testing.T) {
 			s.Files = append(s.Files, f)
 		}
 	}
-	rcv, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{DelayedNameRemoval: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := rcv.Close(); err != nil {
-			t.Error(err)
-		}
-	})
+	rcv := startReceiver(t)
 	target, err := url.Parse(rcv.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -69,8 +62,8 @@ func TestRunAgainstReceiver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Total() != 213+19 || out.Passed != 141+1 || out.Failed != 18 || out.NotApplicable != 72 {
-		t.Errorf("passed %d, failed %d, n/a %d: want 142, 18 (trig_functions.test) and 72 (operators.test's histograms)", out.Passed, out.Failed, out.NotApplicable)
+	if out.Total() != 213+19 || out.Passed != 213+1 || out.Failed != 18 || out.NotApplicable != 0 {
+		t.Errorf("passed %d, failed %d, n/a %d: want 214, 18 (trig_functions.test) and 0", out.Passed, out.Failed, out.NotApplicable)
 	}
 	if diff := cmp.Diff(map[string]int{results.KindDataRejected: 18}, out.Kinds); diff != "" {
 		t.Errorf("failure kinds (-want +got):\n%s", diff)
@@ -164,4 +157,97 @@ func TestRunNoAnswerIsNoError(t *testing.T) {
 	if out.Passed != 0 || out.Failed != 1 || out.Failures[0].Kind != results.KindRejected {
 		t.Errorf("passed %d, failed %d (%+v): want the eval failed, rejected", out.Passed, out.Failed, out.Failures)
 	}
+}
+
+// A storage that refuses native histograms fails the evals that read them as "data
+// rejected", and one that acknowledges and drops them (VictoriaMetrics 1.79) has them not
+// applicable; operators.test's float evals pass on both, its 72 over native histograms do not.
+func TestRunWithoutNativeHistograms(t *testing.T) {
+	all, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Suite{}
+	for _, f := range all.Files {
+		if f.Name == "operators.test" {
+			s.Files = append(s.Files, f)
+		}
+	}
+	for _, refuse := range []bool{true, false} {
+		srv := httptest.NewServer(withoutHistograms(t, startReceiver(t).URL, refuse))
+		t.Cleanup(srv.Close)
+		st := config.Storage{WriteURL: srv.URL + promreceiver.WritePath, ReadURL: srv.URL + "/"}
+		out, err := Run(t.Context(), s, "nonative", st, time.Now(), slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := results.Conformance{Passed: 141, Failed: 0, NotApplicable: 72}
+		if refuse {
+			want.Failed, want.NotApplicable = 72, 0
+			if out.Kinds[results.KindDataRejected] != 72 || len(out.RejectedBlocks) == 0 || !strings.Contains(out.RejectedBlocks[0].Answer, "native histograms: remote write answered 400: no histograms here") {
+				t.Errorf("refused: kinds %v, blocks %+v", out.Kinds, out.RejectedBlocks)
+			}
+		} else if out.NotApplicableReasons[ReasonNoNative] != 72 {
+			t.Errorf("dropped: n/a %v", out.NotApplicableReasons)
+		}
+		if out.Passed != want.Passed || out.Failed != want.Failed || out.NotApplicable != want.NotApplicable {
+			t.Errorf("refuse %v: passed %d, failed %d, n/a %d; want %d, %d, %d", refuse, out.Passed, out.Failed, out.NotApplicable, want.Passed, want.Failed, want.NotApplicable)
+		}
+	}
+}
+
+// withoutHistograms proxies to a receiver, refusing write requests with native histograms,
+// or taking them out before passing the request on.
+func withoutHistograms(t *testing.T, to string, refuse bool) http.Handler {
+	target, err := url.Parse(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == promreceiver.WritePath {
+			body, _ := io.ReadAll(r.Body)
+			raw, err := s2.Decode(nil, body)
+			var req prompb.WriteRequest
+			if err == nil {
+				err = req.Unmarshal(raw)
+			}
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			n := 0
+			for i := range req.Timeseries {
+				n += len(req.Timeseries[i].Histograms)
+				req.Timeseries[i].Histograms = nil
+			}
+			if n > 0 && refuse {
+				http.Error(w, "no histograms here", http.StatusBadRequest)
+				return
+			}
+			raw, err = req.Marshal()
+			if err != nil {
+				t.Error(err)
+			}
+			body = s2.EncodeSnappy(nil, raw)
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		}
+		proxy.ServeHTTP(w, r)
+	})
+}
+
+// startReceiver starts Prometheus' own receiver and engine, as the runner's (delayed name
+// removal on), closed when the test ends.
+func startReceiver(t *testing.T) *promreceiver.Receiver {
+	t.Helper()
+	rcv, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{DelayedNameRemoval: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := rcv.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return rcv
 }

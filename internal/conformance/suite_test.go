@@ -209,3 +209,26 @@ func TestTimeValued(t *testing.T) {
 		}
 	}
 }
+
+// The evals over native histograms are told from the others by their data and expectation.
+func TestReadsNativeHistograms(t *testing.T) {
+	s, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		file string
+		line int
+		want bool
+	}{
+		{"operators.test", 296, true},  // http_requests_histogram != 80
+		{"operators.test", 18, false},  // SUM(http_requests_total) BY (job) - COUNT(...)
+		{"histograms.test", 551, true}, // histogram_quantile(0, testhistogram3): load_with_nhcb's series
+		{"histograms.test", 541, false},
+		{"nosuch.test", 1, false},
+	} {
+		if got := s.ReadsNativeHistograms(c.file, c.line); got != c.want {
+			t.Errorf("%s:%d: %v, want %v", c.file, c.line, got, c.want)
+		}
+	}
+}

@@ -31,21 +31,17 @@ const slice = 30 * time.Minute
 // series is one series of a placed block with its samples at absolute times.
 type series struct {
 	labels  labels.Labels
-	samples []prompb.Sample
+	samples []Sample
 }
 
-// blockSeries are the float series of a block's loads at base (a series with a native
-// histogram sample is left out whole), their samples inside the block's intervals only (no
-// eval reads the others); a series loaded twice keeps the first load's sample at a time, as
-// the runner's storage does.
+// blockSeries are the series of a block's loads at base, floats and native histograms, their
+// samples inside the block's intervals only (no eval reads the others); a series loaded twice
+// keeps the first load's sample at a time, as the runner's storage does.
 func blockSeries(p Placed, ivs []span) []series {
 	byHash := map[uint64]*series{}
 	var order []uint64
 	for _, l := range p.Loads {
 		for _, s := range l.Series {
-			if slices.ContainsFunc(s.Samples, func(x Sample) bool { return x.Hist }) {
-				continue
-			}
 			h := s.Labels.Hash()
 			out, ok := byHash[h]
 			if !ok {
@@ -55,7 +51,8 @@ func blockSeries(p Placed, ivs []span) []series {
 			}
 			for _, smp := range s.Samples {
 				if inside(ivs, smp.T) {
-					out.samples = append(out.samples, prompb.Sample{Timestamp: p.Base + smp.T, Value: smp.V})
+					smp.T += p.Base
+					out.samples = append(out.samples, smp)
 				}
 			}
 		}
@@ -63,8 +60,8 @@ func blockSeries(p Placed, ivs []span) []series {
 	out := make([]series, 0, len(order))
 	for _, h := range order {
 		if s := byHash[h]; len(s.samples) > 0 {
-			slices.SortStableFunc(s.samples, func(a, b prompb.Sample) int { return cmp.Compare(a.Timestamp, b.Timestamp) })
-			s.samples = slices.CompactFunc(s.samples, func(a, b prompb.Sample) bool { return a.Timestamp == b.Timestamp })
+			slices.SortStableFunc(s.samples, func(a, b Sample) int { return cmp.Compare(a.T, b.T) })
+			s.samples = slices.CompactFunc(s.samples, func(a, b Sample) bool { return a.T == b.T })
 			out = append(out, *s)
 		}
 	}
@@ -95,7 +92,7 @@ func (w *writer) writeAll(ctx context.Context, blocks [][]series) []error {
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, ss := range blocks {
 		for _, s := range ss {
-			lo, hi = min(lo, s.samples[0].Timestamp), max(hi, s.samples[len(s.samples)-1].Timestamp)
+			lo, hi = min(lo, s.samples[0].T), max(hi, s.samples[len(s.samples)-1].T)
 		}
 	}
 	step := slice.Milliseconds()
@@ -122,8 +119,8 @@ func (w *writer) writeAll(ctx context.Context, blocks [][]series) []error {
 func cut(ss []series, from, to int64) []series {
 	var out []series
 	for _, s := range ss {
-		i, _ := slices.BinarySearchFunc(s.samples, from, func(a prompb.Sample, t int64) int { return cmp.Compare(a.Timestamp, t) })
-		j, _ := slices.BinarySearchFunc(s.samples, to, func(a prompb.Sample, t int64) int { return cmp.Compare(a.Timestamp, t) })
+		i, _ := slices.BinarySearchFunc(s.samples, from, func(a Sample, t int64) int { return cmp.Compare(a.T, t) })
+		j, _ := slices.BinarySearchFunc(s.samples, to, func(a Sample, t int64) int { return cmp.Compare(a.T, t) })
 		if i < j {
 			out = append(out, series{labels: s.labels, samples: s.samples[i:j]})
 		}
@@ -140,20 +137,20 @@ func (w *writer) encode(ss []series) ([]byte, error) {
 		st := writev2.NewSymbolTable()
 		req := &writev2.Request{}
 		for _, s := range ss {
-			ts := writev2.TimeSeries{LabelsRefs: st.SymbolizeLabels(s.labels, nil), Metadata: writev2.Metadata{Type: writev2.Metadata_METRIC_TYPE_UNSPECIFIED}}
-			for _, smp := range s.samples {
-				ts.Samples = append(ts.Samples, writev2.Sample{Value: smp.Value, Timestamp: smp.Timestamp})
+			refs := st.SymbolizeLabels(s.labels, nil)
+			for _, run := range runs(s.samples) {
+				req.Timeseries = append(req.Timeseries, timeSeriesV2(refs, run))
 			}
-			req.Timeseries = append(req.Timeseries, ts)
 		}
 		req.Symbols = st.Symbols()
 		b, err = req.Marshal()
 	} else {
 		req := &prompb.WriteRequest{}
 		for _, s := range ss {
-			ts := prompb.TimeSeries{Samples: s.samples}
-			s.labels.Range(func(l labels.Label) { ts.Labels = append(ts.Labels, prompb.Label{Name: l.Name, Value: l.Value}) })
-			req.Timeseries = append(req.Timeseries, ts)
+			ls := prompb.FromLabels(s.labels, nil)
+			for _, run := range runs(s.samples) {
+				req.Timeseries = append(req.Timeseries, timeSeriesV1(ls, run))
+			}
 		}
 		b, err = req.Marshal()
 	}

@@ -113,8 +113,9 @@ type Point struct {
 
 // Series is one series of a query result with its points (one for a vector).
 type Series struct {
-	Metric map[string]string
-	Points []Point
+	Metric     map[string]string
+	Points     []Point
+	Histograms []HistogramPoint // its native histogram points, in time order
 }
 
 // Result is a decoded instant or range query answer. A scalar is one Series without
@@ -246,9 +247,11 @@ func decodeQuery(status int, b []byte) (*Result, error) {
 	switch data.ResultType {
 	case "vector", "matrix":
 		var ss []struct {
-			Metric map[string]string `json:"metric"`
-			Value  *pair             `json:"value"`
-			Values []pair            `json:"values"`
+			Metric     map[string]string `json:"metric"`
+			Value      *pair             `json:"value"`
+			Values     []pair            `json:"values"`
+			Histogram  json.RawMessage   `json:"histogram"`
+			Histograms []json.RawMessage `json:"histograms"`
 		}
 		if err := json.Unmarshal(data.Result, &ss); err != nil {
 			return bad(err)
@@ -256,13 +259,24 @@ func decodeQuery(status int, b []byte) (*Result, error) {
 		res.Series = make([]Series, len(ss))
 		for i, s := range ss {
 			res.Series[i].Metric = s.Metric
-			if s.Value != nil {
+			switch {
+			case s.Value != nil:
 				res.Series[i].Points = []Point{Point(*s.Value)}
-			} else {
+			case len(s.Values) > 0:
 				res.Series[i].Points = make([]Point, len(s.Values))
 				for j, p := range s.Values {
 					res.Series[i].Points[j] = Point(p)
 				}
+			}
+			if s.Histogram != nil {
+				s.Histograms = append(s.Histograms, s.Histogram)
+			}
+			for _, raw := range s.Histograms {
+				h, err := decodeHistogramPoint(raw)
+				if err != nil {
+					return bad(fmt.Errorf("histogram of %v: %w", s.Metric, err))
+				}
+				res.Series[i].Histograms = append(res.Series[i].Histograms, h)
 			}
 		}
 	case "scalar":

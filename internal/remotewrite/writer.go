@@ -189,7 +189,7 @@ func New(cfg *config.Config, wl Workload, logger *slog.Logger, m *Metrics) (*Wri
 func (w *Writer) addLane(sinks []*sink, catchUp bool) {
 	ln := &lane{
 		sinks: sinks, catchUp: catchUp, caughtUp: make(chan struct{}),
-		openOldest: make([]atomic.Int64, w.shards*w.workers),
+		openOldest: make([]atomic.Int64, w.shards*w.workers*haReplicas(w.work)),
 	}
 	if catchUp {
 		ln.behind.Store(int32(w.workers))
@@ -504,34 +504,39 @@ func (w *Writer) generate(ctx context.Context, ln *lane, worker int) (nextDue in
 		return int(w.work.ScrapeTime(a, 0) - w.work.ScrapeTime(b, 0))
 	})
 	behind := ln.catchUp
-	apps := make([]*shardAppender, w.shards) // made for the shards this worker feeds
+	// One appender per shard this worker feeds and HA replica (ha.go): each replica's
+	// samples travel in requests of their own.
+	ha := haReplicas(w.work)
+	apps := make([]*shardAppender, w.shards*ha)
+	appIdx := make([]int, len(targets))
 	appOf := make([]workload.Appender, len(targets))
 	for i, t := range targets {
 		shard := shardOf(t, w.shards)
-		if apps[shard] == nil {
-			apps[shard] = w.newShardAppender(ln, shard, &ln.openOldest[worker*w.shards+shard], behind)
+		a := appenderIndex(w.work, t, shard, ha)
+		if apps[a] == nil {
+			apps[a] = w.newShardAppender(ln, shard, &ln.openOldest[worker*w.shards*ha+a], behind)
 		}
-		appOf[i] = apps[shard]
+		appIdx[i], appOf[i] = a, apps[a]
 		if w.tpl == nil { // no templates (or a protocol other than 1.0): no fast path
-			appOf[i] = labelsAppender{apps[shard]}
+			appOf[i] = labelsAppender{apps[a]}
 		}
 	}
 	hw, _ := w.work.(heldWorkload)
 	if hw != nil && !hw.SeriesOn() {
 		hw = nil // the default run: nothing held, no events
 	}
-	heldOf := make([]heldAppenders, w.shards)
+	heldOf := make([]heldAppenders, len(apps))
 	var lateOf, oooOf []workload.Appender
 	if hw != nil {
 		lateOn, oooOn := hw.HeldKinds()
 		lateOf, oooOf = make([]workload.Appender, len(targets)), make([]workload.Appender, len(targets))
-		for i, t := range targets {
-			shard := shardOf(t, w.shards)
+		for i := range targets {
+			a := appIdx[i]
 			if lateOn {
-				lateOf[i] = w.heldAppender(&heldOf[shard], heldLate, apps[shard])
+				lateOf[i] = w.heldAppender(&heldOf[a], heldLate, apps[a])
 			}
 			if oooOn {
-				oooOf[i] = w.heldAppender(&heldOf[shard], heldOOO, apps[shard])
+				oooOf[i] = w.heldAppender(&heldOf[a], heldOOO, apps[a])
 			}
 		}
 	}
@@ -599,7 +604,7 @@ func (w *Writer) generate(ctx context.Context, ln *lane, worker int) (nextDue in
 			ln.produced.Add(int64(values + stale))
 			ln.stale.Add(int64(stale))
 			if hw != nil {
-				ln.held(hw, heldOf[shardOf(targets[pos], w.shards)], lateOf[pos], oooOf[pos], targets[pos], k, due)
+				ln.held(hw, heldOf[appIdx[pos]], lateOf[pos], oooOf[pos], targets[pos], k, due)
 			}
 			if pos++; pos == len(targets) {
 				pos, k = 0, k+1

@@ -163,6 +163,7 @@ func Compare(old, cur *results.Run) *Comparison {
 		}
 		c.Rows = append(c.Rows, eventRows(name, os, ns)...)
 	}
+	c.Notes = append(c.Notes, haNotes(old, cur)...)
 	return c
 }
 

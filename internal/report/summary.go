@@ -229,7 +229,7 @@ func table(r *results.Run) []section {
 		num("bytes/sample", "%.3f", lower, histRes(func(r *results.Resources) *float64 { return r.BytesPerSample }, 1)),
 	}}
 	var out []section
-	for _, sec := range []section{history, write, query, resources, verify, seriesSection(r)} {
+	for _, sec := range []section{history, write, query, resources, verify, seriesSection(r), haSection(r)} {
 		if sec.hasData() {
 			out = append(out, sec)
 		}
@@ -331,6 +331,7 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 	writeRuleDiffs(&b, r)
 	writeRulesNotCompared(&b, r)
 	writeSeries(&b, r)
+	writeHA(&b, r)
 	writeSender(&b, r)
 	if g := r.Generator; g != nil {
 		fmt.Fprintf(&b, "\ntsbench itself: cpu %s cores mean, %s max; rss %s MiB max\n",

@@ -195,6 +195,7 @@ func figureTable() map[string]figure {
 		"verify.ruleDiffs":           viaAPI(unitCount, func(v *results.Verify) float64 { return float64(len(v.RuleDiffs)) }),
 	}
 	maps.Copy(figs, seriesFigures())
+	maps.Copy(figs, haFigures())
 	return figs
 }
 

@@ -21,6 +21,8 @@ type Verify struct {
 	// counted there and not above; nil without them.
 	Late       *VerifyHeld `json:"late,omitempty"`
 	OutOfOrder *VerifyHeld `json:"outOfOrder,omitempty"`
+	// HA is the HA pair's read-back (series.haReplicas, ha.go); nil without HA pairs.
+	HA *VerifyHA `json:"ha,omitempty"`
 	// DuplicateSamples are extra answers for a timestamp already returned once.
 	DuplicateSamples int64 `json:"duplicateSamples"`
 	// UnexpectedSamples were returned but never written (in a series or at a time that was

@@ -47,6 +47,7 @@ type Options struct {
 	OutOfOrder     Held          // samples sent after newer ones of their series (series.go)
 	Native         NativeOptions // nativeHistograms (native.go)
 	ExemplarPct    float64       // exemplars.percent (exemplar.go)
+	HA             HA            // HA pairs (ha.go)
 }
 
 // Target labels tsbench adds to every series.
@@ -66,6 +67,8 @@ const (
 	slotJob
 	slotReplica
 	slotRevision
+	slotHACluster
+	slotHAReplica
 )
 
 // template is a profile series with its full sorted label set, target labels as slots.
@@ -86,7 +89,10 @@ type Generator struct {
 	interval  int64 // ms
 	churnMs   int64 // 0: no churn
 	churnN    int   // targets churned per round in each replica
-	total     int   // Targets × Replicas
+	total     int   // Targets × Replicas × HA replicas
+	haOffMs   int64 // HA.Offset in ms
+	names     []string
+	slots     []slot // by names: the target labels (TargetLabelNames)
 	templates []template
 	natives   []nativeFamily // sent as native histograms (native.go)
 	skip      []bool         // by series: left out, sent as a native histogram only; nil: none
@@ -157,8 +163,10 @@ func New(p *Profile, o Options) (*Generator, error) {
 		opts:     o,
 		startMs:  o.Start.UnixMilli(),
 		interval: o.ScrapeInterval.Milliseconds(),
-		total:    o.Targets * o.Replicas,
+		total:    o.Targets * o.Replicas * o.haReplicas(),
+		haOffMs:  o.HA.Offset.Milliseconds(),
 	}
+	g.names, g.slots = g.targetLabels()
 	g.churnN = churnN
 	if g.churnN > 0 && o.ChurnInterval > 0 {
 		g.churnMs = o.ChurnInterval.Milliseconds()
@@ -180,7 +188,7 @@ func New(p *Profile, o Options) (*Generator, error) {
 	}
 	g.compileNativeSeries()
 	g.scratch.New = func() any {
-		return &scratch{labels: make([]Label, g.maxLabels), text: make([]byte, 0, 64), values: make([]string, 0, 4)}
+		return &scratch{labels: make([]Label, g.maxLabels), text: make([]byte, 0, 64), values: make([]string, 0, len(g.names))}
 	}
 	return g, nil
 }
@@ -188,9 +196,9 @@ func New(p *Profile, o Options) (*Generator, error) {
 // template merges a series' labels with the target label slots, sorted by name. A profile
 // label named like a target label is replaced by it.
 func (g *Generator) template(s Series) template {
-	targetSlots := map[string]slot{labelInstance: slotInstance, labelJob: slotJob, labelRevision: slotRevision}
-	if g.opts.Replicas > 1 {
-		targetSlots[labelReplica] = slotReplica
+	targetSlots := map[string]slot{}
+	for i, n := range g.names {
+		targetSlots[n] = g.slots[i]
 	}
 	labels := []Label{{Name: "__name__", Value: s.Name}}
 	for _, l := range s.Labels {
@@ -221,21 +229,17 @@ func (g *Generator) template(s Series) template {
 	return t
 }
 
-// TargetLabelNames are the labels Scrape adds to every series, sorted: instance, job, then
-// replica when writeReplicas > 1, then revision.
-func (g *Generator) TargetLabelNames() []string {
-	if g.opts.Replicas > 1 {
-		return []string{labelInstance, labelJob, labelReplica, labelRevision}
-	}
-	return []string{labelInstance, labelJob, labelRevision}
-}
+// TargetLabelNames are the labels Scrape adds to every series, sorted: instance, job,
+// replica when writeReplicas > 1, revision, and the HA pairs' cluster and replica labels.
+// The slice is the generator's: read only.
+func (g *Generator) TargetLabelNames() []string { return g.names }
 
 // SeriesLabels is series s's own labels, __name__ included and target labels left out (a
 // profile label named like one is replaced by it), sorted by name. The series' full label
 // set is these merged with TargetLabelNames by name. The slice is the generator's: read only.
 func (g *Generator) SeriesLabels(s int) []Label { return g.templates[s].own }
 
-// Targets is the number of simulated targets: targetsCount × writeReplicas.
+// Targets is the number of simulated targets: targetsCount × writeReplicas × series.haReplicas.
 func (g *Generator) Targets() int { return g.total }
 
 // SeriesPerTarget is the profile's number of series.
@@ -253,8 +257,10 @@ func (g *Generator) phase(target int) int64 {
 }
 
 // ScrapeTime is the millisecond timestamp of target's scrape k ≥ 0.
+// An HA replica's copy scrapes its replica × haOffset after the original.
 func (g *Generator) ScrapeTime(target int, k int64) int64 {
-	return g.startMs + g.phase(target) + k*g.interval
+	orig, r := g.copyOf(target)
+	return g.startMs + g.phase(orig) + k*g.interval + int64(r)*g.haOffMs
 }
 
 // churnRounds is how many churn rounds have happened at or before t (ms).
@@ -270,7 +276,8 @@ func (g *Generator) churnRounds(t int64) int64 {
 // targets per replica. Replica 0 draws its offset as a single replica always did.
 func (g *Generator) churned(target int, j int64) bool {
 	n := g.opts.Targets
-	base, rep := target%n, target/n
+	orig, _ := g.copyOf(target) // an HA copy's revisions are its original's
+	base, rep := orig%n, orig/n
 	h := hash(g.opts.Seed, 2, uint64(j))
 	if rep > 0 {
 		h = hash(g.opts.Seed, 6, uint64(j), uint64(rep))
@@ -330,7 +337,7 @@ func (g *Generator) ChurnedTargets() int {
 	if g.churnMs == 0 {
 		return 0
 	}
-	return g.churnN * g.opts.Replicas
+	return g.churnN * g.opts.Replicas * g.opts.haReplicas()
 }
 
 // scale is the target's factor on counters, the same for every series of a target: 0.5–1.
@@ -380,12 +387,13 @@ func (g *Generator) Labels(target, s int, rev int64) []Label {
 }
 
 // targetValues are the values of one target's labels at one revision.
-type targetValues struct{ instance, replica, revision string }
+type targetValues struct{ instance, replica, revision, haReplica string }
 
 // targetText writes target's instance, replica and revision values into sc.text and returns
 // them as strings over it: valid until the next targetText on sc.
 func (g *Generator) targetText(sc *scratch, target int, rev int64, l life) targetValues {
-	base, rep := target%g.opts.Targets, target/g.opts.Targets
+	orig, haRep := g.copyOf(target)
+	base, rep := orig%g.opts.Targets, orig/g.opts.Targets
 	b := sc.text[:0]
 	b = append(b, "host-"...)
 	b = appendPadded(b, base, 6)
@@ -397,7 +405,11 @@ func (g *Generator) targetText(sc *scratch, target int, rev int64, l life) targe
 	b = strconv.AppendInt(b, rev, 10)
 	sc.text = b
 	s := unsafe.String(unsafe.SliceData(b), len(b))
-	return targetValues{instance: s[:n1], replica: s[n1:n2], revision: s[n2:]}
+	tv := targetValues{instance: s[:n1], replica: s[n1:n2], revision: s[n2:]}
+	if g.opts.HA.ReplicaName != "" {
+		tv.haReplica = g.opts.HA.ReplicaValue[haRep]
+	}
+	return tv
 }
 
 func appendPadded(b []byte, n, width int) []byte {
@@ -423,6 +435,10 @@ func (g *Generator) fill(sc *scratch, t *template, tv targetValues) []Label {
 			labels[i].Value = tv.replica
 		case slotRevision:
 			labels[i].Value = tv.revision
+		case slotHACluster:
+			labels[i].Value = g.opts.HA.ClusterValue
+		case slotHAReplica:
+			labels[i].Value = tv.haReplica
 		}
 	}
 	return labels
@@ -449,9 +465,10 @@ func (g *Generator) scrape(app Appender, target int, k int64, sel selection) (va
 	round := g.churnRounds(t)
 	rev := g.revisionAt(target, round)
 	cur := g.lifeAt(target, t)
+	orig, _ := g.copyOf(target) // an HA copy reads its original's exporter
 	if cur.active {
-		g.startCreated(app, target)
-		values = g.emit(app, sc, g.targetText(sc, target, rev, cur), target, t, &sel, false)
+		g.startCreated(app, orig)
+		values = g.emit(app, sc, g.targetText(sc, target, rev, cur), orig, t, &sel, false)
 	}
 	if k == 0 {
 		return values, 0
@@ -460,7 +477,7 @@ func (g *Generator) scrape(app Appender, target int, k int64, sel selection) (va
 	n := g.churnedBetween(target, g.churnRounds(t-g.interval), round)
 	if prev := g.lifeAt(target, t-g.interval); prev.active && (n > 0 || prev != cur) {
 		sel.oooN = 0 // markers are never held out of order: no newer sample of theirs goes first
-		staleMarkers = g.emit(app, sc, g.targetText(sc, target, rev-n, prev), target, t, &sel, true)
+		staleMarkers = g.emit(app, sc, g.targetText(sc, target, rev-n, prev), orig, t, &sel, true)
 	}
 	return values, staleMarkers
 }
@@ -509,11 +526,23 @@ func (g *Generator) emit(app Appender, sc *scratch, tv targetValues, target int,
 
 // targetValues lists tv in TargetLabelNames order, in sc.values.
 func (g *Generator) targetValues(sc *scratch, tv targetValues) []string {
-	v := append(sc.values[:0], tv.instance, g.opts.Job)
-	if g.opts.Replicas > 1 {
-		v = append(v, tv.replica)
+	v := sc.values[:0]
+	for _, sl := range g.slots {
+		switch sl {
+		case slotInstance:
+			v = append(v, tv.instance)
+		case slotJob:
+			v = append(v, g.opts.Job)
+		case slotReplica:
+			v = append(v, tv.replica)
+		case slotRevision:
+			v = append(v, tv.revision)
+		case slotHACluster:
+			v = append(v, g.opts.HA.ClusterValue)
+		case slotHAReplica:
+			v = append(v, tv.haReplica)
+		}
 	}
-	v = append(v, tv.revision)
 	sc.values = v
 	return v
 }

@@ -141,7 +141,8 @@ func (g *Generator) lifeAt(target int, t int64) life {
 	return l
 }
 
-// ActiveTargets is how many targets (over every replica) are active at t (ms).
+// ActiveTargets is how many targets (over every replica) are active at t (ms): HA copies
+// count when a replica label tells their series apart.
 func (g *Generator) ActiveTargets(t int64) int {
 	if g.ev == nil {
 		return g.total
@@ -152,7 +153,7 @@ func (g *Generator) ActiveTargets(t int64) int {
 			n++
 		}
 	}
-	return n * g.opts.Replicas
+	return n * g.opts.Replicas * g.haSeriesCopies()
 }
 
 // Epoch identifies target's label set at scrape k apart from its revision: -1 while the
@@ -173,6 +174,9 @@ func (g *Generator) Epoch(target int, k int64) int64 {
 // made, it is the series a storage that keeps them all holds: a label set started in the
 // last scrapes of a run has its held series not sent yet.
 func (g *Generator) Created(target int, k int64) int {
+	if _, r := g.copyOf(target); r > 0 && g.opts.HA.ReplicaName == "" {
+		return 0 // without a replica label, an HA copy writes its original's series
+	}
 	n := 0
 	if g.starts(target, k) {
 		sel := g.selectionOf(OnTime, target, k)
@@ -217,9 +221,10 @@ func (g *Generator) selectionOf(kind, target int, k int64) selection {
 	}
 	n := len(g.templates)
 	sel := selection{kind: kind, n: n, lateN: ev.lateN, oooN: ev.oooN}
-	sel.lateOff = int(hash(g.opts.Seed, 9, uint64(target)) % uint64(n))
+	orig, _ := g.copyOf(target) // HA copies hold the same series
+	sel.lateOff = int(hash(g.opts.Seed, 9, uint64(orig)) % uint64(n))
 	if rest := n - ev.lateN; rest > 0 && ev.oooN > 0 {
-		sel.oooOff = int((hash(g.opts.Seed, 10, uint64(target)) + uint64(k)*uint64(ev.oooN)) % uint64(rest))
+		sel.oooOff = int((hash(g.opts.Seed, 10, uint64(orig)) + uint64(k)*uint64(ev.oooN)) % uint64(rest))
 		if g.lastOfLabelSet(target, k) {
 			sel.oooN = 0
 		}
@@ -332,8 +337,8 @@ func (p *Part) Held(late, outOfOrder Appender, j int, k int64) (nLate, nOOO int)
 	return p.g.Held(late, outOfOrder, p.targets[j], k)
 }
 
-// SeriesOn reports whether the workload has events or held samples.
-func (g *Generator) SeriesOn() bool { return g.ev != nil }
+// SeriesOn reports whether the workload has events, held samples or HA pairs.
+func (g *Generator) SeriesOn() bool { return g.ev != nil || g.opts.haReplicas() > 1 }
 
 // SeriesOn is the generator's SeriesOn.
 func (p *Part) SeriesOn() bool { return p.g.SeriesOn() }
@@ -341,12 +346,13 @@ func (p *Part) SeriesOn() bool { return p.g.SeriesOn() }
 // ActiveSeries is how many series the part's targets hold at t (ms): its active targets ×
 // the profile's series.
 func (p *Part) ActiveSeries(t int64) int64 {
-	if p.g.ev == nil {
+	if p.g.ev == nil && p.g.opts.haReplicas() == 1 {
 		return int64(len(p.targets) * len(p.g.templates))
 	}
 	var n int64
 	for _, target := range p.targets {
-		if p.g.lifeAt(target, t).active {
+		// An HA copy without a replica label writes its original's series.
+		if _, r := p.g.copyOf(target); r < p.g.haSeriesCopies() && p.g.lifeAt(target, t).active {
 			n++
 		}
 	}

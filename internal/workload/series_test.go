@@ -209,10 +209,12 @@ func BenchmarkSeriesSection(b *testing.B) {
 	}
 	held := churn
 	held.Late, held.OutOfOrder = Held{Percent: 5, By: 30 * time.Second}, Held{Percent: 5, By: 30 * time.Second}
+	ha := churn // an HA pair with both labels, as for the Cortex/Mimir HA tracker
+	ha.HA = HA{Replicas: 2, Offset: 5 * time.Second, ClusterName: "cluster", ClusterValue: "bench", ReplicaName: "__replica__", ReplicaValue: []string{"a", "b"}}
 	for _, c := range []struct {
 		name string
 		o    Options
-	}{{"churn", churn}, {"events", events}, {"held", held}} {
+	}{{"churn", churn}, {"events", events}, {"held", held}, {"ha", ha}} {
 		b.Run(c.name, func(b *testing.B) {
 			g := newGen(b, c.o)
 			app := &discardSeries{}

@@ -1,0 +1,392 @@
+package conformance
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/histogram"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/prompb"
+	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/util/almost"
+	"github.com/prometheus/prometheus/util/convertnhcb"
+
+	"github.com/tsbench/tsbench/internal/query"
+)
+
+// nhcbSeries are the native histograms with custom buckets load_with_nhcb adds for the
+// classic histograms of a load, made as the runner's appendCustomHistogram makes them (the
+// module's convertnhcb), one series per classic family, a sample wherever it has one.
+func nhcbSeries(classic []LoadSeries) ([]LoadSeries, error) {
+	type family struct {
+		labels labels.Labels
+		at     map[int64]*convertnhcb.TempHistogram
+	}
+	fams := map[uint64]*family{}
+	var order []uint64
+	for _, s := range classic {
+		suffix, name := convertnhcb.GetHistogramMetricBaseName(s.Labels.Get(model.MetricNameLabel))
+		var set func(h *convertnhcb.TempHistogram, v float64)
+		switch suffix {
+		case convertnhcb.SuffixBucket:
+			le, err := strconv.ParseFloat(s.Labels.Get(labels.BucketLabel), 64)
+			if err != nil || math.IsNaN(le) {
+				continue
+			}
+			set = func(h *convertnhcb.TempHistogram, v float64) { _ = h.SetBucketCount(le, v) }
+		case convertnhcb.SuffixCount:
+			set = func(h *convertnhcb.TempHistogram, v float64) { _ = h.SetCount(v) }
+		case convertnhcb.SuffixSum:
+			set = func(h *convertnhcb.TempHistogram, v float64) { _ = h.SetSum(v) }
+		default:
+			continue
+		}
+		base := convertnhcb.GetHistogramMetricBase(s.Labels, name)
+		f := fams[base.Hash()]
+		if f == nil {
+			f = &family{labels: base, at: map[int64]*convertnhcb.TempHistogram{}}
+			fams[base.Hash()] = f
+			order = append(order, base.Hash())
+		}
+		for _, smp := range s.Samples {
+			if smp.H != nil {
+				continue
+			}
+			h := f.at[smp.T]
+			if h == nil {
+				t := convertnhcb.NewTempHistogram()
+				h = &t
+				f.at[smp.T] = h
+			}
+			set(h, smp.V)
+		}
+	}
+	var out []LoadSeries
+	for _, k := range order {
+		f := fams[k]
+		s := LoadSeries{Labels: f.labels}
+		for t, th := range f.at {
+			h, fh, err := th.Convert()
+			if err != nil {
+				return nil, err
+			}
+			if fh == nil {
+				if err := h.Validate(); err != nil {
+					return nil, err
+				}
+				fh = h.ToFloat(nil)
+			}
+			if err := fh.Validate(); err != nil {
+				return nil, err
+			}
+			s.Samples = append(s.Samples, Sample{T: t, H: fh})
+		}
+		slices.SortFunc(s.Samples, func(a, b Sample) int { return cmp.Compare(a.T, b.T) })
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// splitKinds parts a block's series into those of floats only and those with a native
+// histogram.
+func splitKinds(ss []series) (floats, hists []series) {
+	for _, s := range ss {
+		if slices.ContainsFunc(s.samples, func(x Sample) bool { return x.H != nil }) {
+			hists = append(hists, s)
+		} else {
+			floats = append(floats, s)
+		}
+	}
+	return floats, hists
+}
+
+// runs splits a series' samples into runs of one kind (floats, or histograms), in time
+// order: a receiver appends a time series' floats before its histograms, so a series that
+// changes kind goes as one time series per run.
+func runs(ss []Sample) [][]Sample {
+	var out [][]Sample
+	for i := 0; i < len(ss); {
+		j := i + 1
+		for j < len(ss) && (ss[j].H == nil) == (ss[i].H == nil) {
+			j++
+		}
+		out = append(out, ss[i:j])
+		i = j
+	}
+	return out
+}
+
+func timeSeriesV1(ls []prompb.Label, run []Sample) prompb.TimeSeries {
+	ts := prompb.TimeSeries{Labels: ls}
+	for _, s := range run {
+		switch h := intHistogram(s.H); {
+		case h != nil:
+			ts.Histograms = append(ts.Histograms, prompb.FromIntHistogram(s.T, h))
+		case s.H != nil:
+			ts.Histograms = append(ts.Histograms, prompb.FromFloatHistogram(s.T, s.H))
+		default:
+			ts.Samples = append(ts.Samples, prompb.Sample{Timestamp: s.T, Value: s.V})
+		}
+	}
+	return ts
+}
+
+func timeSeriesV2(refs []uint32, run []Sample) writev2.TimeSeries {
+	ts := writev2.TimeSeries{LabelsRefs: refs, Metadata: writev2.Metadata{Type: writev2.Metadata_METRIC_TYPE_UNSPECIFIED}}
+	for _, s := range run {
+		switch h := intHistogram(s.H); {
+		case h != nil:
+			ts.Histograms = append(ts.Histograms, writev2.FromIntHistogram(s.T, h))
+		case s.H != nil:
+			ts.Histograms = append(ts.Histograms, writev2.FromFloatHistogram(s.T, s.H))
+		default:
+			ts.Samples = append(ts.Samples, writev2.Sample{Value: s.V, Timestamp: s.T})
+		}
+	}
+	return ts
+}
+
+// intHistogram is fh as an integer histogram, as an instrumented program sends a counter or
+// gauge histogram of whole observations, or nil: fh is nil, has a count that is not a whole
+// number, or is not a valid integer histogram (its count is not its buckets' sum, which a
+// float histogram may have): a float histogram, sent as one, as the runner appends them all.
+func intHistogram(fh *histogram.FloatHistogram) *histogram.Histogram {
+	if fh == nil || !whole(fh.Count) || !whole(fh.ZeroCount) {
+		return nil
+	}
+	pos, ok := deltas(fh.PositiveBuckets)
+	neg, ok2 := deltas(fh.NegativeBuckets)
+	if !ok || !ok2 {
+		return nil
+	}
+	h := &histogram.Histogram{
+		CounterResetHint: fh.CounterResetHint,
+		Schema:           fh.Schema,
+		ZeroThreshold:    fh.ZeroThreshold,
+		ZeroCount:        uint64(fh.ZeroCount),
+		Count:            uint64(fh.Count),
+		Sum:              fh.Sum,
+		PositiveSpans:    fh.PositiveSpans,
+		NegativeSpans:    fh.NegativeSpans,
+		PositiveBuckets:  pos,
+		NegativeBuckets:  neg,
+		CustomValues:     fh.CustomValues,
+	}
+	if h.Validate() != nil {
+		return nil
+	}
+	return h
+}
+
+// whole reports whether f is a count an integer histogram holds exactly.
+func whole(f float64) bool { return f >= 0 && f < 1<<53 && f == math.Trunc(f) }
+
+// deltas are absolute bucket counts as an integer histogram's deltas, or false.
+func deltas(counts []float64) ([]int64, bool) {
+	out := make([]int64, len(counts))
+	var prev int64
+	for i, c := range counts {
+		if !whole(c) {
+			return nil, false
+		}
+		out[i], prev = int64(c)-prev, int64(c)
+	}
+	return out, true
+}
+
+// samePoint compares an answer's point with an expected value as the runner does: a float
+// within epsilon, or a native histogram as compareNativeHistogram compares it, in the form
+// the query API gives it (sameHistogram).
+func samePoint(want parser.SequenceValue, got point) bool {
+	switch {
+	case want.Histogram != nil:
+		return got.H != nil && sameHistogram(want.Histogram, got.H)
+	case got.H != nil:
+		return false
+	}
+	return almost.Equal(want.Value, got.V, epsilon)
+}
+
+// sameHistogram compares as the runner's compareNativeHistogram, over what the query API
+// answers: count and sum within epsilon, and every bucket that is not empty, the zero bucket
+// included, with the same bounds (so the same schema, custom bounds and zero threshold
+// where it holds a count) and its count within epsilon. The counter reset hint is not in the
+// answer: an eval that expects one is not applicable (ReasonResetHint).
+func sameHistogram(want *histogram.FloatHistogram, got *query.HistogramPoint) bool {
+	if !almost.Equal(want.Count, got.Count, epsilon) || !almost.Equal(want.Sum, got.Sum, epsilon) {
+		return false
+	}
+	wb := apiBuckets(want)
+	if len(wb) != len(got.Buckets) {
+		return false
+	}
+	for i, b := range wb {
+		g := got.Buckets[i]
+		if b.Boundaries != g.Boundaries || b.Lower != g.Lower || b.Upper != g.Upper || !almost.Equal(b.Count, g.Count, epsilon) {
+			return false
+		}
+	}
+	return true
+}
+
+// apiBuckets are h's buckets as Prometheus' API writes them (jsonutil.MarshalHistogram):
+// in the iterator's order, empty ones left out, with their boundary kind.
+func apiBuckets(h *histogram.FloatHistogram) []query.Bucket {
+	var out []query.Bucket
+	for it := h.AllBucketIterator(); it.Next(); {
+		b := it.At()
+		if b.Count == 0 {
+			continue
+		}
+		kind := 2
+		switch {
+		case b.LowerInclusive && b.UpperInclusive:
+			kind = 3
+		case b.LowerInclusive:
+			kind = 1
+		case b.UpperInclusive:
+			kind = 0
+		}
+		out = append(out, query.Bucket{Boundaries: kind, Lower: b.Lower, Upper: b.Upper, Count: b.Count})
+	}
+	return out
+}
+
+// formatHistogram writes an answer's histogram as the API gives it.
+func formatHistogram(h *query.HistogramPoint) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "{{count:%v sum:%v buckets:[", h.Count, h.Sum)
+	for i, bk := range h.Buckets {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		lo, hi := "(", "]"
+		if bk.Boundaries == 1 || bk.Boundaries == 3 {
+			lo = "["
+		}
+		if bk.Boundaries == 1 || bk.Boundaries == 2 {
+			hi = ")"
+		}
+		fmt.Fprintf(&b, "%s%v,%v%s:%v", lo, bk.Lower, bk.Upper, hi, bk.Count)
+	}
+	b.WriteString("]}}")
+	return b.String()
+}
+
+// histogramNames are the metric names of a block's native histogram series, those
+// load_with_nhcb makes included.
+func histogramNames(b *Block) map[string]bool {
+	names := map[string]bool{}
+	for _, l := range b.Loads {
+		for _, s := range l.Series {
+			if slices.ContainsFunc(s.Samples, func(x Sample) bool { return x.H != nil }) {
+				names[s.Labels.Get(model.MetricNameLabel)] = true
+			}
+		}
+	}
+	return names
+}
+
+// patBareSelector is a selector without a metric name: `{` after neither a name nor `}`.
+var patBareSelector = regexp.MustCompile(`(^|[^a-zA-Z0-9_:}\s])\s*\{`)
+
+var patIdent = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*`)
+
+// readsHistograms reports whether an eval expects a native histogram, or may read one of
+// its block's native histogram series hist: it names one, matches __name__, or has a
+// selector without a name.
+func readsHistograms(e *Eval, hist map[string]bool) bool {
+	for _, s := range e.series {
+		if slices.ContainsFunc(s.vals, func(v parser.SequenceValue) bool { return v.Histogram != nil }) {
+			return true
+		}
+	}
+	if len(hist) == 0 {
+		return false
+	}
+	x := unquoted(e.Expr)
+	if strings.Contains(x, "__name__") || patBareSelector.MatchString(x) {
+		return true
+	}
+	return slices.ContainsFunc(patIdent.FindAllString(x, -1), func(m string) bool { return hist[m] })
+}
+
+// lastHistogram is a probe of the last native histogram sample of ss, or nil.
+func lastHistogram(ss []series) *probe {
+	return lastOf(ss, func(x Sample) bool { return x.H != nil })
+}
+
+// lastFloat is a probe of the last float sample of ss, or nil.
+func lastFloat(ss []series) *probe {
+	return lastOf(ss, func(x Sample) bool { return x.H == nil })
+}
+
+// lastOf is a probe of the last sample of ss for which is holds, or nil.
+func lastOf(ss []series, is func(Sample) bool) *probe {
+	for _, s := range slices.Backward(ss) {
+		for _, x := range slices.Backward(s.samples) {
+			if is(x) {
+				return &probe{selector: s.labels.String(), t: x.T}
+			}
+		}
+	}
+	return nil
+}
+
+// keepsHistograms tells whether the storage answers the native histogram it acknowledged at
+// pr (asked once the floats are visible): one that predates native histograms takes the
+// request and drops them (VictoriaMetrics 1.79 skips the unknown field).
+func (r *runner) keepsHistograms(ctx context.Context, pr probe) (bool, error) {
+	res, err := r.api.With(url.Values{"nocache": {"1"}}, nil).Instant(ctx, pr.selector, time.UnixMilli(pr.t))
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(res.Series, func(s query.Series) bool { return len(s.Histograms) > 0 }), nil
+}
+
+// dropHistogramCases counts as not applicable the cases that read native histograms of a
+// storage that does not keep them, and returns the others.
+func (r *runner) dropHistogramCases(cases []evalCase) []evalCase {
+	names := map[*Block]map[string]bool{}
+	return slices.DeleteFunc(cases, func(c evalCase) bool {
+		hist, ok := names[c.p.Block]
+		if !ok {
+			hist = histogramNames(c.p.Block)
+			names[c.p.Block] = hist
+		}
+		if readsHistograms(c.e, hist) {
+			r.notApplicable(c.p.File, c.e, ReasonNoNative)
+			return true
+		}
+		return false
+	})
+}
+
+// ReadsNativeHistograms reports whether the eval at file:line expects a native histogram or
+// may read one of its block's native histogram series: what a storage without them cannot
+// answer (the e2e tests class a storage's failures by it).
+func (s *Suite) ReadsNativeHistograms(file string, line int) bool {
+	for _, f := range s.Files {
+		if f.Name != file {
+			continue
+		}
+		for _, b := range f.Blocks {
+			for _, e := range b.Evals {
+				if e.Line == line {
+					return readsHistograms(e, histogramNames(b))
+				}
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,96 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tsbench/tsbench/internal/results"
+)
+
+// HA pairs' figures (series.haReplicas): the read-back's verdict per storage in the summary,
+// the report's table and report compare.
+
+// haSection is the side-by-side rows of the HA read-back: empty without HA pairs.
+func haSection(r *results.Run) section {
+	ha := func(s *results.Storage) *results.VerifyHA {
+		if s.Verify == nil {
+			return nil
+		}
+		return s.Verify.HA
+	}
+	text := func(label string, f func(h *results.VerifyHA) string) row {
+		return cells(r, label, noBest, func(s *results.Storage) (string, *float64) {
+			if h := ha(s); h != nil {
+				return f(h), nil
+			}
+			return "?", nil
+		})
+	}
+	return section{title: "HA pair", rows: []row{
+		text("HA copies stored", func(h *results.VerifyHA) string { return h.Stored }),
+		text("HA winner", func(h *results.VerifyHA) string { return cmpOr(h.Winner, "-") }),
+		text("HA switch-overs", func(h *results.VerifyHA) string { return fmt.Sprint(h.Switchovers) }),
+		text("HA scrapes: every copy / one / gaps", func(h *results.VerifyHA) string {
+			return fmt.Sprintf("%d / %d / %d of %d", h.AllCopies, h.OneCopy, h.Gaps, h.CheckedScrapes)
+		}),
+	}}
+}
+
+func cmpOr(s, otherwise string) string {
+	if s == "" {
+		return otherwise
+	}
+	return s
+}
+
+// writeHA writes each storage's HA verdict line to the summary.
+func writeHA(b *strings.Builder, r *results.Run) {
+	for _, s := range r.Storages {
+		if s.Verify != nil && s.Verify.HA != nil {
+			fmt.Fprintf(b, "%s: %s\n", s.Name, s.Verify.HA.Line())
+		}
+	}
+}
+
+// haFigures are the HA read-back's counts thresholds and compare can name:
+// verify.ha.allCopies, .oneCopy, .gaps and .switchovers.
+func haFigures() map[string]figure {
+	count := func(f func(h *results.VerifyHA) int64) figure {
+		return figure{unit: unitCount, get: func(s *results.Storage) *float64 {
+			if s.Verify == nil || s.Verify.HA == nil {
+				return nil
+			}
+			return new(float64(f(s.Verify.HA)))
+		}}
+	}
+	return map[string]figure{
+		"verify.ha.allCopies":   count(func(h *results.VerifyHA) int64 { return h.AllCopies }),
+		"verify.ha.oneCopy":     count(func(h *results.VerifyHA) int64 { return h.OneCopy }),
+		"verify.ha.gaps":        count(func(h *results.VerifyHA) int64 { return h.Gaps }),
+		"verify.ha.switchovers": count(func(h *results.VerifyHA) int64 { return h.Switchovers }),
+	}
+}
+
+// haNotes say each storage's HA verdict in both runs: stored both → one shows a storage
+// that began to deduplicate.
+func haNotes(old, cur *results.Run) []string {
+	var out []string
+	for _, name := range storageNames(old, cur) {
+		o, n := haOf(old.Storage(name)), haOf(cur.Storage(name))
+		if o != "" || n != "" {
+			out = append(out, fmt.Sprintf("%s HA pair: old stored %s, new stored %s", name, cmpOr(o, "-"), cmpOr(n, "-")))
+		}
+	}
+	return out
+}
+
+// haOf is s's HA verdict and winner, "" without one.
+func haOf(s *results.Storage) string {
+	if s == nil || s.Verify == nil || s.Verify.HA == nil {
+		return ""
+	}
+	if h := s.Verify.HA; h.Winner != "" {
+		return h.Stored + " (replica " + h.Winner + " won)"
+	}
+	return s.Verify.HA.Stored
+}
