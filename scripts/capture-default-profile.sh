@@ -21,3 +21,5 @@ sleep 10 # a fresh exporter's Go metrics start at zero: let it run a few garbage
 bin/tsbench profile capture -url "http://127.0.0.1:$port/metrics" -out profiles/node_exporter.json \
   -duration 5m -interval 1s \
   -expand 'node_cpu_:cpu=16,node_softnet_:cpu=16,node_disk_:device=4,node_filesystem_:mountpoint=6,node_network_:device=6'
+# Units: node_exporter's text has no # UNIT line; fill them (and the help) as the default has them.
+bin/tsbench profile metadata -url "http://127.0.0.1:$port/metrics" -profile profiles/node_exporter.json
