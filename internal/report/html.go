@@ -513,7 +513,7 @@ func verdicts(r *results.Run) []htmlVerdict {
 	for _, v := range checkVerdicts(r) {
 		out = append(out, htmlVerdict{Storage: v.Storage + " during the run", Text: v.Text, OK: v.OK})
 	}
-	return out
+	return append(out, metadataVerdicts(r)...)
 }
 
 // slowest lists each storage's slowestQueries, storage by storage.

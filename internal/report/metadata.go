@@ -48,3 +48,22 @@ func writeMetadata(b *strings.Builder, r *results.Run) {
 		}
 	}
 }
+
+// metadataVerdicts are report.html's read-back lines of the metadata and created timestamps.
+func metadataVerdicts(r *results.Run) []htmlVerdict {
+	var out []htmlVerdict
+	for _, s := range r.Storages {
+		if s.Verify == nil {
+			continue
+		}
+		if m := s.Verify.Metadata; m != nil {
+			out = append(out, htmlVerdict{Storage: s.Name + " metadata", OK: m.Verdict == "kept",
+				Text: fmt.Sprintf("%s: %d of %d families kept, %d changed, %d missing", m.Verdict, m.Kept, m.Families, m.Changed, m.Missing)})
+		}
+		if c := s.Verify.Created; c != nil {
+			out = append(out, htmlVerdict{Storage: s.Name + " created timestamps", OK: c.Verdict == "kept",
+				Text: fmt.Sprintf("%s: %d of %d series with a 0 at the start time", c.Verdict, c.Kept, c.Checked)})
+		}
+	}
+	return out
+}

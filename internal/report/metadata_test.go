@@ -31,3 +31,19 @@ metadata rw2: changed: 299 of 300 families kept, 1 changed, 0 missing
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+func TestMetadataVerdicts(t *testing.T) {
+	r := &results.Run{Storages: []results.Storage{
+		{Name: "prom", Verify: &results.Verify{Metadata: &results.Metadata{Families: 3, Missing: 3, Verdict: "dropped"}}},
+		{Name: "rw2", Verify: &results.Verify{Metadata: &results.Metadata{Families: 3, Kept: 3, Verdict: "kept"},
+			Created: &results.Created{Checked: 4, Missing: 4, Verdict: "dropped"}}},
+	}}
+	want := []htmlVerdict{
+		{Storage: "prom metadata", Text: "dropped: 0 of 3 families kept, 0 changed, 3 missing"},
+		{Storage: "rw2 metadata", Text: "kept: 3 of 3 families kept, 0 changed, 0 missing", OK: true},
+		{Storage: "rw2 created timestamps", Text: "dropped: 0 of 4 series with a 0 at the start time"},
+	}
+	if diff := cmp.Diff(want, metadataVerdicts(r)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
