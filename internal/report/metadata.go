@@ -57,12 +57,12 @@ func metadataVerdicts(r *results.Run) []htmlVerdict {
 			continue
 		}
 		if m := s.Verify.Metadata; m != nil {
-			out = append(out, htmlVerdict{Storage: s.Name + " metadata", OK: m.Verdict == "kept",
-				Text: fmt.Sprintf("%s: %d of %d families kept, %d changed, %d missing", m.Verdict, m.Kept, m.Families, m.Changed, m.Missing)})
+			text := fmt.Sprintf("%s: %d of %d families kept, %d changed, %d missing", m.Verdict, m.Kept, m.Families, m.Changed, m.Missing)
+			out = append(out, htmlVerdict{Storage: s.Name + " metadata", OK: m.Verdict == "kept", Text: text})
 		}
 		if c := s.Verify.Created; c != nil {
-			out = append(out, htmlVerdict{Storage: s.Name + " created timestamps", OK: c.Verdict == "kept",
-				Text: fmt.Sprintf("%s: %d of %d series with a 0 at the start time", c.Verdict, c.Kept, c.Checked)})
+			text := fmt.Sprintf("%s: %d of %d series with a 0 at the start time", c.Verdict, c.Kept, c.Checked)
+			out = append(out, htmlVerdict{Storage: s.Name + " created timestamps", OK: c.Verdict == "kept", Text: text})
 		}
 	}
 	return out

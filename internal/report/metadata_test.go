@@ -35,8 +35,10 @@ metadata rw2: changed: 299 of 300 families kept, 1 changed, 0 missing
 func TestMetadataVerdicts(t *testing.T) {
 	r := &results.Run{Storages: []results.Storage{
 		{Name: "prom", Verify: &results.Verify{Metadata: &results.Metadata{Families: 3, Missing: 3, Verdict: "dropped"}}},
-		{Name: "rw2", Verify: &results.Verify{Metadata: &results.Metadata{Families: 3, Kept: 3, Verdict: "kept"},
-			Created: &results.Created{Checked: 4, Missing: 4, Verdict: "dropped"}}},
+		{Name: "rw2", Verify: &results.Verify{
+			Metadata: &results.Metadata{Families: 3, Kept: 3, Verdict: "kept"},
+			Created:  &results.Created{Checked: 4, Missing: 4, Verdict: "dropped"},
+		}},
 	}}
 	want := []htmlVerdict{
 		{Storage: "prom metadata", Text: "dropped: 0 of 3 families kept, 0 changed, 3 missing"},
