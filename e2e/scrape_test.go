@@ -189,6 +189,9 @@ targetsCount: 50
 scrapeInterval: 1s
 scrapeConfigUpdatePercent: 0
 observeInterval: 5s
+# VictoriaMetrics' own insert counter is compared with what vmagent acked, exactly: no
+# freshness canary, whose last write may be stored and not yet counted as acked.
+freshness: {interval: 0s}
 sender: vmagent
 exporterURL: http://%s/metrics
 remoteStorages:
@@ -214,7 +217,7 @@ remoteStorages:
 	if s.Write == nil || s.Write.AckedSamples != snd.AppendedSamples {
 		t.Errorf("vm's write section %+v, want all %d samples vmagent took in acked", s.Write, snd.AppendedSamples)
 	}
-	if got := scrapeMetric(t, vm.URL+"metrics", "vm_rows_inserted_total", map[string]string{"type": "promremotewrite"}) - canary(s); s.Write != nil && got != float64(s.Write.AckedSamples) {
+	if got := scrapeMetric(t, vm.URL+"metrics", "vm_rows_inserted_total", map[string]string{"type": "promremotewrite"}); s.Write != nil && got != float64(s.Write.AckedSamples) {
 		t.Errorf("vm ingested %.0f samples, vmagent acked %d", got, s.Write.AckedSamples)
 	}
 	if snd.ReadBack == "" || s.Verify != nil {
