@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/query"
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
 	"github.com/tsbench/tsbench/internal/workload"
@@ -152,3 +153,46 @@ func TestAttributionOnCraftedAnswers(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestRulesUnderOTLPLabels runs the rule comparison on a storage that keeps job and instance as
+// service_name and service_instance_id: with otlpLabels underscore, its rules ask for them under
+// those names and its answers compare equal to a storage that keeps job and instance; without,
+// its rules find nothing and the comparison says so.
+func TestRulesUnderOTLPLabels(t *testing.T) {
+	wl := newTestWorkload()
+	otlpRenames := map[string]string{"job": "service_name", "instance": "service_instance_id"}
+	relabeled := func() *fakeProm {
+		p := newFakeProm()
+		writeAll(wl, testWindow(wl), &relabelApp{dst: p, rename: otlpRenames})
+		return p
+	}
+	mapped := startByName(t, relabeled(), "mapped")
+	mapped.Protocol, mapped.OTLPLabels = config.ProtocolOTLP, config.OTLPLabelsUnderscore
+	unmapped := startByName(t, relabeled(), "unmapped")
+	unmapped.Protocol = config.ProtocolOTLP
+	exact := startByName(t, stored(wl), "exact")
+	rules := []query.NamedExpr{
+		{Name: "by_job", Expr: `{__name__="fake_counter_total",job="fake"}`},
+		{Name: "one_instance", Expr: `{__name__="fake_counter_total",instance="host-1"}`},
+	}
+	res := run(t, wl, testConfig(100_000, 1000*1e6), []Target{mapped, unmapped, exact}, rules)
+	if d := res["mapped"].RuleDiffs; len(d) != 2 || !onlyHereVs(d, "unmapped") {
+		t.Errorf("mapped: rule diffs %v, want only its series against unmapped", d)
+	}
+	for _, d := range res["exact"].RuleDiffs {
+		if strings.Contains(d.Detail, "vs mapped") {
+			t.Errorf("exact differs from mapped: %v", d)
+		}
+	}
+	if d := res["unmapped"].RuleDiffs; len(d) != 4 || slices.ContainsFunc(d, func(d results.RuleDiff) bool {
+		return !regexp.MustCompile(`^vs (exact|mapped): \d+ series only there$`).MatchString(d.Detail)
+	}) {
+		t.Errorf("unmapped: rule diffs %v, want every rule's series only on the others", d)
+	}
+}
+
+// onlyHereVs reports whether every diff is series found here and not on storage other.
+func onlyHereVs(diffs []results.RuleDiff, other string) bool {
+	re := regexp.MustCompile(`^vs ` + other + `: \d+ series only here$`)
+	return !slices.ContainsFunc(diffs, func(d results.RuleDiff) bool { return !re.MatchString(d.Detail) })
+}

@@ -103,21 +103,49 @@ func ruleRange(w window, interval int64, ruleWindow time.Duration) (start, end, 
 }
 
 // runRules runs every rule as a range query over its span on one storage; a rule the window
-// is too short for is not run.
-func runRules(ctx context.Context, r *reader, rules []query.NamedExpr, spans []ruleSpan) []ruleAnswer {
+// is too short for is not run. On a storage that keeps job and instance under other names
+// (rename, from otlpLabels), each rule asks for them under its names and its answer is read
+// back under job and instance: the storages are compared under the mapping the user gave,
+// so none is blamed for the names it was said to use.
+func runRules(ctx context.Context, r *reader, rules []query.NamedExpr, spans []ruleSpan, rename map[string]string) []ruleAnswer {
 	out := make([]ruleAnswer, len(rules))
 	for i, rule := range rules {
 		s := spans[i]
 		if s.from > s.end {
 			continue
 		}
-		res, err := r.rangeQuery(ctx, rule.Expr, s.from, s.end, s.step)
+		expr := rule.Expr
+		if rename != nil {
+			if e, err := query.RenameLabels(expr, rename); err == nil {
+				expr = e
+			}
+		}
+		res, err := r.rangeQuery(ctx, expr, s.from, s.end, s.step)
 		if err == nil && res.Type != "matrix" {
 			err = fmt.Errorf("result type %s, want matrix", res.Type)
+		}
+		if err == nil && rename != nil {
+			renameBack(res, rename)
 		}
 		out[i] = ruleAnswer{res: res, err: err}
 	}
 	return out
+}
+
+// renameBack gives res's series the names rename maps from, labels sorted again.
+func renameBack(res *result, rename map[string]string) {
+	back := make(map[string]string, len(rename))
+	for from, to := range rename {
+		back[to] = from
+	}
+	for _, s := range res.Series {
+		for j, l := range s.Labels {
+			if from, ok := back[l.Name]; ok {
+				s.Labels[j].Name = from
+			}
+		}
+		slices.SortFunc(s.Labels, func(a, b label) int { return strings.Compare(a.Name, b.Name) })
+	}
 }
 
 // compareRules compares, rule by rule, the answers of the storages that answered it and lists,
