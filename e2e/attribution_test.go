@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"log/slog"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -16,11 +17,12 @@ import (
 // instance translation turned off (resource attributes kept as service_name and
 // service_instance_id): without otlpLabels, the read-back finds every sample under those
 // labels and reports the mapping, counted as renamed, not missing; with otlpLabels:
-// underscore, it reads them there directly.
+// underscore, it reads them there directly, and the query load's rules and panels ask for them
+// there and find series, as on a third storage written in remote write 1.0.
 func TestOTLPLabelMapping(t *testing.T) {
 	t.Parallel()
 	var storages strings.Builder
-	for _, name := range []string{"mapped", "unmapped"} {
+	for _, name := range []string{"mapped", "unmapped", "rw"} {
 		r, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{OTLPResourceLabels: true})
 		if err != nil {
 			t.Fatal(err)
@@ -33,6 +35,10 @@ func TestOTLPLabelMapping(t *testing.T) {
 		mapping := ""
 		if name == "mapped" {
 			mapping = ", otlpLabels: underscore"
+		}
+		if name == "rw" { // job and instance as written: what the others' rules are compared with
+			fmt.Fprintf(&storages, "  %s: {writeURL: %s%s, readURL: %s/}\n", name, r.URL, promreceiver.WritePath, r.URL)
+			continue
 		}
 		fmt.Fprintf(&storages, "  %s: {writeURL: %s%s, readURL: %s/, protocol: otlp-http%s}\n", name, r.URL, promreceiver.OTLPPath, r.URL, mapping)
 	}
@@ -65,4 +71,54 @@ remoteStorages:
 		t.Errorf("mapped read-back %+v: want job and instance read as service_name and service_instance_id", m)
 	}
 	t.Logf("unmapped: %s\nmapped: %s", un.Verdict(), m.Verdict())
+	// The query load: the rules and panels select and group by job and instance. On mapped
+	// they ask for service_name and service_instance_id and find what rw finds (up to the
+	// moment each storage's last evaluation ran); on unmapped (as on every OTLP storage before
+	// otlpLabels reached the queries) they find next to nothing.
+	found := map[string][2]int64{}
+	for _, name := range []string{"mapped", "unmapped", "rw"} {
+		queries, withData, series := queriesWithData(storageResult(t, rr.results, name).Query)
+		found[name] = [2]int64{int64(withData), series}
+		t.Logf("query load on %s: %d of %d rules and panels returned series, %d series in all", name, withData, queries, series)
+	}
+	for _, q := range storageResult(t, rr.results, "mapped").Query.PerQuery {
+		if q.Kind == "instant" && !strings.Contains(q.Expr, `service_name="node_exporter"`) {
+			t.Errorf("mapped was sent rule %s as %s, want it under service_name", q.Name, q.Expr)
+		}
+	}
+	if found["mapped"][0] == 0 || found["unmapped"][0] >= found["mapped"][0] || found["unmapped"][1] >= found["mapped"][1] {
+		t.Errorf("rules and panels with series, series: %v; want more on mapped than on unmapped", found)
+	}
+	// The rule comparison reads mapped's answers back under job and instance: against rw, a
+	// rule differs only by the label set of each series (the otel_scope_name the receiver
+	// adds, as the read-back says), never by series missing on one side.
+	balanced := regexp.MustCompile(`^vs rw: (\d+) series only here, (\d+) series only there$`)
+	for _, d := range m.RuleDiffs {
+		if !strings.HasPrefix(d.Detail, "vs rw: ") {
+			continue
+		}
+		t.Logf("mapped rule diff: %s %s", d.Rule, d.Detail)
+		if g := balanced.FindStringSubmatch(d.Detail); g == nil || g[1] != g[2] {
+			t.Errorf("mapped rule %s: %s; want the same series on both, labelled alike but for otel_scope_name", d.Rule, d.Detail)
+		}
+	}
+}
+
+// queriesWithData counts the rules and panels of q, those whose last evaluation returned
+// series, and the series they returned.
+func queriesWithData(q *results.Query) (queries, withData int, series int64) {
+	if q == nil {
+		return 0, 0, 0
+	}
+	for _, s := range q.PerQuery {
+		if s.Kind != "instant" && s.Kind != "range" {
+			continue
+		}
+		queries++
+		if s.ResultSeries != nil && *s.ResultSeries > 0 {
+			withData++
+			series += *s.ResultSeries
+		}
+	}
+	return queries, withData, series
 }
