@@ -34,7 +34,7 @@ scrapeConfigUpdatePercent: 10
 scrapeConfigUpdateInterval: 10s
 observeInterval: 5s
 # Each storage's own ingestion counter is compared with what the agent acked, exactly: no
-# freshness canary, whose last write may be stored and not yet counted as acked.
+# freshness canary, which tsbench writes beside the agent.
 freshness: {interval: 0s}
 sender: %s
 exposeTimestamps: %t
@@ -193,7 +193,7 @@ scrapeInterval: 1s
 scrapeConfigUpdatePercent: 0
 observeInterval: 5s
 # VictoriaMetrics' own insert counter is compared with what vmagent acked, exactly: no
-# freshness canary, whose last write may be stored and not yet counted as acked.
+# freshness canary, which tsbench writes beside vmagent.
 freshness: {interval: 0s}
 sender: vmagent
 exporterURL: http://%s/metrics

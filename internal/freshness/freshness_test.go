@@ -99,6 +99,19 @@ func (f *fakeStorage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// newProber makes the prober of a storage whose query API is api and whose writes go to w;
+// the server stops with the test.
+func newProber(t *testing.T, cfg config.Freshness, w Writer, api http.Handler) *Prober {
+	t.Helper()
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	client, err := storage.NewClient("fake", config.Storage{ReadURL: srv.URL + "/"}, storage.Read, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New("fake", cfg, w, query.NewAPI(client, srv.URL+"/"), time.Second, slog.New(slog.DiscardHandler))
+}
+
 func writeData(w io.Writer, data any) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": data})
 }
@@ -109,16 +122,10 @@ func writeData(w io.Writer, data any) {
 // sample is accounted for in each probe.
 func TestFreshnessMeasuresTheDelay(t *testing.T) {
 	fs := &fakeStorage{delay: 300 * time.Millisecond, indexDelay: 600 * time.Millisecond, lose: func(n int) bool { return n%5 == 4 }}
-	srv := httptest.NewServer(fs)
-	defer srv.Close()
-	client, err := storage.NewClient("fake", config.Storage{ReadURL: srv.URL + "/"}, storage.Read, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Polls every 50ms and gives a sample 2 s to show: a machine busy with other tests delays
 	// a poll by tens of milliseconds, and the slack below is three polls.
 	cfg := config.Freshness{Interval: 50 * time.Millisecond, WriteInterval: 200 * time.Millisecond, Timeout: 2 * time.Second}
-	p := New("fake", cfg, fs, query.NewAPI(client, srv.URL+"/"), time.Second, slog.New(slog.DiscardHandler))
+	p := newProber(t, cfg, fs, fs)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	if err := p.Run(ctx); err != nil {
@@ -194,13 +201,7 @@ func (s *slowWriter) Write(_ context.Context, _ [][]workload.Label, t int64, _ f
 func TestWriteUnderWayAtTheEndIsCounted(t *testing.T) {
 	w := &slowWriter{delay: 300 * time.Millisecond, stored: make(chan int64, 10)}
 	cfg := config.Freshness{Interval: time.Hour, WriteInterval: 100 * time.Millisecond, Timeout: time.Minute}
-	srv := httptest.NewServer(http.NotFoundHandler())
-	defer srv.Close()
-	client, err := storage.NewClient("fake", config.Storage{ReadURL: srv.URL + "/"}, storage.Read, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := New("fake", cfg, w, query.NewAPI(client, srv.URL+"/"), time.Second, slog.New(slog.DiscardHandler))
+	p := newProber(t, cfg, w, http.NotFoundHandler())
 	ctx, cancel := context.WithTimeout(t.Context(), 250*time.Millisecond) // the first write starts at 100ms
 	defer cancel()
 	if err := p.Run(ctx); err != nil {
@@ -219,16 +220,7 @@ func TestWriteUnderWayAtTheEndIsCounted(t *testing.T) {
 // histograms add to the checkpoint's, and the samples pending then count as abandoned.
 func TestResumeContinuesTheCounts(t *testing.T) {
 	fs := &fakeStorage{delay: 100 * time.Millisecond, indexDelay: 100 * time.Millisecond}
-	srv := httptest.NewServer(fs)
-	defer srv.Close()
-	client, err := storage.NewClient("fake", config.Storage{ReadURL: srv.URL + "/"}, storage.Read, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := config.Freshness{Interval: 50 * time.Millisecond, WriteInterval: 200 * time.Millisecond, Timeout: 2 * time.Second}
-	newProber := func() *Prober {
-		return New("fake", cfg, fs, query.NewAPI(client, srv.URL+"/"), time.Second, slog.New(slog.DiscardHandler))
-	}
 	run := func(p *Prober) *results.Freshness {
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 		defer cancel()
@@ -237,10 +229,10 @@ func TestResumeContinuesTheCounts(t *testing.T) {
 		}
 		return p.Results()
 	}
-	cp := run(newProber())
+	cp := run(newProber(t, cfg, fs, fs))
 	cp.Instant.Pending += 2 // as if two samples were pending when the checkpoint was written
 	cp.Acked += 2
-	resumed := newProber()
+	resumed := newProber(t, cfg, fs, fs)
 	if err := resumed.Resume(cp); err != nil {
 		t.Fatal(err)
 	}
