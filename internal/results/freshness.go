@@ -77,9 +77,6 @@ func (p FreshnessPoint) Merge(later FreshnessPoint) FreshnessPoint {
 	out.Visible += p.Visible
 	out.NeverVisible += p.NeverVisible
 	out.P50 = mean(p.P50, int(p.Visible), later.P50, int(later.Visible))
-	if p.Visible+later.Visible == 0 {
-		out.P50 = nil
-	}
 	out.Max = extreme(math.Max, p.Max, later.Max)
 	return out
 }
