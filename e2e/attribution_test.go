@@ -65,4 +65,27 @@ remoteStorages:
 		t.Errorf("mapped read-back %+v: want job and instance read as service_name and service_instance_id", m)
 	}
 	t.Logf("unmapped: %s\nmapped: %s", un.Verdict(), m.Verdict())
+	// The query load asks the mapped storage under its names: its rules and panels that select
+	// or group by job and instance find the data the unmapped one's miss.
+	mq, uq := answered(t, rr.results, "mapped"), answered(t, rr.results, "unmapped")
+	if mq < uq+5 {
+		t.Errorf("queries with series in their last answer: mapped %d, unmapped %d; want the mapped storage's well above", mq, uq)
+	}
+	t.Logf("queries with series in their last answer: mapped %d, unmapped %d", mq, uq)
+}
+
+// answered counts the storage's rules and panels whose last answer held a series.
+func answered(t *testing.T, r *results.Run, name string) int {
+	t.Helper()
+	q := storageResult(t, r, name).Query
+	if q == nil {
+		t.Fatalf("%s: no query section", name)
+	}
+	n := 0
+	for _, p := range q.PerQuery {
+		if (p.Kind == "instant" || p.Kind == "range") && p.ResultSeries != nil && *p.ResultSeries > 0 {
+			n++
+		}
+	}
+	return n
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/prometheus/promql/parser"
 
+	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/query"
 	"github.com/tsbench/tsbench/internal/results"
 )
@@ -236,4 +237,47 @@ func bySeries(r *result) map[string]series {
 		m[keyOfLabels(s.Labels)] = s
 	}
 	return m
+}
+
+// otlpRenames is where t keeps the workload's job and instance when not under those names
+// (written in otlp-http, otlpLabels not prometheus): old → new; nil otherwise.
+func otlpRenames(t Target) map[string]string {
+	if t.Protocol != config.ProtocolOTLP {
+		return nil
+	}
+	job, instance := config.OTLPLabelNames(t.OTLPLabels)
+	if job == "job" {
+		return nil
+	}
+	return map[string]string{"job": job, "instance": instance}
+}
+
+// runRulesAs runs the rules on a storage that keeps some labels under other names (names:
+// old → new; otlpLabels), asked under its names, and gives its answers the old names back:
+// the storages compare under the workload's names, and none is blamed for the names the
+// user said it uses.
+func runRulesAs(ctx context.Context, r *reader, rules []query.NamedExpr, spans []ruleSpan, names map[string]string) []ruleAnswer {
+	if len(names) == 0 {
+		return runRules(ctx, r, rules, spans)
+	}
+	answers := runRules(ctx, r, query.RenameRules(rules, names), spans)
+	back := map[string]string{}
+	for old, n := range names {
+		back[n] = old
+	}
+	for _, a := range answers {
+		if a.res == nil {
+			continue
+		}
+		for i := range a.res.Series {
+			ls := a.res.Series[i].Labels
+			for j := range ls {
+				if old, ok := back[ls[j].Name]; ok {
+					ls[j].Name = old
+				}
+			}
+			slices.SortFunc(ls, func(x, y label) int { return strings.Compare(x.Name, y.Name) })
+		}
+	}
+	return answers
 }
