@@ -93,8 +93,10 @@ func fixture() *results.Run {
 	// index, with a slow interval every sixth and one sample given up in the ninth.
 	mkFresh := func(base float64, queriesPerSecond float64) *results.Freshness {
 		probe := func(q string, f float64) *results.FreshnessProbe {
-			pr := &results.FreshnessProbe{Query: q, Visible: 178, NeverVisible: 1, Queries: 180 + int64(f*100),
-				Seconds: results.Latency{P50: new(base * f), P90: new(base * f * 2), P99: new(base * f * 5), Max: new(base * f * 8)}}
+			pr := &results.FreshnessProbe{
+				Query: q, Visible: 178, NeverVisible: 1, Queries: 180 + int64(f*100),
+				Seconds: results.Latency{P50: new(base * f), P90: new(base * f * 2), P99: new(base * f * 5), Max: new(base * f * 8)},
+			}
 			for i := 1; i <= 18; i++ {
 				pt := results.FreshnessPoint{Time: at(i).Format(time.RFC3339), Visible: 10, P50: new(base * f), Max: new(base * f * (1 + float64(i%6/5)*7))}
 				if i == 9 {
@@ -189,7 +191,7 @@ func writeOnly() *results.Run {
 func withoutQueryAPI() *results.Run {
 	r := fixture()
 	s := r.Storage("victoriametrics")
-	s.Query = nil
+	s.Query, s.Freshness = nil, nil // no query API: no canary either
 	s.QueryAPI = &results.QueryAPI{URL: "http://127.0.0.1:8086/?u=admin&p=<secret>", Answer: "http_404 (http 404): 404 page not found"}
 	s.Verify = &results.Verify{
 		ReadBackVia: "remoteRead", CheckedSamples: 10_800, NaNAltered: 12, CheckedStaleMarkers: 40, MissingStaleMarkers: 40,
