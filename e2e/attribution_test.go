@@ -77,7 +77,11 @@ remoteStorages:
 	// otlpLabels reached the queries) they find next to nothing.
 	found := map[string][2]int64{}
 	for _, name := range []string{"mapped", "unmapped", "rw"} {
-		queries, withData, series := queriesWithData(storageResult(t, rr.results, name).Query)
+		q := storageResult(t, rr.results, name).Query
+		if q == nil {
+			t.Fatalf("%s: no query section", name)
+		}
+		queries, withData, series := queriesWithData(q)
 		found[name] = [2]int64{int64(withData), series}
 		t.Logf("query load on %s: %d of %d rules and panels returned series, %d series in all", name, withData, queries, series)
 	}
@@ -86,8 +90,8 @@ remoteStorages:
 			t.Errorf("mapped was sent rule %s as %s, want it under service_name", q.Name, q.Expr)
 		}
 	}
-	if found["mapped"][0] == 0 || found["unmapped"][0] >= found["mapped"][0] || found["unmapped"][1] >= found["mapped"][1] {
-		t.Errorf("rules and panels with series, series: %v; want more on mapped than on unmapped", found)
+	if found["mapped"][0] < found["unmapped"][0]+5 || found["unmapped"][1] >= found["mapped"][1] {
+		t.Errorf("rules and panels with series, series: %v; want the mapped storage's well above the unmapped one's", found)
 	}
 	// The rule comparison reads mapped's answers back under job and instance: against rw, a
 	// rule differs only by the label set of each series (the otel_scope_name the receiver
@@ -107,9 +111,6 @@ remoteStorages:
 // queriesWithData counts the rules and panels of q, those whose last evaluation returned
 // series, and the series they returned.
 func queriesWithData(q *results.Query) (queries, withData int, series int64) {
-	if q == nil {
-		return 0, 0, 0
-	}
 	for _, s := range q.PerQuery {
 		if s.Kind != "instant" && s.Kind != "range" {
 			continue

@@ -42,9 +42,7 @@ remoteStorages:
 			if w == nil || w.AckedSamples == 0 || w.AckedSamples != w.GeneratedSamples {
 				t.Fatalf("write %+v: want every sample acked", w)
 			}
-			if n, err := recvs[name].Appended(); err != nil || n-int64(canary(s)) != w.AckedSamples {
-				t.Errorf("the TSDB appended %d samples (%v), tsbench acked %d and %.0f freshness canaries", n, err, w.AckedSamples, canary(s))
-			}
+			checkAppended(t, recvs[name], s)
 			if name == "rw1" {
 				checkMetadataSent(t, w)
 			} else if w.Metadata != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
 	"github.com/tsbench/tsbench/internal/storage/promreceiver"
 )
@@ -41,9 +42,7 @@ remoteStorages:
 				t.Errorf("protocol %q, generated %d, acked %d, unconfirmed %d, dropped %v, notes %q: want %s, all acked and confirmed",
 					w.Protocol, w.GeneratedSamples, w.AckedSamples, w.UnconfirmedSamples, w.DroppedSamples, w.Notes, proto)
 			}
-			if n, err := recvs[name].Appended(); err != nil || n-int64(canary(s)) != w.AckedSamples {
-				t.Errorf("the TSDB appended %d samples (%v), tsbench acked %d", n, err, w.AckedSamples)
-			}
+			checkAppended(t, recvs[name], s)
 			v := s.Verify
 			if v == nil || v.CheckedSamples == 0 || v.MissingSamples != 0 || v.UnexpectedSamples != 0 || v.ChangedValues != 0 ||
 				v.DuplicateSamples != 0 || v.NaNAltered != 0 || v.ShiftedTimestamps != 0 || v.StalenessIgnored != 0 || v.ReadErrors != 0 {
@@ -135,4 +134,13 @@ func startReceivers(t *testing.T) (map[string]*promreceiver.Receiver, string) {
 		fmt.Fprintf(&storages, "  %s: {writeURL: %s%s, readURL: %s/, protocol: %s}\n", name, r.URL, path, r.URL, receiverProtocols[name])
 	}
 	return recvs, storages.String()
+}
+
+// checkAppended: the receiver's TSDB appended exactly what tsbench counts acked, its
+// workload's samples and the freshness canary's.
+func checkAppended(t *testing.T, recv *promreceiver.Receiver, s results.Storage) {
+	t.Helper()
+	if n, err := recv.Appended(); err != nil || n-int64(canary(s)) != s.Write.AckedSamples {
+		t.Errorf("the TSDB appended %d samples (%v), tsbench acked %d and %.0f freshness canaries", n, err, s.Write.AckedSamples, canary(s))
+	}
 }

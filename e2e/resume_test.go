@@ -106,4 +106,22 @@ remoteStorages:
 	if v := storageResult(t, res, "vm").Verify; v == nil || v.CheckedSamples == 0 || v.MissingSamples != 0 {
 		t.Errorf("read-back %+v: want samples checked around the gap and none missing", v)
 	}
+	checkFreshnessResumed(t, storageResult(t, cp, "vm").Freshness, storageResult(t, res, "vm").Freshness)
+}
+
+// checkFreshnessResumed: the canary's counts continue from the checkpoint's, and each probe
+// still accounts for every acked sample, those pending at the checkpoint as abandoned.
+func checkFreshnessResumed(t *testing.T, cp, final *results.Freshness) {
+	t.Helper()
+	if cp == nil || final == nil || cp.Acked == 0 || final.Acked <= cp.Acked {
+		t.Fatalf("freshness: checkpoint %+v, final %+v: want the final acked count above the checkpoint's", cp, final)
+	}
+	for _, pr := range []*results.FreshnessProbe{final.Instant, final.Range, final.Series} {
+		if got := pr.Visible + pr.NeverVisible + pr.Pending + pr.Abandoned; got != final.Acked {
+			t.Errorf("%s: visible %d + never %d + pending %d + abandoned %d = %d, want acked %d", pr.Query, pr.Visible, pr.NeverVisible, pr.Pending, pr.Abandoned, got, final.Acked)
+		}
+	}
+	if final.Instant.Visible <= cp.Instant.Visible {
+		t.Errorf("instant probe: %d visible at the end, %d at the checkpoint: want more", final.Instant.Visible, cp.Instant.Visible)
+	}
 }

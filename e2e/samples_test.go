@@ -41,9 +41,7 @@ remoteStorages:
 			if w == nil || w.AckedSamples == 0 || w.AckedSamples != w.GeneratedSamples {
 				t.Fatalf("write %+v: want every sample acked", w)
 			}
-			if n, err := recvs[name].Appended(); err != nil || n-int64(canary(s)) != w.AckedSamples {
-				t.Errorf("the TSDB appended %d samples (%v), tsbench acked %d and %.0f freshness canaries", n, err, w.AckedSamples, canary(s))
-			}
+			checkAppended(t, recvs[name], s)
 			v := s.Verify
 			if v == nil || v.CheckedSamples == 0 || v.MissingSamples != 0 || v.UnexpectedSamples != 0 || v.ChangedValues != 0 {
 				t.Errorf("read-back %+v: want every checked float exact", v)

@@ -92,7 +92,8 @@ func (r *run) resumeCheckpoint(now time.Time) (bool, error) {
 }
 
 // resume continues every part from the checkpoint cp at now: the write account, the query
-// latencies, the resource and write timelines; the time from the checkpoint to now is a gap.
+// latencies, the freshness figures, the resource and write timelines; the time from the
+// checkpoint to now is a gap.
 func (r *run) resume(cp *results.Run, now time.Time) error {
 	covered := cp.Partial.At.Sub(r.start)
 	r.gaps = append(append([]results.Gap(nil), cp.Gaps...), results.Gap{
@@ -113,6 +114,11 @@ func (r *run) resume(cp *results.Run, now time.Time) error {
 		if q := r.runners[s.Name]; q != nil && s.Query != nil {
 			if err := q.Resume(s.Query); err != nil {
 				return fmt.Errorf("resume %s's queries: %w", s.Name, err)
+			}
+		}
+		if p := r.fresh[s.Name]; p != nil {
+			if err := p.Resume(s.Freshness); err != nil {
+				return fmt.Errorf("resume %s's freshness: %w", s.Name, err)
 			}
 		}
 		r.obs.Resume(s.Name, s.Resources, covered)

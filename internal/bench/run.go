@@ -143,7 +143,7 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 				r.close()
 				return nil, &ConfigError{fmt.Errorf("remoteStorages.%s: %w", name, err)}
 			}
-			r.runners[name] = query.New(cfg, p.Plan.For(st), name, qc, st.ReadURL, r.log, qm)
+			r.runners[name] = query.New(cfg, p.Plan.Renamed(st.OTLPRenames()), name, qc, st.ReadURL, r.log, qm)
 		}
 		targets = append(targets, observe.Target{
 			Name: name, PID: st.PID, DataDir: st.DataDir, MetricsURLs: st.MetricsURLs,

@@ -53,6 +53,17 @@ func OTLPLabelNames(m OTLPLabels) (job, instance string) {
 	return "job", "instance"
 }
 
+// OTLPRenames is how the storage names job and instance when they differ from the
+// workload's (written in otlp-http with otlpLabels other than prometheus): old → new; nil
+// when it keeps them. The query load and the read-back's rules ask it under these names.
+func (s Storage) OTLPRenames() map[string]string {
+	if s.WriteProtocol() != ProtocolOTLP || s.OTLPLabelMapping() == OTLPLabelsPrometheus {
+		return nil
+	}
+	job, instance := OTLPLabelNames(s.OTLPLabelMapping())
+	return map[string]string{"job": job, "instance": instance}
+}
+
 // OTLPLabelMapping is OTLPLabels, prometheus when unset.
 func (s Storage) OTLPLabelMapping() OTLPLabels {
 	if s.OTLPLabels == "" {

@@ -68,6 +68,7 @@ type Prober struct {
 	firstErr string
 	began    time.Time
 	ended    time.Time
+	before   time.Duration // the polling time of the run a resumed one continues (resume.go)
 }
 
 // New makes the prober of storage name: canary samples go through w, queries through api;
@@ -125,18 +126,25 @@ func (p *Prober) Run(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
-		p.write(ctx)
+		if ctx.Err() == nil { // both ready: the end wins
+			p.write(ctx)
+		}
 	}
 }
 
-// write sends one canary sample at now and hands its ack to every probe.
+// lastWriteTimeout bounds a canary write the end of the run would otherwise cut short.
+const lastWriteTimeout = 10 * time.Second
+
+// write sends one canary sample at now and hands its ack to every probe. The end of the run
+// does not cancel a write under way: the storage may already have stored it, and a sample
+// stored but counted neither acked nor failed would make the storage's ingestion counter hold
+// one the account does not. A storage that hangs delays the end by lastWriteTimeout at most.
 func (p *Prober) write(ctx context.Context) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lastWriteTimeout)
+	defer cancel()
 	ts := time.Now().UnixMilli()
-	status, err := p.w.Write(ctx, p.labels(ts), ts, float64(ts))
+	status, err := p.w.Write(wctx, p.labels(ts), ts, float64(ts))
 	ack := time.Now()
-	if ctx.Err() != nil {
-		return // the run ended: neither acked nor failed
-	}
 	p.mu.Lock()
 	p.written++
 	if err != nil {
@@ -226,7 +234,7 @@ func (p *Prober) Results() *results.Freshness {
 		queries += probes[i].Queries
 	}
 	f.Instant, f.Range, f.Series = probes[0], probes[1], probes[2]
-	if d := p.ended.Sub(p.began).Seconds(); d > 0 {
+	if d := (p.ended.Sub(p.began) + p.before).Seconds(); d > 0 {
 		f.QueriesPerSecond = float64(queries) / d
 	}
 	return f

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/query"
 	"github.com/tsbench/tsbench/internal/results"
@@ -97,6 +99,19 @@ func (f *fakeStorage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// newProber makes the prober of a storage whose query API is api and whose writes go to w;
+// the server stops with the test.
+func newProber(t *testing.T, cfg config.Freshness, w Writer, api http.Handler) *Prober {
+	t.Helper()
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	client, err := storage.NewClient("fake", config.Storage{ReadURL: srv.URL + "/"}, storage.Read, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New("fake", cfg, w, query.NewAPI(client, srv.URL+"/"), time.Second, slog.New(slog.DiscardHandler))
+}
+
 func writeData(w io.Writer, data any) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": data})
 }
@@ -107,16 +122,10 @@ func writeData(w io.Writer, data any) {
 // sample is accounted for in each probe.
 func TestFreshnessMeasuresTheDelay(t *testing.T) {
 	fs := &fakeStorage{delay: 300 * time.Millisecond, indexDelay: 600 * time.Millisecond, lose: func(n int) bool { return n%5 == 4 }}
-	srv := httptest.NewServer(fs)
-	defer srv.Close()
-	client, err := storage.NewClient("fake", config.Storage{ReadURL: srv.URL + "/"}, storage.Read, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Polls every 50ms and gives a sample 2 s to show: a machine busy with other tests delays
 	// a poll by tens of milliseconds, and the slack below is three polls.
 	cfg := config.Freshness{Interval: 50 * time.Millisecond, WriteInterval: 200 * time.Millisecond, Timeout: 2 * time.Second}
-	p := New("fake", cfg, fs, query.NewAPI(client, srv.URL+"/"), time.Second, slog.New(slog.DiscardHandler))
+	p := newProber(t, cfg, fs, fs)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	if err := p.Run(ctx); err != nil {
@@ -170,5 +179,82 @@ func TestFreshnessMeasuresTheDelay(t *testing.T) {
 	}
 	if res.QueriesPerSecond <= 0 || res.QueriesPerSecond > 3/cfg.Interval.Seconds() {
 		t.Errorf("queries per second %.1f, want at most 3 probes × %.0f", res.QueriesPerSecond, 1/cfg.Interval.Seconds())
+	}
+}
+
+// slowWriter stores a write after a delay, whatever its context says, as a storage does once
+// the request has reached it.
+type slowWriter struct {
+	delay  time.Duration
+	stored chan int64
+}
+
+func (s *slowWriter) Write(_ context.Context, _ [][]workload.Label, t int64, _ float64) (int, error) {
+	time.Sleep(s.delay)
+	s.stored <- t
+	return http.StatusNoContent, nil
+}
+
+// TestWriteUnderWayAtTheEndIsCounted ends the run while a canary write is under way: the
+// storage stores it, so the account counts it acked (the e2e tests compare the storages'
+// ingestion counters with the account exactly).
+func TestWriteUnderWayAtTheEndIsCounted(t *testing.T) {
+	w := &slowWriter{delay: 300 * time.Millisecond, stored: make(chan int64, 10)}
+	cfg := config.Freshness{Interval: time.Hour, WriteInterval: 100 * time.Millisecond, Timeout: time.Minute}
+	p := newProber(t, cfg, w, http.NotFoundHandler())
+	ctx, cancel := context.WithTimeout(t.Context(), 250*time.Millisecond) // the first write starts at 100ms
+	defer cancel()
+	if err := p.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res := p.Results()
+	if stored := int64(len(w.stored)); stored != 1 || res.Written != 1 || res.Acked != 1 {
+		t.Fatalf("stored %d, written %d, acked %d: want 1 each", stored, res.Written, res.Acked)
+	}
+	if got := res.Instant.Pending + res.Instant.Visible + res.Instant.NeverVisible; got != 1 {
+		t.Errorf("instant probe accounts for %d samples, want the 1 acked", got)
+	}
+}
+
+// TestResumeContinuesTheCounts resumes a prober from a checkpoint's figures: its counts and
+// histograms add to the checkpoint's, and the samples pending then count as abandoned.
+func TestResumeContinuesTheCounts(t *testing.T) {
+	fs := &fakeStorage{delay: 100 * time.Millisecond, indexDelay: 100 * time.Millisecond}
+	cfg := config.Freshness{Interval: 50 * time.Millisecond, WriteInterval: 200 * time.Millisecond, Timeout: 2 * time.Second}
+	run := func(p *Prober) *results.Freshness {
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+		defer cancel()
+		if err := p.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return p.Results()
+	}
+	cp := run(newProber(t, cfg, fs, fs))
+	cp.Instant.Pending += 2 // as if two samples were pending when the checkpoint was written
+	cp.Acked += 2
+	resumed := newProber(t, cfg, fs, fs)
+	if err := resumed.Resume(cp); err != nil {
+		t.Fatal(err)
+	}
+	final := run(resumed)
+	if final.Acked <= cp.Acked || final.Written <= cp.Written {
+		t.Fatalf("acked %d written %d, want above the checkpoint's %d and %d", final.Acked, final.Written, cp.Acked, cp.Written)
+	}
+	in := final.Instant
+	if in.Abandoned != cp.Instant.Pending {
+		t.Errorf("abandoned %d, want the checkpoint's pending %d", in.Abandoned, cp.Instant.Pending)
+	}
+	if got := in.Visible + in.NeverVisible + in.Pending + in.Abandoned; got != final.Acked {
+		t.Errorf("visible %d + never %d + pending %d + abandoned %d = %d, want acked %d", in.Visible, in.NeverVisible, in.Pending, in.Abandoned, got, final.Acked)
+	}
+	if in.Visible <= cp.Instant.Visible || len(in.Timeline) < len(cp.Instant.Timeline) {
+		t.Errorf("visible %d (checkpoint %d), %d timeline points (checkpoint %d): want both continued", in.Visible, cp.Instant.Visible, len(in.Timeline), len(cp.Instant.Timeline))
+	}
+	h, err := hdrhistogram.Decode([]byte(in.Seconds.Histogram))
+	if err != nil || h.TotalCount() != in.Visible {
+		t.Errorf("histogram holds %d samples (%v), want every visible one, %d", h.TotalCount(), err, in.Visible)
+	}
+	if final.QueriesPerSecond <= 0 || final.QueriesPerSecond > 3/cfg.Interval.Seconds() {
+		t.Errorf("queries per second %.1f over both runs, want in (0, %.0f]", final.QueriesPerSecond, 3/cfg.Interval.Seconds())
 	}
 }

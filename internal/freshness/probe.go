@@ -34,6 +34,7 @@ type probe struct {
 	pending      []acked    // by t
 	visible      int64
 	neverVisible int64
+	abandoned    int64 // pending at the checkpoint a resumed run continued from (resume.go)
 	queries      int64
 	errors       map[string]int64
 	firstErr     string
@@ -136,7 +137,7 @@ func (p *probe) results() *results.FreshnessProbe {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := &results.FreshnessProbe{
-		Query: p.query, Visible: p.visible, NeverVisible: p.neverVisible, Pending: int64(len(p.pending)),
+		Query: p.query, Visible: p.visible, NeverVisible: p.neverVisible, Pending: int64(len(p.pending)), Abandoned: p.abandoned,
 		Queries: p.queries, FirstError: p.firstErr, Timeline: p.tl.snapshot(),
 	}
 	if p.h.TotalCount() > 0 {

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	rtmetrics "runtime/metrics"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,7 +30,7 @@ type Target struct {
 	DataDir     string          // "": none; else walk it for disk bytes (hard links once)
 	MetricsURLs []string        // its own /metrics pages; several (a cluster's components) are added up
 	Client      *storage.Client // for /metrics and snapshots (auth, TLS); nil: a plain client, 10 s timeout
-	BaseURL     string          // HTTP root for the snapshot APIs, with a trailing slash; "": no snapshot
+	BaseURL     string          // HTTP root for the snapshot APIs (the readURL); "": no snapshot
 	Kind        string          // storage.KindVictoriaMetrics, storage.KindPrometheus, or "": guessed from its metrics
 }
 
@@ -100,6 +101,9 @@ func New(opts Options, targets []Target) *Observer {
 	log := opts.Logger.With("component", "observe")
 	o.self = newTracker("tsbench", opts.ProcRoot+"/self", procSource{root: opts.ProcRoot, self: true}, log.With("storage", "tsbench"))
 	for _, t := range targets {
+		if t.BaseURL != "" && !strings.HasSuffix(t.BaseURL, "/") {
+			t.BaseURL += "/" // a readURL may be given without its slash, as query.NewAPI takes it
+		}
 		ob := &observed{Target: t, log: log.With("storage", t.Name)}
 		ob.client = t.Client
 		if t.Client == nil {

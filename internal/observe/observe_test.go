@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -276,10 +277,14 @@ func write(t *testing.T, path string, size int) {
 	}
 }
 
-// TestSnapshots fakes the snapshot APIs of VictoriaMetrics and Prometheus over a data dir.
+// TestSnapshots fakes the snapshot APIs of VictoriaMetrics and Prometheus over a data dir,
+// with the readURL given with and without its trailing slash.
 func TestSnapshots(t *testing.T) {
-	for _, kind := range []string{storage.KindVictoriaMetrics, storage.KindPrometheus} {
-		t.Run(kind, func(t *testing.T) {
+	for _, c := range []struct{ kind, slash string }{
+		{storage.KindVictoriaMetrics, "/"}, {storage.KindPrometheus, "/"}, {storage.KindPrometheus, ""},
+	} {
+		kind := c.kind
+		t.Run(kind+"_slash_"+strconv.FormatBool(c.slash != ""), func(t *testing.T) {
 			dataDir := t.TempDir()
 			write(t, filepath.Join(dataDir, "live", "chunk"), 4000)
 			snap := filepath.Join(dataDir, "snapshots", "20260101-1")
@@ -308,7 +313,7 @@ func TestSnapshots(t *testing.T) {
 				}
 			}))
 			defer srv.Close()
-			o := New(Options{Writes: acked(410), Logger: discard()}, []Target{{Name: "s", Kind: kind, DataDir: dataDir, BaseURL: srv.URL + "/"}})
+			o := New(Options{Writes: acked(410), Logger: discard()}, []Target{{Name: "s", Kind: kind, DataDir: dataDir, BaseURL: srv.URL + c.slash}})
 			o.Snapshot(t.Context())
 			r := o.Resources("s")
 			if !near(r.SnapshotBytes, 4100) || !near(r.SnapshotBytesPerSample, 10) {

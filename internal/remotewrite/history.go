@@ -21,6 +21,9 @@ type lane struct {
 	use        [wires]bool    // the wire encodings its storages take
 	catchUp    bool           // history: wait for the storage instead of dropping until caught up
 	openOldest []atomic.Int64 // per appender (worker × shard): oldest timestamp not yet in a batch, 0 if none
+	// due is, per worker, the scrape it waits for room to make while the lane catches up (0:
+	// none): a worker nothing of which is in flight still bounds how far the others run ahead.
+	due []atomic.Int64
 	// produced counts the samples Scrape reports it produced (values + staleness markers), at
 	// the source and apart from the queues' own count: see Writer.Results.
 	produced atomic.Int64
@@ -71,9 +74,9 @@ func catchUpSkew(interval time.Duration) int64 {
 // and the oldest sample pending or in an open batch no more than skew older than t. Before
 // waiting it flushes the worker's own open batches, so that a worker never waits for itself.
 // It returns false when ctx ended.
-func (ln *lane) waitRoom(ctx context.Context, apps []*shardAppender, t, need, skew int64) bool {
+func (ln *lane) waitRoom(ctx context.Context, worker int, apps []*shardAppender, t, need, skew int64) bool {
 	s := ln.sinks[0] // a lane catching up feeds one storage
-	if !ln.full(s, t, need, skew) {
+	if !ln.advance(s, worker, t, need, skew) {
 		return true
 	}
 	for _, a := range apps {
@@ -98,10 +101,34 @@ func (ln *lane) waitRoom(ctx context.Context, apps []*shardAppender, t, need, sk
 	return ctx.Err() == nil
 }
 
-func (ln *lane) full(s *sink, t, need, skew int64) bool {
+// advance publishes the worker's next scrape at t, before anyone can look for room after
+// it, wakes the workers that wait for it to move on, and says whether it must wait itself.
+func (ln *lane) advance(s *sink, worker int, t, need, skew int64) (full bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	ln.setDueLocked(s, worker, t)
 	return ln.fullLocked(s, t, need, skew)
+}
+
+// setDue publishes the worker's next scrape, 0 when it has none left to make.
+func (ln *lane) setDue(worker int, t int64) {
+	s := ln.sinks[0]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ln.setDueLocked(s, worker, t)
+}
+
+func (ln *lane) setDueLocked(s *sink, worker int, t int64) {
+	ln.due[worker].Store(t)
+	s.settled.Broadcast()
+}
+
+// holdUntilStarted makes every worker of a lane catching up count as due at the oldest time
+// there is until it publishes its first scrape: none runs ahead of one not started yet.
+func (ln *lane) holdUntilStarted() {
+	for i := range ln.due {
+		ln.due[i].Store(1)
+	}
 }
 
 func (ln *lane) fullLocked(s *sink, t, need, skew int64) bool {
@@ -114,7 +141,15 @@ func (ln *lane) fullLocked(s *sink, t, need, skew int64) bool {
 			oldest = o
 		}
 	}
-	return oldest >= 0 && t-oldest > skew
+	if oldest >= 0 && t-oldest > skew {
+		return true
+	}
+	for i := range ln.due {
+		if d := ln.due[i].Load(); d > 0 && t-d > skew {
+			return true
+		}
+	}
+	return false
 }
 
 // workerCaughtUp is called once by each worker of a lane catching up when it first finds

@@ -190,6 +190,7 @@ func (w *Writer) addLane(sinks []*sink, catchUp bool) {
 	ln := &lane{
 		sinks: sinks, catchUp: catchUp, caughtUp: make(chan struct{}),
 		openOldest: make([]atomic.Int64, w.shards*w.workers*haReplicas(w.work)),
+		due:        make([]atomic.Int64, w.workers),
 	}
 	if catchUp {
 		ln.behind.Store(int32(w.workers))
@@ -267,6 +268,9 @@ func (w *Writer) Run(ctx context.Context) error {
 		gens.Go(func() {
 			var lg sync.WaitGroup
 			nextDue := make([]int64, w.workers)
+			if ln.catchUp {
+				ln.holdUntilStarted()
+			}
 			for worker := range w.workers {
 				lg.Go(func() { nextDue[worker] = w.generate(ctx, ln, worker) })
 			}
@@ -576,6 +580,14 @@ func (w *Writer) generate(ctx context.Context, ln *lane, worker int) (nextDue in
 		}
 		return w.work.ScrapeTime(targets[pos], k)
 	}
+	if ln.catchUp {
+		first := next()
+		if first == math.MaxInt64 { // no targets
+			first = 0
+		}
+		ln.setDue(worker, first)
+		defer ln.setDue(worker, 0)
+	}
 	need := int64(2 * samplesPerScrape(w.work)) // a scrape's values and staleness markers
 	// scrape generates every scrape due at or before limit and before the lane's end, in time
 	// order. A worker still behind looks at the clock again when it reaches limit, waits for
@@ -597,7 +609,7 @@ func (w *Writer) generate(ctx context.Context, ln *lane, worker int) (nextDue in
 			}
 			// Until the lane's history has settled, a worker that caught up waits too: its live
 			// samples must neither push the history out (queue_full) nor run ahead of it.
-			if ln.catchUp && ln.caughtUpAt.Load() == 0 && stopOnCancel && !ln.waitRoom(ctx, apps, due, need, w.skew) {
+			if ln.catchUp && ln.caughtUpAt.Load() == 0 && stopOnCancel && !ln.waitRoom(ctx, worker, apps, due, need, w.skew) {
 				return
 			}
 			values, stale := w.work.Scrape(appOf[pos], targets[pos], k)

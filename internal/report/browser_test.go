@@ -30,6 +30,8 @@ import (
 var reportCharts = []string{
 	"ingestion rate", "lag", "pending", "dropped", "query latency p50", "query latency p99",
 	"query errors", "CPU", "RSS", "disk", "bytes per sample", "bytes per sample by data held",
+	"freshness, instant query: slowest per interval", "freshness, range query, last 5m: slowest per interval",
+	"freshness, /api/v1/series: slowest per interval", "freshness: samples never seen, all probes",
 }
 
 // TestReportInBrowser opens report.html in headless Chromium inside a network namespace of
@@ -180,7 +182,7 @@ func openInBrowser(t *testing.T, bin, name string, page []byte) browserRun {
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-features=NetworkTimeServiceQuerying", "--optimization-guide-manifest-override="+models,
 		"--user-data-dir="+filepath.Join(dir, "profile"), "--enable-logging=stderr", "--v=0",
-		"--log-net-log="+netlog, "--screenshot="+shot, "--dump-dom", "--window-size=1280,4000", "--hide-scrollbars",
+		"--log-net-log="+netlog, "--screenshot="+shot, "--dump-dom", "--window-size=1280,5600", "--hide-scrollbars",
 		run.url))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

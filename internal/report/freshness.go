@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -67,6 +68,9 @@ func freshnessCell(p *results.FreshnessProbe) string {
 	if p.NeverVisible > 0 {
 		parts = append(parts, fmt.Sprintf("%d never seen", p.NeverVisible))
 	}
+	if p.Abandoned > 0 {
+		parts = append(parts, fmt.Sprintf("%d unwatched over a restart", p.Abandoned))
+	}
 	if n := sumErrors(p.Errors); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d of %d queries failed", n, p.Queries))
 	}
@@ -100,4 +104,58 @@ func writeFreshness(b *strings.Builder, r *results.Run) {
 	}
 	b.WriteString("\n" + FreshnessTitle(r) + "\n")
 	writeGrid(b, rows, 1)
+}
+
+// freshnessCharts are the canary's figures over time, none without a canary: for each probe,
+// the slowest sample of every interval (a merged point's largest, so a spike survives a long
+// run's downsampling), and the samples never seen, all probes together.
+func freshnessCharts(r *results.Run) []chart {
+	if len(FreshnessRows(r)) == 0 {
+		return nil
+	}
+	var out []chart
+	for _, p := range freshnessProbes {
+		c := chart{Title: "freshness, " + p.label + ": slowest per interval", Unit: "s", Start: r.StartTime}
+		for _, s := range r.Storages {
+			var pts []chartPoint
+			if s.Freshness != nil && p.get(s.Freshness) != nil {
+				for _, pt := range p.get(s.Freshness).Timeline {
+					if t, err := time.Parse(time.RFC3339Nano, pt.Time); err == nil && pt.Max != nil {
+						pts = append(pts, chartPoint{t, *pt.Max})
+					}
+				}
+			}
+			c.Series = append(c.Series, chartSeries{Name: s.Name, Points: pts})
+		}
+		out = append(out, c)
+	}
+	never := chart{Title: "freshness: samples never seen, all probes", Unit: "samples", Start: r.StartTime}
+	for _, s := range r.Storages {
+		never.Series = append(never.Series, chartSeries{Name: s.Name, Points: neverSeen(s.Freshness)})
+	}
+	return append(out, never)
+}
+
+// neverSeen adds up, per interval, the samples every probe gave up on; an interval in which
+// some probe saw a sample and none gave up is a 0.
+func neverSeen(f *results.Freshness) []chartPoint {
+	if f == nil {
+		return nil
+	}
+	sum := map[time.Time]float64{}
+	for _, p := range freshnessProbes {
+		if pr := p.get(f); pr != nil {
+			for _, pt := range pr.Timeline {
+				if t, err := time.Parse(time.RFC3339Nano, pt.Time); err == nil {
+					sum[t] += float64(pt.NeverVisible)
+				}
+			}
+		}
+	}
+	out := make([]chartPoint, 0, len(sum))
+	for t, v := range sum {
+		out = append(out, chartPoint{t, v})
+	}
+	slices.SortFunc(out, func(a, b chartPoint) int { return a.T.Compare(b.T) })
+	return out
 }

@@ -1,8 +1,10 @@
 package report
 
 import (
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -44,5 +46,53 @@ freshness: seconds from a write's ack to the first query that returns it, p50 / 
 	writeFreshness(&b, &results.Run{Storages: []results.Storage{{Name: "x"}}})
 	if b.Len() != 0 {
 		t.Errorf("a run without a canary printed %q", b.String())
+	}
+}
+
+// TestFreshnessCharts: a chart per probe with each storage's slowest sample per interval,
+// and one of the samples never seen, every probe's added up per interval; none without a
+// canary.
+func TestFreshnessCharts(t *testing.T) {
+	pt := func(sec int, mx float64, never int64) results.FreshnessPoint {
+		return results.FreshnessPoint{Time: time.Unix(int64(sec), 0).UTC().Format(time.RFC3339), Max: &mx, NeverVisible: never}
+	}
+	f := &results.Freshness{
+		IntervalSeconds: 0.1,
+		Instant:         &results.FreshnessProbe{Timeline: []results.FreshnessPoint{pt(10, 1, 0), pt(20, 7, 2)}},
+		Range:           &results.FreshnessProbe{Timeline: []results.FreshnessPoint{pt(20, 15, 1)}},
+		Series:          &results.FreshnessProbe{Timeline: []results.FreshnessPoint{pt(30, 2, 0)}},
+	}
+	r := &results.Run{StartTime: time.Unix(0, 0), Storages: []results.Storage{{Name: "vm", Freshness: f}, {Name: "noread"}}}
+	cs := freshnessCharts(r)
+	var titles []string
+	for _, c := range cs {
+		titles = append(titles, c.Title)
+	}
+	want := []string{
+		"freshness, instant query: slowest per interval", "freshness, range query, last 5m: slowest per interval",
+		"freshness, /api/v1/series: slowest per interval", "freshness: samples never seen, all probes",
+	}
+	if diff := cmp.Diff(want, titles); diff != "" {
+		t.Fatalf("charts (-want +got):\n%s", diff)
+	}
+	values := func(s chartSeries) []float64 {
+		var out []float64
+		for _, p := range s.Points {
+			out = append(out, p.V)
+		}
+		return out
+	}
+	if got := values(cs[0].Series[0]); !slices.Equal(got, []float64{1, 7}) {
+		t.Errorf("instant: %v, want each interval's slowest, 1 and 7", got)
+	}
+	if got := values(cs[3].Series[0]); !slices.Equal(got, []float64{0, 3, 0}) {
+		t.Errorf("never seen: %v, want 0, 2+1, 0 at 10, 20, 30 s", got)
+	}
+	if len(cs[0].Series) != 2 || len(cs[0].Series[1].Points) != 0 {
+		t.Errorf("series %+v: want one per storage, none drawn for the one without a canary", cs[0].Series)
+	}
+	r.Storages[0].Freshness = nil
+	if cs := freshnessCharts(r); cs != nil {
+		t.Errorf("%d freshness charts without a canary, want none", len(cs))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -356,7 +357,7 @@ func charts(r *results.Run) []chart {
 		c.Events = r.Workload.Series.Events
 		out = append(out, c)
 	}
-	return append(append(out, heldChart(r)), checkCharts(r)...)
+	return slices.Concat(out, []chart{heldChart(r)}, checkCharts(r), freshnessCharts(r))
 }
 
 // heldChart plots bytes per sample against how much of the workload's time each storage

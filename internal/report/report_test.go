@@ -89,6 +89,29 @@ func fixture() *results.Run {
 		}
 		return r
 	}
+	// mkFresh: every probe sees each sample after about base seconds, twice that on the
+	// index, with a slow interval every sixth and one sample given up in the ninth.
+	mkFresh := func(base float64, queriesPerSecond float64) *results.Freshness {
+		probe := func(q string, f float64) *results.FreshnessProbe {
+			pr := &results.FreshnessProbe{
+				Query: q, Visible: 178, NeverVisible: 1, Queries: 180 + int64(f*100),
+				Seconds: results.Latency{P50: new(base * f), P90: new(base * f * 2), P99: new(base * f * 5), Max: new(base * f * 8)},
+			}
+			for i := 1; i <= 18; i++ {
+				pt := results.FreshnessPoint{Time: at(i).Format(time.RFC3339), Visible: 10, P50: new(base * f), Max: new(base * f * (1 + float64(i%6/5)*7))}
+				if i == 9 {
+					pt.NeverVisible = 1
+				}
+				pr.Timeline = append(pr.Timeline, pt)
+			}
+			return pr
+		}
+		return &results.Freshness{
+			IntervalSeconds: 0.1, WriteIntervalSeconds: 1, Written: 179, Acked: 179, AckedSamples: 358, QueriesPerSecond: queriesPerSecond,
+			Instant: probe(`{__name__="tsbench_canary"}`, 1), Range: probe(`{__name__="tsbench_canary"}[5m] every 15s`, 1.5),
+			Series: probe(`{__name__="tsbench_canary_series"}`, 2),
+		}
+	}
 	notCompared := []string{"NodeDiskWillFillIn24h (needs 6h0m0s of data)", "NodeCPUSaturatedForHours (needs 3h0m0s of data)"}
 	prom := results.Storage{
 		Name: "prometheus", Write: mkWrite(30_000, 0.4, map[string]int64{}), Query: mkQuery(0.004, 0.120, 0.3, map[string]int64{}),
@@ -98,6 +121,7 @@ func fixture() *results.Run {
 			RulesNotCompared: notCompared,
 		},
 	}
+	prom.Freshness = mkFresh(0.05, 3)
 	prom.Resources.SnapshotBytes = new(float64(11 << 20))
 	prom.Resources.SnapshotBytesPerSample = new(float64(11<<20) / 5_400_000)
 	vm := results.Storage{
@@ -112,6 +136,7 @@ func fixture() *results.Run {
 	for i, rule := range []string{"NodeClockNotSynchronising", "NodeCPUHighUsage", "NodeDiskIOSaturation", "NodeFilesystemFilesFillingUp", "NodeLoad15High", "NodeMemoryHighUtilization", "NodeNetworkReceiveErrs"} {
 		vm.Verify.RuleDiffs = append(vm.Verify.RuleDiffs, results.RuleDiff{Rule: rule, Detail: fmt.Sprintf("vs prometheus: %d series differ (max relative error 3e-%d)", i+1, 9+i)})
 	}
+	vm.Freshness = mkFresh(1, 20)
 	vm.Resources.SnapshotBytes, vm.Resources.SnapshotBytesPerSample = nil, nil
 	vm.Resources.Reasons = map[string]string{"snapshotBytes": "no data dir: the storage was not started by tsbench"}
 	r := &results.Run{
@@ -154,7 +179,7 @@ func probes(differ bool) []results.Probe {
 func writeOnly() *results.Run {
 	r := fixture()
 	for i := range r.Storages {
-		r.Storages[i].Query, r.Storages[i].Resources, r.Storages[i].Verify = nil, nil, nil
+		r.Storages[i].Query, r.Storages[i].Resources, r.Storages[i].Verify, r.Storages[i].Freshness = nil, nil, nil, nil
 	}
 	r.Generator, r.Thresholds = nil, nil
 	return r
@@ -166,7 +191,7 @@ func writeOnly() *results.Run {
 func withoutQueryAPI() *results.Run {
 	r := fixture()
 	s := r.Storage("victoriametrics")
-	s.Query = nil
+	s.Query, s.Freshness = nil, nil // no query API: no canary either
 	s.QueryAPI = &results.QueryAPI{URL: "http://127.0.0.1:8086/?u=admin&p=<secret>", Answer: "http_404 (http 404): 404 page not found"}
 	s.Verify = &results.Verify{
 		ReadBackVia: "remoteRead", CheckedSamples: 10_800, NaNAltered: 12, CheckedStaleMarkers: 40, MissingStaleMarkers: 40,

@@ -32,7 +32,8 @@ type Freshness struct {
 }
 
 // FreshnessProbe is one way of asking. Every acked canary sample lands in exactly one of
-// Visible, NeverVisible and Pending: Acked == Visible + NeverVisible + Pending.
+// Visible, NeverVisible, Pending and Abandoned: Acked == Visible + NeverVisible + Pending +
+// Abandoned.
 type FreshnessProbe struct {
 	Query string `json:"query"`
 	// Visible samples were returned; Seconds is the time from their ack to the first query
@@ -43,6 +44,9 @@ type FreshnessProbe struct {
 	NeverVisible int64 `json:"neverVisible"`
 	// Pending samples were acked less than freshness.timeout before the end and not seen yet.
 	Pending int64 `json:"pending"`
+	// Abandoned samples were pending at the checkpoint a resumed run continued from: acked
+	// before the restart, and no one looked for them since.
+	Abandoned int64 `json:"abandoned,omitempty"`
 	// Queries is how many times the probe asked; Errors how many of those failed, by kind.
 	Queries    int64            `json:"queries"`
 	Errors     map[string]int64 `json:"errors,omitempty"`
@@ -73,9 +77,6 @@ func (p FreshnessPoint) Merge(later FreshnessPoint) FreshnessPoint {
 	out.Visible += p.Visible
 	out.NeverVisible += p.NeverVisible
 	out.P50 = mean(p.P50, int(p.Visible), later.P50, int(later.Visible))
-	if p.Visible+later.Visible == 0 {
-		out.P50 = nil
-	}
 	out.Max = extreme(math.Max, p.Max, later.Max)
 	return out
 }

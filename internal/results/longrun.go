@@ -94,9 +94,12 @@ func (t *Timeline[P]) Restore(points []P) {
 // count is a point's N: 0 in a file means one observation.
 func count(n int) int { return max(n, 1) }
 
-// mean is the weighted mean of two figures, either unknown (nil); the known one when only one is.
+// mean is the weighted mean of two figures, either unknown (nil); the known one when only one
+// is; unknown when neither weighs anything.
 func mean(a *float64, na int, b *float64, nb int) *float64 {
 	switch {
+	case na+nb == 0:
+		return nil
 	case a == nil:
 		return b
 	case b == nil:
@@ -212,9 +215,6 @@ func (p QueryPoint) Merge(later QueryPoint) QueryPoint {
 	out.Errors += p.Errors
 	out.Completed += p.Completed
 	out.P50 = mean(p.P50, int(p.Completed), later.P50, int(later.Completed))
-	if p.Completed+later.Completed == 0 {
-		out.P50 = nil
-	}
 	out.P99 = extreme(math.Max, p.P99, later.P99)
 	return out
 }

@@ -33,14 +33,20 @@ type Metadata struct {
 
 // MetadataVerdict names what the counts say.
 func (m *Metadata) MetadataVerdict() string {
+	return readBackVerdict(int64(m.Kept), int64(m.Changed), int64(m.Missing), len(m.Errors) > 0)
+}
+
+// readBackVerdict names what a read-back's counts say: "error" when the read failed (as the
+// caller judges), then "dropped" (nothing came back), "changed", "partial" or "kept".
+func readBackVerdict(kept, changed, missing int64, failed bool) string {
 	switch {
-	case len(m.Errors) > 0:
+	case failed:
 		return "error"
-	case m.Kept+m.Changed == 0:
+	case kept+changed == 0:
 		return "dropped"
-	case m.Changed > 0:
+	case changed > 0:
 		return "changed"
-	case m.Missing > 0:
+	case missing > 0:
 		return "partial"
 	}
 	return "kept"
@@ -65,13 +71,5 @@ type Created struct {
 
 // CreatedVerdict names what the counts say.
 func (c *Created) CreatedVerdict() string {
-	switch {
-	case len(c.Errors) > 0 && c.Kept == 0:
-		return "error"
-	case c.Kept == 0:
-		return "dropped"
-	case c.Missing > 0:
-		return "partial"
-	}
-	return "kept"
+	return readBackVerdict(int64(c.Kept), 0, int64(c.Missing), len(c.Errors) > 0 && c.Kept == 0)
 }

@@ -39,21 +39,16 @@ type NativeHistograms struct {
 
 // NativeVerdict names what the counts say.
 func (n *NativeHistograms) NativeVerdict() string {
+	returned := n.Kept+n.Changed > 0
 	switch {
-	case len(n.Errors) > 0 && n.Kept+n.Changed == 0:
+	case !returned && len(n.Errors) > 0:
 		return "error"
-	case n.Kept+n.Changed == 0 && n.FloatPoints > 0:
+	case !returned && n.FloatPoints > 0:
 		return "converted"
-	case n.Kept+n.Changed == 0 && n.FailedRequests > 0:
+	case !returned && n.FailedRequests > 0:
 		return "refused"
-	case n.Kept+n.Changed == 0:
-		return "dropped"
-	case n.Changed > 0:
-		return "changed"
-	case n.Missing > 0:
-		return "partial"
 	}
-	return "kept"
+	return readBackVerdict(n.Kept, n.Changed, n.Missing, false)
 }
 
 // Exemplars is the read-back of the exemplars sent to one storage (issue 23), through
@@ -76,15 +71,5 @@ type Exemplars struct {
 
 // ExemplarVerdict names what the counts say.
 func (e *Exemplars) ExemplarVerdict() string {
-	switch {
-	case len(e.Errors) > 0 && e.Kept+e.Changed == 0:
-		return "error"
-	case e.Kept+e.Changed == 0:
-		return "dropped"
-	case e.Changed > 0:
-		return "changed"
-	case e.Missing > 0:
-		return "partial"
-	}
-	return "kept"
+	return readBackVerdict(e.Kept, e.Changed, e.Missing, len(e.Errors) > 0 && e.Kept+e.Changed == 0)
 }

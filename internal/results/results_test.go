@@ -89,3 +89,31 @@ func TestVerdict(t *testing.T) {
 		})
 	}
 }
+
+// TestReadBackVerdicts: each read-back's verdict from its counts, errors first.
+func TestReadBackVerdicts(t *testing.T) {
+	failed := []string{"HTTP 500"}
+	cases := []struct{ got, want string }{
+		{(&Metadata{Kept: 3}).MetadataVerdict(), "kept"},
+		{(&Metadata{Kept: 2, Changed: 1}).MetadataVerdict(), "changed"},
+		{(&Metadata{Kept: 2, Missing: 1}).MetadataVerdict(), "partial"},
+		{(&Metadata{Missing: 3}).MetadataVerdict(), "dropped"},
+		{(&Metadata{Kept: 3, Errors: failed}).MetadataVerdict(), "error"},
+		{(&Created{Kept: 1, Missing: 1}).CreatedVerdict(), "partial"},
+		{(&Created{Kept: 1, Errors: failed}).CreatedVerdict(), "kept"},
+		{(&Created{Errors: failed}).CreatedVerdict(), "error"},
+		{(&Exemplars{Kept: 1, Changed: 1, Errors: failed}).ExemplarVerdict(), "changed"},
+		{(&Exemplars{Missing: 4}).ExemplarVerdict(), "dropped"},
+		{(&Exemplars{Errors: failed}).ExemplarVerdict(), "error"},
+		{(&NativeHistograms{Missing: 4, FloatPoints: 8}).NativeVerdict(), "converted"},
+		{(&NativeHistograms{Missing: 4, FailedRequests: 2}).NativeVerdict(), "refused"},
+		{(&NativeHistograms{Missing: 4, FloatPoints: 8, Errors: failed}).NativeVerdict(), "error"},
+		{(&NativeHistograms{Kept: 4, FloatPoints: 8}).NativeVerdict(), "kept"},
+		{(&NativeHistograms{Missing: 4}).NativeVerdict(), "dropped"},
+	}
+	for i, c := range cases {
+		if c.got != c.want {
+			t.Errorf("case %d: %s, want %s", i, c.got, c.want)
+		}
+	}
+}

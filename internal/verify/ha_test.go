@@ -2,7 +2,6 @@ package verify
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,15 +9,12 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/klauspost/compress/snappy"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/prometheus/prompb"
 
 	"github.com/tsbench/tsbench/internal/config"
-	"github.com/tsbench/tsbench/internal/remotewrite"
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
 	"github.com/tsbench/tsbench/internal/storage/promreceiver"
@@ -139,15 +135,8 @@ func (h *haTracker) dropReplicaLabel(req *prompb.WriteRequest) {
 // on); the account counts every copy acked (202 is a success, as Prometheus counts it); the
 // read-back says one copy stored, replica a's, no switch-over and no gap.
 func TestHAPairThroughTracker(t *testing.T) {
-	p, err := workload.LoadProfile(fstest.MapFS{"p.json": {Data: []byte(otlpProfile)}}, "p.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	recv, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = recv.Close() })
+	p := testProfile(t)
+	recv := startReceiver(t, promreceiver.Options{})
 	tracker := &haTracker{
 		next: recv.URL + promreceiver.WritePath, cluster: "cluster", replica: "__replica__",
 		leader: map[string]string{}, requests: map[string]int{}, duplicates: map[string]int{},
@@ -169,16 +158,7 @@ func TestHAPairThroughTracker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := remotewrite.New(&cfg, gen.Part(0, 1), slog.New(slog.DiscardHandler), remotewrite.NewMetrics(prometheus.NewRegistry()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.FlushAfter = 50 * time.Millisecond
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-	defer cancel()
-	if err := w.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
+	w := writeFor(t, &cfg, gen.Part(0, 1), 2*time.Second, 50*time.Millisecond)
 	acct := w.Results("mimir")
 	if ok, diff := acct.Balanced(); !ok || acct.Dropped() != 0 || acct.AckedSamples != acct.GeneratedSamples {
 		t.Errorf("account: generated %d acked %d dropped %v, off by %d: want every copy acked", acct.GeneratedSamples, acct.AckedSamples, acct.DroppedSamples, diff)
@@ -217,10 +197,7 @@ func TestHAPairThroughTracker(t *testing.T) {
 // 1 gap, 1 scrape with every copy, a the winner; scrape 10 is left out (its next scrape is
 // after the window), scrape 0 too (before it).
 func TestTallyHA(t *testing.T) {
-	p, err := workload.LoadProfile(fstest.MapFS{"p.json": {Data: []byte(otlpProfile)}}, "p.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testProfile(t)
 	cfg := config.Default()
 	cfg.ScrapeInterval = 10 * time.Second
 	gen, err := workload.New(p, workload.Options{

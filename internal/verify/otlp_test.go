@@ -1,18 +1,14 @@
 package verify
 
 import (
-	"context"
 	"log/slog"
 	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tsbench/tsbench/internal/config"
-	"github.com/tsbench/tsbench/internal/remotewrite"
 	"github.com/tsbench/tsbench/internal/storage"
 	"github.com/tsbench/tsbench/internal/storage/promreceiver"
 	"github.com/tsbench/tsbench/internal/workload"
@@ -31,10 +27,7 @@ const otlpProfile = `{"source":"test","series":[
 {"name":"up","type":"untyped","shape":{"kind":"constant","value":1}}]}`
 
 func TestOTLPNames(t *testing.T) {
-	p, err := workload.LoadProfile(fstest.MapFS{"p.json": {Data: []byte(otlpProfile)}}, "p.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testProfile(t)
 	want := map[string]string{
 		"jobs_done":   "jobs_done_total",
 		"io_time":     "io_time_seconds_total",
@@ -61,15 +54,8 @@ func TestOTLPNames(t *testing.T) {
 // through its query API with the names its translation gives: every sample found, nothing
 // else, the probes as on any Prometheus.
 func TestOTLPReadBackFromPrometheus(t *testing.T) {
-	p, err := workload.LoadProfile(fstest.MapFS{"p.json": {Data: []byte(otlpProfile)}}, "p.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	recv, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = recv.Close() })
+	p := testProfile(t)
+	recv := startReceiver(t, promreceiver.Options{})
 	cfg := config.Default()
 	cfg.ScrapeInterval, cfg.TargetsCount, cfg.VerifySamples = 100*time.Millisecond, 4, 10_000
 	cfg.ScrapeConfigUpdatePercent = 50
@@ -84,15 +70,7 @@ func TestOTLPReadBackFromPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := remotewrite.New(&cfg, gen, slog.New(slog.DiscardHandler), remotewrite.NewMetrics(prometheus.NewRegistry()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 1500*time.Millisecond)
-	defer cancel()
-	if err := w.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
+	w := writeFor(t, &cfg, gen, 1500*time.Millisecond, 0)
 	if r := w.Results("prom"); r.AckedSamples == 0 || r.AckedSamples != r.GeneratedSamples {
 		t.Fatalf("account %+v: want every sample acked", r)
 	}

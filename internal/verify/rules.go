@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/prometheus/promql/parser"
 
+	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/query"
 	"github.com/tsbench/tsbench/internal/results"
 )
@@ -103,49 +104,21 @@ func ruleRange(w window, interval int64, ruleWindow time.Duration) (start, end, 
 }
 
 // runRules runs every rule as a range query over its span on one storage; a rule the window
-// is too short for is not run. On a storage that keeps job and instance under other names
-// (rename, from otlpLabels), each rule asks for them under its names and its answer is read
-// back under job and instance: the storages are compared under the mapping the user gave,
-// so none is blamed for the names it was said to use.
-func runRules(ctx context.Context, r *reader, rules []query.NamedExpr, spans []ruleSpan, rename map[string]string) []ruleAnswer {
+// is too short for is not run.
+func runRules(ctx context.Context, r *reader, rules []query.NamedExpr, spans []ruleSpan) []ruleAnswer {
 	out := make([]ruleAnswer, len(rules))
 	for i, rule := range rules {
 		s := spans[i]
 		if s.from > s.end {
 			continue
 		}
-		expr := rule.Expr
-		if rename != nil {
-			if e, err := query.RenameLabels(expr, rename); err == nil {
-				expr = e
-			}
-		}
-		res, err := r.rangeQuery(ctx, expr, s.from, s.end, s.step)
+		res, err := r.rangeQuery(ctx, rule.Expr, s.from, s.end, s.step)
 		if err == nil && res.Type != "matrix" {
 			err = fmt.Errorf("result type %s, want matrix", res.Type)
-		}
-		if err == nil && rename != nil {
-			renameBack(res, rename)
 		}
 		out[i] = ruleAnswer{res: res, err: err}
 	}
 	return out
-}
-
-// renameBack gives res's series the names rename maps from, labels sorted again.
-func renameBack(res *result, rename map[string]string) {
-	back := make(map[string]string, len(rename))
-	for from, to := range rename {
-		back[to] = from
-	}
-	for _, s := range res.Series {
-		for j, l := range s.Labels {
-			if from, ok := back[l.Name]; ok {
-				s.Labels[j].Name = from
-			}
-		}
-		slices.SortFunc(s.Labels, func(a, b label) int { return strings.Compare(a.Name, b.Name) })
-	}
 }
 
 // compareRules compares, rule by rule, the answers of the storages that answered it and lists,
@@ -264,4 +237,47 @@ func bySeries(r *result) map[string]series {
 		m[keyOfLabels(s.Labels)] = s
 	}
 	return m
+}
+
+// otlpRenames is where t keeps the workload's job and instance when not under those names
+// (written in otlp-http, otlpLabels not prometheus): old → new; nil otherwise.
+func otlpRenames(t Target) map[string]string {
+	if t.Protocol != config.ProtocolOTLP {
+		return nil
+	}
+	job, instance := config.OTLPLabelNames(t.OTLPLabels)
+	if job == "job" {
+		return nil
+	}
+	return map[string]string{"job": job, "instance": instance}
+}
+
+// runRulesAs runs the rules on a storage that keeps some labels under other names (names:
+// old → new; otlpLabels), asked under its names, and gives its answers the old names back:
+// the storages compare under the workload's names, and none is blamed for the names the
+// user said it uses.
+func runRulesAs(ctx context.Context, r *reader, rules []query.NamedExpr, spans []ruleSpan, names map[string]string) []ruleAnswer {
+	if len(names) == 0 {
+		return runRules(ctx, r, rules, spans)
+	}
+	answers := runRules(ctx, r, query.RenameRules(rules, names), spans)
+	back := map[string]string{}
+	for old, n := range names {
+		back[n] = old
+	}
+	for _, a := range answers {
+		if a.res == nil {
+			continue
+		}
+		for i := range a.res.Series {
+			ls := a.res.Series[i].Labels
+			for j := range ls {
+				if old, ok := back[ls[j].Name]; ok {
+					ls[j].Name = old
+				}
+			}
+			slices.SortFunc(ls, func(x, y label) int { return strings.Compare(x.Name, y.Name) })
+		}
+	}
+	return answers
 }

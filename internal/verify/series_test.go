@@ -1,17 +1,12 @@
 package verify
 
 import (
-	"context"
 	"log/slog"
 	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/tsbench/tsbench/internal/config"
-	"github.com/tsbench/tsbench/internal/remotewrite"
 	"github.com/tsbench/tsbench/internal/storage"
 	"github.com/tsbench/tsbench/internal/storage/promreceiver"
 	"github.com/tsbench/tsbench/internal/workload"
@@ -26,15 +21,8 @@ func TestSeriesReadBackFromPrometheus(t *testing.T) {
 	for _, window := range []time.Duration{0, time.Hour} {
 		t.Run("window="+window.String(), func(t *testing.T) {
 			t.Parallel()
-			p, err := workload.LoadProfile(fstest.MapFS{"p.json": {Data: []byte(otlpProfile)}}, "p.json")
-			if err != nil {
-				t.Fatal(err)
-			}
-			recv, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{OutOfOrderWindow: window})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = recv.Close() })
+			p := testProfile(t)
+			recv := startReceiver(t, promreceiver.Options{OutOfOrderWindow: window})
 			cfg := config.Default()
 			cfg.ScrapeInterval, cfg.TargetsCount, cfg.VerifySamples = 100*time.Millisecond, 4, 100_000
 			st := config.Storage{WriteURL: recv.URL + promreceiver.WritePath, ReadURL: recv.URL}
@@ -52,16 +40,7 @@ func TestSeriesReadBackFromPrometheus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w, err := remotewrite.New(&cfg, gen.Part(0, 1), slog.New(slog.DiscardHandler), remotewrite.NewMetrics(prometheus.NewRegistry()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			w.FlushAfter = 50 * time.Millisecond
-			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-			defer cancel()
-			if err := w.Run(ctx); err != nil {
-				t.Fatal(err)
-			}
+			w := writeFor(t, &cfg, gen.Part(0, 1), 2*time.Second, 50*time.Millisecond)
 			acct := w.Results("prom")
 			client, err := storage.NewClient("prom", st, storage.Read, 2)
 			if err != nil {

@@ -169,7 +169,7 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*resu
 			var answers []ruleAnswer
 			if r.api != nil {
 				res.Probes = runProbes(ctx, r, probes(units, w, v.interval, replica))
-				answers = runRules(ctx, r, v.rules, spans, query.LabelRenames(t.Protocol, t.OTLPLabels))
+				answers = runRulesAs(ctx, r, v.rules, spans, otlpRenames(t))
 				res.RuleDiffs, res.RulesNotCompared = []results.RuleDiff{}, notCompared
 			}
 			res.DurationSeconds = time.Since(start).Seconds()

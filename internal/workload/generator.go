@@ -99,6 +99,7 @@ type Generator struct {
 	nfloats   int            // series not skipped
 	exemplar  []bool         // by series: may carry an exemplar; nil: none does
 	exemplarP float64        // probability of an exemplar on such a sample
+	plain     bool           // no series skipped, no exemplars: every series sent as it is
 	maxLabels int
 	scratch   sync.Pool // *scratch
 	ev        *events   // nil without events or held samples (series.go)
@@ -187,6 +188,7 @@ func New(p *Profile, o Options) (*Generator, error) {
 		g.exemplar = exemplarSeries(p)
 	}
 	g.compileNativeSeries()
+	g.plain = g.skip == nil && g.exemplar == nil
 	g.scratch.New = func() any {
 		return &scratch{labels: make([]Label, g.maxLabels), text: make([]byte, 0, 64), values: make([]string, 0, len(g.names))}
 	}
@@ -490,7 +492,7 @@ func (g *Generator) emit(app Appender, sc *scratch, tv targetValues, target int,
 		sa.StartTarget(g.targetValues(sc, tv))
 	}
 	scale, n := g.scale(target), 0
-	if sel.everything && !stale && g.skip == nil && g.exemplar == nil { // the default workload's values: nothing to skip
+	if g.plain && sel.everything && !stale { // the default workload's values: nothing to skip
 		for s := range g.templates {
 			tm := &g.templates[s]
 			if fast {

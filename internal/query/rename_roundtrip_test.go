@@ -10,11 +10,12 @@ import (
 	"github.com/tsbench/tsbench/internal/config"
 )
 
-// TestRenameLabels checks the rewrite by hand on each place a label is named, for both
-// mappings: underscore names print bare, dotted names in Prometheus 3's quoted form.
-func TestRenameLabels(t *testing.T) {
-	under := LabelRenames(config.ProtocolOTLP, config.OTLPLabelsUnderscore)
-	dotted := LabelRenames(config.ProtocolOTLP, config.OTLPLabelsAttributes)
+// TestRenameLabelsRoundTrip checks the rewrite by hand on default rules and on each place a
+// label is named, for both mappings that rename: underscore names print bare, dotted names in
+// Prometheus 3's quoted form, and each result parses back to itself.
+func TestRenameLabelsRoundTrip(t *testing.T) {
+	under := otlpStorage(config.OTLPLabelsUnderscore).OTLPRenames()
+	dotted := otlpStorage(config.OTLPLabelsAttributes).OTLPRenames()
 	for _, c := range []struct {
 		expr, under, dotted string
 	}{{
@@ -73,28 +74,31 @@ func roundTrip(t *testing.T, expr string) {
 	}
 }
 
-func TestLabelRenamesOnlyForOTLP(t *testing.T) {
+func otlpStorage(m config.OTLPLabels) config.Storage {
+	return config.Storage{Protocol: config.ProtocolOTLP, OTLPLabels: m}
+}
+
+func TestOTLPRenamesOnlyForOTLP(t *testing.T) {
 	for _, c := range []struct {
-		p    config.Protocol
-		m    config.OTLPLabels
+		st   config.Storage
 		want bool
 	}{
-		{config.ProtocolOTLP, config.OTLPLabelsPrometheus, false},
-		{config.ProtocolOTLP, "", false},
-		{config.ProtocolOTLP, config.OTLPLabelsUnderscore, true},
-		{config.ProtocolOTLP, config.OTLPLabelsAttributes, true},
-		{config.ProtocolRW1, config.OTLPLabelsUnderscore, false},
+		{otlpStorage(config.OTLPLabelsPrometheus), false},
+		{otlpStorage(""), false},
+		{otlpStorage(config.OTLPLabelsUnderscore), true},
+		{otlpStorage(config.OTLPLabelsAttributes), true},
+		{config.Storage{Protocol: config.ProtocolRW1, OTLPLabels: config.OTLPLabelsUnderscore}, false},
 	} {
-		if got := LabelRenames(c.p, c.m) != nil; got != c.want {
-			t.Errorf("%s %q: renames %v, want %v", c.p, c.m, got, c.want)
+		if got := c.st.OTLPRenames() != nil; got != c.want {
+			t.Errorf("%s %q: renames %v, want %v", c.st.Protocol, c.st.OTLPLabels, got, c.want)
 		}
 	}
 }
 
-// TestPlanForOTLPStorage rewrites the whole default plan (rules, panels, native-histogram twins
-// and index lookups) for each mapping: every query parses back, names neither job nor instance
-// any more, and the plan of the other storages is left as it was.
-func TestPlanForOTLPStorage(t *testing.T) {
+// TestRenamedPlanRoundTrip renames the whole default plan with native-histogram twins and index
+// lookups on, for each mapping that renames: every query parses back to itself, every rule
+// selects the storage's job label, and the plan the other storages get is left as it was.
+func TestRenamedPlanRoundTrip(t *testing.T) {
 	cfg := config.Default()
 	cfg.IndexLookupInterval = cfg.QueryInterval
 	cfg.NativeHistograms.Send = config.NativeBoth
@@ -104,12 +108,12 @@ func TestPlanForOTLPStorage(t *testing.T) {
 	}
 	before := make([]Query, len(p.Queries))
 	copy(before, p.Queries)
-	if got := p.For(config.Storage{Protocol: config.ProtocolOTLP}); got != p {
+	if got := p.Renamed(otlpStorage("").OTLPRenames()); got != p {
 		t.Error("a storage with Prometheus' names got another plan")
 	}
 	for _, m := range []config.OTLPLabels{config.OTLPLabelsUnderscore, config.OTLPLabelsAttributes} {
 		job, instance := config.OTLPLabelNames(m)
-		got := p.For(config.Storage{Protocol: config.ProtocolOTLP, OTLPLabels: m})
+		got := p.Renamed(otlpStorage(m).OTLPRenames())
 		if len(got.Queries) != len(p.Queries) {
 			t.Fatalf("%s: %d queries, want %d", m, len(got.Queries), len(p.Queries))
 		}
