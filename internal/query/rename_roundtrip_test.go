@@ -1,6 +1,7 @@
 package query
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -173,22 +174,13 @@ func namesLabel(e parser.Expr, name string) bool {
 				found = found || m.Name == name
 			}
 		case *parser.AggregateExpr:
-			found = found || contains(x.Grouping, name)
+			found = found || slices.Contains(x.Grouping, name)
 		case *parser.BinaryExpr:
 			if x.VectorMatching != nil {
-				found = found || contains(x.VectorMatching.MatchingLabels, name) || contains(x.VectorMatching.Include, name)
+				found = found || slices.Contains(x.VectorMatching.MatchingLabels, name) || slices.Contains(x.VectorMatching.Include, name)
 			}
 		}
 		return nil
 	})
 	return found
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -242,14 +242,7 @@ func bySeries(r *result) map[string]series {
 // otlpRenames is where t keeps the workload's job and instance when not under those names
 // (written in otlp-http, otlpLabels not prometheus): old → new; nil otherwise.
 func otlpRenames(t Target) map[string]string {
-	if t.Protocol != config.ProtocolOTLP {
-		return nil
-	}
-	job, instance := config.OTLPLabelNames(t.OTLPLabels)
-	if job == "job" {
-		return nil
-	}
-	return map[string]string{"job": job, "instance": instance}
+	return config.Storage{Protocol: t.Protocol, OTLPLabels: t.OTLPLabels}.OTLPRenames()
 }
 
 // runRulesAs runs the rules on a storage that keeps some labels under other names (names:
