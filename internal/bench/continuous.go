@@ -31,20 +31,13 @@ func (r *run) verifyContinuously(ctx context.Context) {
 		case <-r.writer.AllCaughtUp():
 		}
 	}
-	t := time.NewTicker(r.cfg.VerifyInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			// A check under way when the load ends finishes (its data was settled before),
-			// bounded as the read-back at the end; ticks due meanwhile are skipped.
-			checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.VerifyTimeout)
-			c.Check(checkCtx, r.clock, r.settled(now))
-			cancel()
-		}
-	}
+	every(ctx, r.cfg.VerifyInterval, func(now time.Time) {
+		// A check under way when the load ends finishes (its data was settled before),
+		// bounded as the read-back at the end; ticks due meanwhile are skipped.
+		checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.VerifyTimeout)
+		defer cancel()
+		c.Check(checkCtx, r.clock, r.settled(now))
+	})
 }
 
 // settled is the newest data a check at now reads: older than verifyDelay, acked (or dropped)

@@ -37,14 +37,19 @@ func newLongRunMetrics(reg prometheus.Registerer) *longRunMetrics {
 // checkpoints rewrites results.json, marked partial, every checkpointInterval until ctx
 // ends: a run killed by SIGKILL or the OOM killer leaves its figures up to the last one.
 func (r *run) checkpoints(ctx context.Context) {
-	t := time.NewTicker(r.cfg.CheckpointInterval)
+	every(ctx, r.cfg.CheckpointInterval, r.checkpoint)
+}
+
+// every calls f with each tick's time, every d, until ctx ends.
+func every(ctx context.Context, d time.Duration, f func(now time.Time)) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			r.checkpoint(now)
+			f(now)
 		}
 	}
 }

@@ -13,21 +13,14 @@ import (
 // progress prints a line every ProgressEvery until ctx ends, records each storage's write
 // counters for the timeline, and checks the accounting at every line.
 func (r *run) progress(ctx context.Context) {
-	t := time.NewTicker(r.opts.ProgressEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			r.record(time.Now()) // the end of the load
-			return
-		case now := <-t.C:
-			line := r.record(now)
-			r.checkAccounting(now)
-			if r.opts.Progress != nil {
-				fmt.Fprintln(r.opts.Progress, line)
-			}
+	every(ctx, r.opts.ProgressEvery, func(now time.Time) {
+		line := r.record(now)
+		r.checkAccounting(now)
+		if r.opts.Progress != nil {
+			fmt.Fprintln(r.opts.Progress, line)
 		}
-	}
+	})
+	r.record(time.Now()) // the end of the load
 }
 
 // record appends a timeline point per storage and returns the progress line. A point less

@@ -230,30 +230,23 @@ func (sc *scrape) close(r *run) {
 
 // progress prints what was served and what the agent says, every ProgressEvery.
 func (sc *scrape) progress(ctx context.Context, r *run) {
-	t := time.NewTicker(r.opts.ProgressEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			if r.opts.Progress == nil {
-				continue
-			}
-			s := sc.srv.Served()
-			var b strings.Builder
-			fmt.Fprintf(&b, "[%6s] served %d scrapes, %d samples", now.Sub(r.start).Round(time.Second), s.Scrapes, s.Samples)
-			if c, err := targets.ReadCounters(ctx, sc.client, sc.metricsURL, r.cfg.Sender, sc.remotes); err == nil {
-				r.agentAcked.update(c)
-				for _, name := range r.cfg.StorageNames() {
-					if a := c.Storages[name]; a != nil {
-						fmt.Fprintf(&b, " %s: acked %d pending %d", name, a.Acked, a.Pending)
-					}
+	if r.opts.Progress == nil {
+		return
+	}
+	every(ctx, r.opts.ProgressEvery, func(now time.Time) {
+		s := sc.srv.Served()
+		var b strings.Builder
+		fmt.Fprintf(&b, "[%6s] served %d scrapes, %d samples", now.Sub(r.start).Round(time.Second), s.Scrapes, s.Samples)
+		if c, err := targets.ReadCounters(ctx, sc.client, sc.metricsURL, r.cfg.Sender, sc.remotes); err == nil {
+			r.agentAcked.update(c)
+			for _, name := range r.cfg.StorageNames() {
+				if a := c.Storages[name]; a != nil {
+					fmt.Fprintf(&b, " %s: acked %d pending %d", name, a.Acked, a.Pending)
 				}
 			}
-			fmt.Fprintln(r.opts.Progress, b.String())
 		}
-	}
+		fmt.Fprintln(r.opts.Progress, b.String())
+	})
 }
 
 // drainDeadline bounds the wait after the load: the agent's next read of the (now empty)

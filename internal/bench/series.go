@@ -35,21 +35,12 @@ func (r *run) watchSeries(ctx context.Context) {
 		return
 	}
 	r.recordSeries(time.Now())
-	t := time.NewTicker(r.cfg.ObserveInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			at := time.Now()
-			if e := r.writer.End; !e.IsZero() && !at.Before(e) {
-				at = e.Add(-time.Millisecond) // the last moment of the load, not what follows it
-			}
-			r.recordSeries(at)
-			return
-		case now := <-t.C:
-			r.recordSeries(now)
-		}
+	every(ctx, r.cfg.ObserveInterval, r.recordSeries)
+	at := time.Now()
+	if e := r.writer.End; !e.IsZero() && !at.Before(e) {
+		at = e.Add(-time.Millisecond) // the last moment of the load, not what follows it
 	}
+	r.recordSeries(at)
 }
 
 // recordSeries appends the workload's expected series at now to the series timeline.
