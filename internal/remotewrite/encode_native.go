@@ -164,30 +164,18 @@ func (e *encoderOTLP) AppendHistogram(labels []workload.Label, t int64, h *workl
 		e.invalid++
 		return
 	}
-	var name, job, instance string
+	name, job, instance := resourceLabels(labels)
 	e.attrs = e.attrs[:0]
 	for _, l := range labels {
-		switch l.Name {
-		case "__name__":
-			name = l.Value
-		case "job":
-			job = l.Value
-		case "instance":
-			instance = l.Value
-		default:
+		if l.Name != "__name__" && l.Name != "job" && l.Name != "instance" {
 			e.attrs = appendKeyValue(e.attrs, 0x0a, l.Name, l.Value) // attributes = 1
 		}
 	}
 	e.openResource(job, instance)
 	if !e.metOpen || string(e.metName) != name || e.metKind != kindExponential {
-		e.closeMetric()
-		e.metOpen, e.metMeta, e.metKind = true, familyMeta(e.meta, name), kindExponential
-		e.metName = append(e.metName[:0], name...)
+		e.openMetric(name, kindExponential, familyMeta(e.meta, name)) // its metadata looked up only then
 	}
-	if e.samples == 0 || t < e.oldest {
-		e.oldest = t
-	}
-	e.samples++
+	e.counted(t)
 	e.points++
 	stale := h.Stale()
 	n := len(e.attrs) + 9 + 9 + 1 + uvarintLen(protowire.EncodeZigZag(int64(h.Schema))) + 9 + 9 + otlpExemplarSize(ex) + otlpStartSize(e.created)

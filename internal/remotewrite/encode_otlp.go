@@ -99,17 +99,7 @@ func (e *encoderOTLP) Append(labels []workload.Label, t int64, v float64) {
 		e.ex = nil
 		return
 	}
-	var name, job, instance string
-	for _, l := range labels {
-		switch l.Name {
-		case "__name__":
-			name = l.Value
-		case "job":
-			job = l.Value
-		case "instance":
-			instance = l.Value
-		}
-	}
+	name, job, instance := resourceLabels(labels)
 	e.openResource(job, instance)
 	m, ok := e.meta[name]
 	kind := m.typ
@@ -120,11 +110,7 @@ func (e *encoderOTLP) Append(labels []workload.Label, t int64, v float64) {
 	if kind == typeSummary || kind == typeHistogram {
 		metric = m.family
 	}
-	if !e.metOpen || string(e.metName) != metric || e.metKind != kind {
-		e.closeMetric()
-		e.metOpen, e.metMeta, e.metKind = true, m, kind
-		e.metName = append(e.metName[:0], metric...)
-	}
+	e.openMetric(metric, kind, m)
 	attrTag := byte(0x3a) // attributes = 7
 	if kind == typeHistogram {
 		attrTag = 0x4a // attributes = 9
@@ -138,10 +124,7 @@ func (e *encoderOTLP) Append(labels []workload.Label, t int64, v float64) {
 		}
 		e.attrs = appendKeyValue(e.attrs, attrTag, l.Name, l.Value)
 	}
-	if e.samples == 0 || t < e.oldest {
-		e.oldest = t
-	}
-	e.samples++
+	e.counted(t)
 	if kind != typeSummary && kind != typeHistogram {
 		e.appendNumberPoint(t, v)
 		return
@@ -181,6 +164,38 @@ func parseBound(s string) float64 {
 		return math.NaN()
 	}
 	return f
+}
+
+// resourceLabels is the metric name, and the job and instance that make the resource.
+func resourceLabels(labels []workload.Label) (name, job, instance string) {
+	for _, l := range labels {
+		switch l.Name {
+		case "__name__":
+			name = l.Value
+		case "job":
+			job = l.Value
+		case "instance":
+			instance = l.Value
+		}
+	}
+	return name, job, instance
+}
+
+// openMetric makes metric, of kind with metadata m, the open metric, closing another.
+func (e *encoderOTLP) openMetric(metric string, kind metricType, m metricMeta) {
+	if !e.metOpen || string(e.metName) != metric || e.metKind != kind {
+		e.closeMetric()
+		e.metOpen, e.metMeta, e.metKind = true, m, kind
+		e.metName = append(e.metName[:0], metric...)
+	}
+}
+
+// counted counts one more sample, at t, in the request.
+func (e *encoderOTLP) counted(t int64) {
+	if e.samples == 0 || t < e.oldest {
+		e.oldest = t
+	}
+	e.samples++
 }
 
 // openResource makes job and instance's resource the open one, closing another.
