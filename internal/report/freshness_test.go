@@ -28,14 +28,15 @@ func TestFreshnessTable(t *testing.T) {
 			Series: &results.FreshnessProbe{NeverVisible: 58, Queries: 600, Errors: map[string]int64{"http_503": 3}},
 		}},
 	}}
+	r.Storages[2].Freshness.Range.Abandoned = 2 // pending at the checkpoint a resumed run began from
 	want := `
 freshness: seconds from a write's ack to the first query that returns it, p50 / p90 / p99 / max (canary written every 1s, looked for every 100ms)
-  query                                        prom                                                 vm
-  instant query         0.10 / 0.10 / 0.10 / 0.20 s                        5.10 / 5.55 / 6.00 / 6.10 s
-  range query, last 5m  0.10 / 0.15 / 0.20 / 0.20 s                    15.00 / 15.05 / 15.10 / 15.10 s
-  /api/v1/series        0.10 / 0.10 / 0.10 / 0.10 s  none seen, 58 never seen, 3 of 600 queries failed
-  canary writes acked                      60 of 60                                           58 of 60
-  polling load                        3.0 queries/s                                     29.9 queries/s
+  query                                        prom                                                           vm
+  instant query         0.10 / 0.10 / 0.10 / 0.20 s                                  5.10 / 5.55 / 6.00 / 6.10 s
+  range query, last 5m  0.10 / 0.15 / 0.20 / 0.20 s  15.00 / 15.05 / 15.10 / 15.10 s, 2 unwatched over a restart
+  /api/v1/series        0.10 / 0.10 / 0.10 / 0.10 s            none seen, 58 never seen, 3 of 600 queries failed
+  canary writes acked                      60 of 60                                                     58 of 60
+  polling load                        3.0 queries/s                                               29.9 queries/s
 `
 	var b strings.Builder
 	writeFreshness(&b, r)
