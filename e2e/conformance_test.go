@@ -21,7 +21,7 @@ import (
 // runConformance runs `tsbench conformance` with a config and returns its results.
 func runConformance(t *testing.T, configYAML string) *results.Run {
 	t.Helper()
-	dir := t.TempDir()
+	dir := testDir(t)
 	cfg := filepath.Join(dir, "bench.yaml")
 	if err := os.WriteFile(cfg, []byte(configYAML), 0o644); err != nil {
 		t.Fatal(err)
