@@ -1,4 +1,4 @@
-package report
+package threshold
 
 import (
 	"math"
@@ -46,7 +46,7 @@ func FuzzParseThresholds(f *testing.F) {
 	storages := []string{"prom", "vm"}
 	figures := FigureNames()
 	f.Fuzz(func(t *testing.T, expr string) {
-		ts, err := ParseThresholds([]string{expr}, storages)
+		ts, err := Parse([]string{expr}, storages)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "thresholds[0]: ") || len(ts) != 0 {
 				t.Fatalf("error %q, %d parsed: want one error naming thresholds[0], nothing parsed", err, len(ts))
@@ -62,7 +62,7 @@ func FuzzParseThresholds(f *testing.F) {
 		if th.Storage != "" {
 			again = th.Storage + ": " + again
 		}
-		back, err := ParseThresholds([]string{again}, storages)
+		back, err := Parse([]string{again}, storages)
 		if err != nil {
 			t.Fatalf("%q parsed to %+v, but its parts written back, %q, do not parse: %v", expr, th, again, err)
 		}

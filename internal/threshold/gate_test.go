@@ -1,4 +1,4 @@
-package report
+package threshold
 
 import (
 	"math"
@@ -40,11 +40,11 @@ func TestParseCompareRules(t *testing.T) {
 // figure unknown in the old run is not compared.
 func TestGateFromZero(t *testing.T) {
 	zero, five := 0.0, 5.0
-	c := &Comparison{Rows: []CompareRow{
+	rows := []Row{
 		{Storage: "a", Figure: "write.droppedSamples", Old: &zero, New: &five, Flagged: true, Method: "exact"},
 		{Storage: "b", Figure: "write.droppedSamples", New: &five, Flagged: true},
-	}}
-	vs := c.Gate([]CompareRule{{Figure: "write.droppedSamples", Op: ">", Limit: 1000, Percent: true}})
+	}
+	vs := Gate(rows, []CompareRule{{Figure: "write.droppedSamples", Op: ">", Limit: 1000, Percent: true}})
 	if len(vs) != 1 || !vs[0].Failed || vs[0].Row.Storage != "a" {
 		t.Errorf("verdicts %+v, want storage a failed alone", vs)
 	}
