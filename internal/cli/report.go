@@ -58,7 +58,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlagSet("report compare", stderr)
 	out := fs.String("out", "", "directory for compare.html (default: the new results file's directory)")
-	failOn := fs.String("fail-on", "", "exit 3 when a figure changed past a limit, beyond its noise: comma-separated [storage:]figure>+change or figure<-change, e.g. 'query.p99>+20%,bytesPerSample>+10%' (the new run's compareThresholds apply too)")
+	failOn := fs.String("fail-on", "", "exit 3 when a figure changed past a limit: comma-separated [storage:]figure>+change or figure<-change, e.g. 'query.p99>+20%,bytesPerSample>+10%'; end a rule in ~noise to fail only beyond the old run's noise too (the new run's compareThresholds apply as well)")
 	renames := map[string]string{}
 	fs.Func("map", "old=new: compare the old run's storage old with the new run's new (repeat, or comma-separate, for several)", func(v string) error {
 		return addRenames(renames, v)

@@ -58,11 +58,12 @@ func fmtChange(v *float64) string {
 // compareNote explains the flags and the noise; the text and the HTML both show it.
 var compareNote = []string{
 	"! the change is larger than the figure's noise; ? the storage or figure is not in that run (flagged).",
-	"Noise is estimated from each run's own per-interval values (one per progress or observe interval):",
-	"  SE     means and quantiles over the run: 2·sqrt(s_a²/n_eff_a + s_b²/n_eff_b), twice the standard error",
-	"         of the difference of the means, where n_eff = n·(1−ρ)/(1+ρ) in [1, n] and ρ is the lag-1",
+	"Noise is estimated from the old run's per-interval values alone (one per progress or observe interval),",
+	"as the change two runs like it can show by chance; a new run that is uneven does not widen it:",
+	"  SE     means and quantiles over the run: 2·sqrt(2·s²/n_eff), twice the standard error of the",
+	"         difference of two means, where n_eff = n·(1−ρ)/(1+ρ) in [1, n] and ρ is the lag-1",
 	"         autocorrelation of the intervals (neighbouring intervals move together);",
-	"  σ      maxima and end values: 2·sqrt(s_a² + s_b²), the spread of single intervals;",
+	"  σ      maxima and end values: 2·sqrt(2·s²), the spread of the difference of single intervals;",
 	"  exact  counts that chance does not move (drops, errors, read-back counts): any change is flagged;",
 	"  5%     figures without per-interval values (totals that scale with the run's length, sizes on disk).",
 	"  \"of p99\": query.p90 and query.max use the p99 timeline, as results.json keeps no p90 or max per interval.",

@@ -17,12 +17,12 @@ type Row struct {
 	Old     *float64
 	New     *float64
 	Change  *float64 // percent; nil when a side is unknown or old is 0
-	Noise   float64  // the change that noise alone can make, in the figure's unit
+	Noise   float64  // the change the old run's noise alone can make, in the figure's unit
 	Method  string   // how Noise was estimated
-	Flagged bool     // |new-old| > Noise
+	Flagged bool     // |new-old| > Noise, or a side unknown
 }
 
-// noiseSpec says where a figure's noise comes from: its per-interval values in one run
+// noiseSpec says where a figure's noise comes from: its per-interval values in the old run
 // (one per progress or observe interval), and how they bound the figure's chance change.
 type noiseSpec struct {
 	values func(s *results.Storage) []float64
@@ -142,18 +142,18 @@ func Compare(old, cur *results.Run) []Row {
 			if ov == nil && nv == nil {
 				continue
 			}
-			rows = append(rows, compareRow(name, fig, os, ns, ov, nv))
+			rows = append(rows, compareRow(name, fig, os, ov, nv))
 		}
 		rows = append(rows, eventRows(name, os, ns)...)
 	}
 	return rows
 }
 
-// compareRow is one figure of one storage in both runs, with its noise and whether the
-// change exceeds it.
-func compareRow(name, fig string, os, ns *results.Storage, ov, nv *float64) Row {
+// compareRow is one figure of one storage in both runs, with the old run's noise and whether
+// the change exceeds it.
+func compareRow(name, fig string, os *results.Storage, ov, nv *float64) Row {
 	row := Row{Storage: name, Figure: fig, Old: ov, New: nv}
-	row.Noise, row.Method = noise(fig, os, ns, ov, nv)
+	row.Noise, row.Method = noise(fig, os, ov)
 	if ov != nil && nv != nil {
 		if *ov != 0 {
 			row.Change = new(100 * (*nv - *ov) / math.Abs(*ov))
@@ -179,39 +179,38 @@ func storageNames(a, b *results.Run) []string {
 	return names
 }
 
-// noise estimates how much a figure can change between two runs by chance, from each run's
-// per-interval values a and b (see noiseSpecs):
+// noise estimates how much a figure can change between two runs by chance, from the old
+// run's (the baseline's) per-interval values a alone (see noiseSpecs): a regression that makes
+// the new run uneven must not widen the noise it is judged against (issue 29). Two runs like
+// the old one differ by chance, for
 //
-//   - a whole-run mean or quantile: twice the standard error of the difference of the two
-//     means, 2·sqrt(s_a²/n_eff_a + s_b²/n_eff_b), with n_eff from effectiveN;
-//   - a maximum or end value: twice the spread of single intervals, 2·sqrt(s_a² + s_b²);
-//   - an exact count: none; a figure without per-interval values: fallbackNoise of it.
-func noise(figure string, os, ns *results.Storage, ov, nv *float64) (float64, string) {
+//   - a whole-run mean or quantile: by up to twice the standard error of the difference of two
+//     such means, 2·sqrt(2·s_a²/n_eff_a), with n_eff from effectiveN;
+//   - a maximum or end value: by up to twice the spread of the difference of two single
+//     intervals, 2·sqrt(2·s_a²);
+//   - an exact count: not at all; a figure without per-interval values: by fallbackNoise of
+//     its old value.
+func noise(figure string, os *results.Storage, ov *float64) (float64, string) {
 	if exactFigure(figure) {
 		return 0, "exact"
 	}
 	if spec, ok := noiseSpecs()[figure]; ok {
-		a, b := spec.values(os), spec.values(ns)
-		if len(a) >= 3 && len(b) >= 3 {
+		if a := spec.values(os); len(a) >= 3 {
 			of := ""
 			if spec.of != "" {
 				of = " of " + spec.of
 			}
 			if spec.single {
-				return 2 * math.Sqrt(variance(a)+variance(b)), "σ" + of
+				return 2 * math.Sqrt(2*variance(a)), "σ" + of
 			}
-			na, nb := effectiveN(a), effectiveN(b)
-			return 2 * math.Sqrt(variance(a)/na+variance(b)/nb), fmt.Sprintf("SE%s, n_eff %.0f/%d, %.0f/%d", of, na, len(a), nb, len(b))
+			n := effectiveN(a)
+			return 2 * math.Sqrt(2*variance(a)/n), fmt.Sprintf("SE%s, n_eff %.0f/%d", of, n, len(a))
 		}
 	}
-	ref := 0.0
-	if ov != nil {
-		ref = math.Abs(*ov)
+	if ov == nil {
+		return 0, "5%"
 	}
-	if nv != nil {
-		ref = math.Max(ref, math.Abs(*nv))
-	}
-	return fallbackNoise * ref, "5%"
+	return fallbackNoise * math.Abs(*ov), "5%"
 }
 
 // effectiveN is how many independent values xs is worth for the standard error of its mean:
@@ -277,7 +276,7 @@ func eventRows(name string, os, ns *results.Storage) []Row {
 				continue
 			}
 			fig := fmt.Sprintf("series.events[%d].%s.%s", i, oe.Name, f.name)
-			out = append(out, compareRow(name, fig, os, ns, f.oc.During, f.nc.During))
+			out = append(out, compareRow(name, fig, os, f.oc.During, f.nc.During))
 		}
 	}
 	return out
