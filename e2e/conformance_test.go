@@ -184,6 +184,8 @@ func classify(storage string, f results.ConformanceFailure, native bool) string 
 		return "Prometheus 3 changed: " + prometheus3Change(f)
 	case "victoriametrics":
 		switch {
+		case f.Kind == results.KindDataDropped:
+			return "native histograms acknowledged, not stored (1.79 predates them)"
 		case f.Kind == results.KindRejected:
 			return "rejected: syntax or function VictoriaMetrics 1.79 lacks"
 		case annotation:
