@@ -24,7 +24,7 @@ type Canary struct {
 	client *storage.Client
 	wire   wire
 	agent  string
-	rw1    encoder
+	rw1    encoderV1
 	rw2    *encoderV2
 	otlp   *encoderOTLP
 	gz     gzipper

@@ -20,7 +20,7 @@ import (
 // Prometheus' translation turns into the label trace_id, in hex).
 
 // SetExemplar takes the exemplar of the next sample.
-func (e *encoder) SetExemplar(ex *workload.Exemplar) { e.ex = ex }
+func (e *encoderV1) SetExemplar(ex *workload.Exemplar) { e.ex = ex }
 
 // SetExemplar takes the exemplar of the next sample.
 func (e *encoderV2) SetExemplar(ex *workload.Exemplar) { e.ex = ex }

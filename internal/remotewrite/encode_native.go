@@ -110,7 +110,7 @@ func appendHistogram(b []byte, h *workload.Histogram, t int64) []byte {
 }
 
 // AppendHistogram encodes h as a 1.0 TimeSeries of its own, after the labels' checks.
-func (e *encoder) AppendHistogram(labels []workload.Label, t int64, h *workload.Histogram) {
+func (e *encoderV1) AppendHistogram(labels []workload.Label, t int64, h *workload.Histogram) {
 	ex, ok := e.take(labels)
 	if !ok {
 		return

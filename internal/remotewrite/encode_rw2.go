@@ -10,7 +10,7 @@ import (
 
 // encoderV2 builds one remote-write 2.0 request (io.prometheus.write.v2.Request, spec
 // https://prometheus.io/docs/specs/prw/remote_write_spec_2_0/) by appending bytes, as
-// encoder does for 1.0: every string once in the symbols table, each series' labels as
+// encoderV1 does for 1.0: every string once in the symbols table, each series' labels as
 // references to it, and the profile's metadata (type, help, unit) on every series. Counters,
 // histograms and summaries carry their target's process start as start_timestamp
 // (encode_created.go).

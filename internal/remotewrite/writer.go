@@ -303,7 +303,7 @@ type shardAppender struct {
 	shard      int
 	history    bool // the worker is catching up: its batches are history
 	openOldest *atomic.Int64
-	enc        encoder      // remote write 1.0
+	enc        encoderV1    // remote write 1.0
 	v2         *encoderV2   // remote write 2.0, when a storage takes it
 	otlp       *encoderOTLP // OTLP, when a storage takes it
 	packed     []byte       // reused: the compressor needs its worst case, the batch keeps only what it used
