@@ -1,10 +1,3 @@
-// Package remotewrite writes the workload to every storage over Prometheus remote_write 1.0:
-// protobuf encoding, snappy block compression, one independent pipeline per storage with
-// bounded queues, retries with backoff, and exact accounting.
-//
-// Invariant: for every storage, at every moment, generated = acked + dropped{reason} +
-// pending, in whole samples; a slow or dead storage never slows the generator or another
-// storage — it shows as lag, pending and counted drops.
 package remotewrite
 
 import (

@@ -149,18 +149,3 @@ func appendOTLPExemplar(b []byte, tag byte, ex *workload.Exemplar) []byte {
 	b = append(b, 0x2a, 16) // trace_id
 	return append(b, id[:]...)
 }
-
-// SetExemplar gives the exemplar to every encoder in use.
-func (a *shardAppender) SetExemplar(ex *workload.Exemplar) {
-	if a.use[wireRW1] {
-		a.enc.SetExemplar(ex)
-	}
-	if a.v2 != nil {
-		a.v2.SetExemplar(ex)
-	}
-	if a.otlp != nil {
-		a.otlp.SetExemplar(ex)
-	}
-}
-
-func (l labelsAppender) SetExemplar(ex *workload.Exemplar) { l.a.SetExemplar(ex) }

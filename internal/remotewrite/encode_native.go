@@ -232,30 +232,3 @@ func otlpCountsSize(h *workload.Histogram) int {
 	}
 	return n
 }
-
-// AppendHistogram encodes h once per protocol some storage takes, as Append a float.
-func (a *shardAppender) AppendHistogram(labels []workload.Label, t int64, h *workload.Histogram) {
-	if a.use[wireRW1] {
-		a.enc.AppendHistogram(labels, t, h)
-	}
-	if a.v2 != nil {
-		a.v2.AppendHistogram(labels, t, h)
-	}
-	if a.otlp != nil {
-		a.otlp.AppendHistogram(labels, t, h)
-	}
-	a.appended(t)
-}
-
-func (l labelsAppender) AppendHistogram(labels []workload.Label, t int64, h *workload.Histogram) {
-	l.a.AppendHistogram(labels, t, h)
-}
-
-// samplesPerScrape is a target's samples per scrape: the workload's SamplesPerScrape where it
-// has one (native histograms change it), else its series.
-func samplesPerScrape(wl Workload) int {
-	if s, ok := wl.(interface{ SamplesPerScrape() int }); ok {
-		return s.SamplesPerScrape()
-	}
-	return wl.SeriesPerTarget()
-}
