@@ -43,6 +43,20 @@ func (e *encoderV1) reset() {
 	e.buf, e.samples, e.oldest = e.buf[:0], 0, 0
 }
 
+func (e *encoderV1) open() (samples int, oldest int64, whole bool) {
+	return e.samples, e.oldest, true
+}
+
+func (e *encoderV1) takeInvalid(n *[wires]int64) {
+	n[wireRW1] += int64(e.invalid)
+	e.invalid = 0
+}
+
+func (e *encoderV1) flush(out *[wires]request) {
+	out[wireRW1] = request{body: e.buf, points: int64(e.samples)}
+	e.reset()
+}
+
 // Append encodes one sample as a TimeSeries, after checking its labels as the spec requires:
 // names valid, values non-empty, sorted by name without repeats. An invalid series is not
 // encoded and is counted.

@@ -329,3 +329,17 @@ func (e *encoderV2) body() []byte {
 	e.out = append(append(e.out[:0], e.symbols...), e.series...)
 	return e.out
 }
+
+func (e *encoderV2) open() (samples int, oldest int64, whole bool) {
+	return e.samples, e.oldest, true
+}
+
+func (e *encoderV2) takeInvalid(n *[wires]int64) {
+	n[wireRW2] += int64(e.invalid)
+	e.invalid = 0
+}
+
+func (e *encoderV2) flush(out *[wires]request) {
+	out[wireRW2] = request{body: e.body(), points: int64(e.samples)}
+	e.reset()
+}

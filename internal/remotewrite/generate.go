@@ -56,10 +56,7 @@ func (w *Writer) newGenWorker(ln *lane, worker int) *genWorker {
 		if g.apps[a] == nil {
 			g.apps[a] = w.newShardAppender(ln, shard, &ln.openOldest[worker*w.shards*ha+a], g.behind)
 		}
-		g.appIdx[i], g.appOf[i] = a, g.apps[a]
-		if w.tpl == nil { // no templates (or a protocol other than 1.0): no fast path
-			g.appOf[i] = labelsAppender{g.apps[a]}
-		}
+		g.appIdx[i], g.appOf[i] = a, g.apps[a].appender()
 	}
 	g.heldOf = make([]heldAppenders, len(g.apps))
 	if hw, _ := w.work.(heldWorkload); hw != nil && hw.SeriesOn() { // else the default run: nothing held, no events
@@ -182,7 +179,7 @@ func (g *genWorker) flushAll(olderThan int64) {
 			continue
 		}
 		a.dropInvalid()
-		if n, oldest := a.open(); n > 0 && oldest <= olderThan {
+		if n, oldest, _ := a.enc.open(); n > 0 && oldest <= olderThan {
 			a.flush()
 		}
 	}

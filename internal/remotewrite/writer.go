@@ -144,7 +144,7 @@ func New(cfg *config.Config, wl Workload, logger *slog.Logger, m *Metrics) (*Wri
 			}
 		}
 	}
-	w.metaSend = newMetadataSenders(cfg.SendMetadata, w.sinks, w.meta, w.compress)
+	w.metaSend = w.newMetadataSenders(cfg.SendMetadata)
 	if cfg.History > 0 {
 		for _, s := range w.sinks {
 			s.catchingUp = true
