@@ -119,7 +119,12 @@ func keepOnFailure(t *testing.T, path string) {
 		if !t.Failed() {
 			return
 		}
-		dst := filepath.Join(keepRoot(), strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()), filepath.Base(path))
+		// A storage's log.txt is named by its directory (tsbench-<storage>-<n>), a run's by its own.
+		name := filepath.Base(path)
+		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+			name = filepath.Base(filepath.Dir(path)) + "-" + name
+		}
+		dst := filepath.Join(keepRoot(), strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()), name)
 		if err := copyPath(dst, path); err != nil {
 			t.Logf("keep %s: %v", path, err)
 			return
