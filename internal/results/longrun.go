@@ -292,4 +292,4 @@ func mergeLongRun(shards []*Run) (*Partial, []Gap) {
 
 // CombineVerify is the read-back of several spans of one run (a resumed run reads back
 // around its gaps): counts added up, as the shards' are.
-func CombineVerify(vs ...*Verify) *Verify { return mergeVerifies(vs) }
+func CombineVerify(vs ...*Verify) *Verify { return mergeVerifies(vs, true) }

@@ -130,3 +130,84 @@ func TestMergeRefusesIncompleteSets(t *testing.T) {
 		}
 	}
 }
+
+// TestCombineSpansKeepsFindings (issue 29, item 1): a span that found the storage's data under
+// other labels, combined with another span, still says so; the probes and rules both spans
+// asked are counted once; a rule a longer span compared is compared.
+func TestCombineSpansKeepsFindings(t *testing.T) {
+	span := func(renamed int64, probeSame bool, notCompared ...string) *Verify {
+		return &Verify{
+			CheckedSamples: 100, RenamedSamples: renamed, Reads: 2, ReadBackVia: "queryAPI",
+			LabelChanges: []LabelChange{{From: "job", To: "service_name", Series: 4}},
+			Probes: []Probe{
+				{Name: "time() is a scalar", Same: true},
+				{Name: "millisecond timestamps", Same: probeSame},
+			},
+			RuleDiffs:        []RuleDiff{{Rule: "HostDown", Detail: "vs prom: 1 series missing"}},
+			RulesNotCompared: notCompared,
+		}
+	}
+	one := span(100, true)
+	if got, want := one.Verdict(), "stored under other labels (job → service_name): 100 of 100 samples found there"; !strings.HasPrefix(got, want) {
+		t.Fatalf("one span: %q, want it to begin %q", got, want)
+	}
+	c := CombineVerify(span(100, true, "SlowRate", "Week"), span(100, false, "Week"))
+	if got, want := c.Verdict(), "stored under other labels (job → service_name): 200 of 200 samples found there"; !strings.HasPrefix(got, want) {
+		t.Errorf("two spans: %q, want it to begin %q", got, want)
+	}
+	if c.ReadBackVia != "queryAPI" {
+		t.Errorf("readBackVia %q, want queryAPI", c.ReadBackVia)
+	}
+	if diff := cmp.Diff([]LabelChange{{From: "job", To: "service_name", Series: 8}}, c.LabelChanges); diff != "" {
+		t.Errorf("label changes (-want +got):\n%s", diff)
+	}
+	if len(c.Probes) != 2 || c.DifferentProbes() != 1 {
+		t.Errorf("probes %+v: want each once, the one a span saw differ as different", c.Probes)
+	}
+	if len(c.RuleDiffs) != 1 {
+		t.Errorf("rule differences %+v: want the rule once", c.RuleDiffs)
+	}
+	if diff := cmp.Diff([]string{"Week"}, c.RulesNotCompared); diff != "" {
+		t.Errorf("rules not compared (-want +got):\n%s", diff)
+	}
+
+	// Stored nothing in every span: still said, with every span's acks.
+	nothing := func() *Verify {
+		return &Verify{CheckedSamples: 50, MissingSamples: 50, StoredNothing: &StoredNothing{Protocol: "otlp-http", Hint: "h", Acked: 7}}
+	}
+	if s := CombineVerify(nothing(), nothing()).StoredNothing; s == nil || s.Acked != 14 {
+		t.Errorf("stored nothing %+v, want it kept with 14 acked", s)
+	}
+	if s := CombineVerify(nothing(), &Verify{CheckedSamples: 50}).StoredNothing; s != nil {
+		t.Errorf("stored nothing %+v, but one span found its samples", s)
+	}
+}
+
+// TestMergeShardsKeepsFindingsAndFreshness (issue 29, item 1): merged shards keep the label
+// changes their read-backs found, count each probe once, and keep the lead shard's
+// freshness (it alone runs the canary).
+func TestMergeShardsKeepsFindingsAndFreshness(t *testing.T) {
+	runs := []*Run{shardRun(0, 2, true, 10, 10, 0), shardRun(1, 2, false, 10, 10, 0)}
+	for _, r := range runs {
+		v := r.Storages[0].Verify
+		v.RenamedSamples, v.ReadBackVia = v.CheckedSamples, "queryAPI"
+		v.LabelChanges = []LabelChange{{From: "instance", To: "service_instance_id", Series: 3}}
+		v.Probes = []Probe{{Name: "time() is a scalar", Same: false}}
+	}
+	fresh := &Freshness{Written: 39, Acked: 39, AckedSamples: 78}
+	runs[0].Storages[0].Freshness = fresh
+	m, err := Merge(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.Storages[0]
+	if got, want := s.Verify.Verdict(), "stored under other labels (instance → service_instance_id): 200 of 200 samples found there"; !strings.HasPrefix(got, want) {
+		t.Errorf("verdict %q, want it to begin %q", got, want)
+	}
+	if n := s.Verify.DifferentProbes(); n != 1 {
+		t.Errorf("%d different probes, want 1: each shard asked the same", n)
+	}
+	if s.Freshness != fresh {
+		t.Errorf("freshness %+v, want the lead shard's", s.Freshness)
+	}
+}
