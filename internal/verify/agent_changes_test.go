@@ -61,3 +61,53 @@ func TestAgentChangesAreTheAgents(t *testing.T) {
 		t.Errorf("the other storage: %s, want its own changed value only", o.Verdict())
 	}
 }
+
+// loneApp is an agent (3ms later than served) before a storage that, for target 0's series 4
+// over scrapes 10 to 19, stores nothing (drop) or its own value one unit lower (alter).
+type loneApp struct {
+	dst         *fakeProm
+	drop, alter bool
+}
+
+func (a *loneApp) Append(ls []workload.Label, t int64, v float64) {
+	const from, to = 1_700_000_010_000, 1_700_000_019_000 // target 0's scrapes 10 and 19
+	if ls[1].Value == "host-0" && ls[len(ls)-1].Value == "4" && t >= from && t <= to {
+		if a.drop {
+			return
+		}
+		if a.alter {
+			v = math.Nextafter(v, math.Inf(-1))
+		}
+	}
+	a.dst.Append(ls, t+3, v)
+}
+
+// TestAgentLoneAnswerIsTheStorages (issue 29, item 5): a sample one storage alone returns
+// says what that storage holds, not what the agent sent: its own change stays in its verdict,
+// not in the agent's, and it is expected at the agent's scrape time the other series of that
+// scrape showed (no timestamp of it counted as shifted).
+func TestAgentLoneAnswerIsTheStorages(t *testing.T) {
+	wl := &fakeWorkload{targets: 2, series: 5, start: 1_700_000_000_000, interval: 1000}
+	store := func(app *loneApp) *fakeProm {
+		app.dst = newFakeProm()
+		writeAll(wl, testWindow(wl), app)
+		return app.dst
+	}
+	prom := startFake(t, store(&loneApp{drop: true}), "prom")
+	prom.Kind = storage.KindPrometheus
+	other := startFake(t, store(&loneApp{alter: true}), "other")
+	v := newVerifier(testConfig(100_000, 1000*1e6), wl, []Target{other, prom}, nil, slog.New(slog.DiscardHandler))
+	v.Settle, v.AgentChanges = 0, true
+	res := v.Run(t.Context(), time.UnixMilli(wl.start), time.UnixMilli(testWindow(wl).to))
+
+	ch := v.SenderChanges
+	if ch == nil || ch.SingleAnswers != 10 || ch.ComparedSamples != 2*60*5-10 || ch.ChangedValues != 0 || ch.Disagreements != 0 {
+		t.Fatalf("sender changes %+v: want 10 single answers, 590 compared, no value changed by the agent", ch)
+	}
+	if o := res["other"]; o.ChangedValues != 10 || o.ShiftedTimestamps != 0 || o.MissingSamples != 0 {
+		t.Errorf("the storage that answered alone: %s, want its own 10 changed values", o.Verdict())
+	}
+	if p := res["prom"]; p.MissingSamples != 10 || p.ChangedValues != 0 || p.ShiftedTimestamps != 0 {
+		t.Errorf("the storage that dropped them: %s, want 10 missing", p.Verdict())
+	}
+}
