@@ -17,7 +17,7 @@ func LongRunLines(r *results.Run) []string {
 			p.Reason, p.At.UTC().Format("2006-01-02 15:04:05Z"), r.StartTime.UTC().Format("2006-01-02 15:04:05Z")))
 	}
 	for _, g := range r.Gaps {
-		out = append(out, fmt.Sprintf("gap %s → %s (%s, %s): the run was resumed; samples of this stretch are in no account and not read back",
+		out = append(out, fmt.Sprintf("gap %s → %s (%s, %s): the run was resumed; samples of this stretch are not read back, and in the account only as far as the checkpoint had acked or dropped them",
 			g.From.UTC().Format("2006-01-02 15:04:05Z"), g.To.UTC().Format("15:04:05Z"), g.To.Sub(g.From).Round(time.Second), g.Reason))
 	}
 	return out

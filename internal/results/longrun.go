@@ -15,13 +15,18 @@ type Partial struct {
 	Reason string    `json:"reason"` // "checkpoint"
 }
 
-// Gap is a stretch of the workload's time a resumed run did not account for: from the last
-// checkpoint to the restart. Some of its samples may have reached the storages before the
-// crash and no one can know which, so the account and the read-back leave it out.
+// Gap is a stretch of the workload's time a resumed run did not account for: from the oldest
+// sample the last checkpoint had not settled (acked or dropped; issue 29) to the restart. Some
+// of its samples may have reached the storages before the crash and no one can know which, so
+// the read-back leaves it out, and the account keeps only what was acked or dropped by the
+// checkpoint.
 type Gap struct {
-	From   time.Time `json:"from"`
-	To     time.Time `json:"to"`
-	Reason string    `json:"reason"`
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	// Checkpoint is the checkpoint the run resumed from: From is earlier by the samples it
+	// had not settled. Zero in a file written before tsbench recorded it.
+	Checkpoint time.Time `json:"checkpoint,omitzero"`
+	Reason     string    `json:"reason"`
 }
 
 // TimelinePoints is how many points a timeline keeps at most: a 24-hour run at the default 10 s
