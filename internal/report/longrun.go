@@ -27,9 +27,13 @@ func LongRunLines(r *results.Run) []string {
 // its live heap and RSS, and its largest schedule drift; "" when the run has none of them.
 func longRunSelf(r *results.Run) string {
 	var b strings.Builder
-	if g := r.Generator; g != nil && g.HeapLiveBytesPerHour != nil {
+	switch g := r.Generator; {
+	case g == nil:
+	case g.HeapLiveBytesPerHour != nil:
 		fmt.Fprintf(&b, "tsbench memory over time: live heap %+.2f MiB/h, rss %s MiB/h (after the first %s)\n",
 			*g.HeapLiveBytesPerHour/(1<<20), fmtPtr("%+.2f", g.RSSBytesPerHour, 1<<20), time.Duration(g.SlopeAfterSeconds*float64(time.Second)).Round(time.Second))
+	case g.Reasons["heapLiveBytesPerHour"] != "": // a short run: no slope is a finding (issue 29)
+		fmt.Fprintf(&b, "tsbench memory over time: no slope, %s\n", g.Reasons["heapLiveBytesPerHour"])
 	}
 	var drift []string
 	behind := false

@@ -250,6 +250,38 @@ func writeAtomic(path string, b []byte) error {
 	return err
 }
 
+// MinSlopeSpan is the least stretch of a run, after its warm-up, over which tsbench states
+// the slopes of its own memory (issue 29). The live heap after GC moves by a few MiB from one
+// GC to the next, so over minutes a slope is that noise extrapolated to an hour: a `make run`
+// fitted over 2.6 minutes after its catch-up read +27 MiB/h, where one real hour of the same
+// load grew 1.36 MiB/h.
+const MinSlopeSpan = 30 * time.Minute
+
+// SetSlopes fits HeapLiveBytesPerHour and RSSBytesPerHour over the timeline from `from`, the
+// end of a warm-up of `after`, when at least MinSlopeSpan of it follows; else leaves them null
+// with the reason in Reasons.
+func (g *Generator) SetSlopes(from time.Time, after time.Duration) {
+	g.SlopeAfterSeconds = after.Seconds()
+	g.HeapLiveBytesPerHour, g.RSSBytesPerHour = nil, nil
+	var last time.Time
+	for _, p := range g.Timeline {
+		if t, err := time.Parse(time.RFC3339Nano, p.Time); err == nil && t.After(last) {
+			last = t
+		}
+	}
+	if span := last.Sub(from); span < MinSlopeSpan {
+		why := fmt.Sprintf("not meaningful: %s of the run after the first %s (the warm-up), less than the %s a slope needs: over minutes the live heap's move from one GC to the next reads as a trend",
+			max(span, 0).Round(time.Second), after.Round(time.Second), MinSlopeSpan)
+		if g.Reasons == nil {
+			g.Reasons = map[string]string{}
+		}
+		g.Reasons["heapLiveBytesPerHour"], g.Reasons["rssBytesPerHour"] = why, why
+		return
+	}
+	g.HeapLiveBytesPerHour = SlopePerHour(g.Timeline, from, func(p ResourcePoint) *float64 { return p.HeapLiveBytes })
+	g.RSSBytesPerHour = SlopePerHour(g.Timeline, from, func(p ResourcePoint) *float64 { return p.RSSBytes })
+}
+
 // SlopePerHour is the least-squares slope, per hour, of a figure over the points at or after
 // from, each weighed by the observations it stands for; nil with fewer than two points or
 // less than a minute between them.
