@@ -360,7 +360,100 @@ func mergeVerifies(vs []*Verify, spans bool) *Verify {
 	m.StoredNothing = storedNothing(vs)
 	m.RulesNotCompared = rulesNotCompared(vs, spans)
 	mergeChecks(m, vs)
+	mergeSampleTypes(m, vs)
 	return m
+}
+
+// mergeSampleTypes adds up the parts' read-backs of the HA pair, native histograms, exemplars
+// and created timestamps (each shard read its own targets'; a resumed run's spans have none:
+// they are read once, over the whole run), verdicts recomputed from the sums. The metadata
+// is the storage's whole, the same to every shard: the first part's is kept.
+func mergeSampleTypes(m *Verify, vs []*Verify) {
+	var ha HACounts
+	for _, v := range vs {
+		if m.Metadata == nil && v.Metadata != nil {
+			m.Metadata = v.Metadata
+		}
+		if x := v.HA; x != nil {
+			if m.HA == nil {
+				m.HA = &VerifyHA{Replicas: x.Replicas, StoredByReplica: map[string]int64{}}
+			}
+			h := m.HA
+			h.CheckedScrapes += x.CheckedScrapes
+			h.StoredByReplica = sumMaps(h.StoredByReplica, x.StoredByReplica)
+			ha.AllCopies += orZero(x.AllCopies)
+			ha.OneCopy += orZero(x.OneCopy)
+			ha.Partial += orZero(x.Partial)
+			ha.Gaps += orZero(x.Gaps)
+			ha.Switchovers += orZero(x.Switchovers)
+			h.Error = cmp.Or(h.Error, x.Error)
+			if x.CheckedScrapes == 0 {
+				h.Reason = cmp.Or(h.Reason, x.Reason)
+			}
+		}
+		if x := v.NativeHistograms; x != nil {
+			if m.NativeHistograms == nil {
+				m.NativeHistograms = &NativeHistograms{Send: x.Send, Schemas: x.Schemas}
+			}
+			n := m.NativeHistograms
+			n.CheckedSeries += x.CheckedSeries
+			n.CheckedHistograms += x.CheckedHistograms
+			n.Kept += x.Kept
+			n.Changed += x.Changed
+			n.Missing += x.Missing
+			n.FloatPoints += x.FloatPoints
+			n.FailedRequests += x.FailedRequests
+			n.Examples, n.Errors = addExamples(n.Examples, x.Examples), addExamples(n.Errors, x.Errors)
+		}
+		if x := v.Exemplars; x != nil {
+			if m.Exemplars == nil {
+				m.Exemplars = &Exemplars{Percent: x.Percent}
+			}
+			e := m.Exemplars
+			e.Checked += x.Checked
+			e.Kept += x.Kept
+			e.Changed += x.Changed
+			e.Missing += x.Missing
+			e.Examples, e.Errors = addExamples(e.Examples, x.Examples), addExamples(e.Errors, x.Errors)
+			e.Reason = cmp.Or(e.Reason, x.Reason)
+		}
+		if x := v.Created; x != nil {
+			if m.Created == nil {
+				m.Created = &Created{}
+			}
+			c := m.Created
+			c.Checked += x.Checked
+			c.Kept += x.Kept
+			c.Missing += x.Missing
+			c.Examples, c.Errors = addExamples(c.Examples, x.Examples), addExamples(c.Errors, x.Errors)
+		}
+	}
+	if h := m.HA; h != nil {
+		if ha.OneCopy > 0 { // the replica stored most, as the read-back names it
+			for _, r := range slices.Sorted(maps.Keys(h.StoredByReplica)) {
+				if h.Winner == "" || h.StoredByReplica[r] > h.StoredByReplica[h.Winner] {
+					h.Winner = r
+				}
+			}
+		}
+		h.SetCounts(ha, h.Reason)
+	}
+	if n := m.NativeHistograms; n != nil {
+		n.Verdict = n.NativeVerdict()
+	}
+	if e := m.Exemplars; e != nil {
+		if e.Verdict = e.ExemplarVerdict(); e.Verdict != VerdictUnknown {
+			e.Reason = ""
+		}
+	}
+	if c := m.Created; c != nil {
+		c.Verdict = c.CreatedVerdict()
+	}
+}
+
+// addExamples appends add to lines, up to maxMergedExamples.
+func addExamples(lines, add []string) []string {
+	return append(lines, add[:min(len(add), max(0, maxMergedExamples-len(lines)))]...)
 }
 
 func addVerify(m, v *Verify) {

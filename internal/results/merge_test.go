@@ -211,3 +211,40 @@ func TestMergeShardsKeepsFindingsAndFreshness(t *testing.T) {
 		t.Errorf("freshness %+v, want the lead shard's", s.Freshness)
 	}
 }
+
+// TestMergeShardsKeepsSampleTypes (issue 29, item 1): merged shards keep what each read back
+// of the HA pair, native histograms, exemplars, created timestamps and metadata, added up
+// with their verdicts recomputed.
+func TestMergeShardsKeepsSampleTypes(t *testing.T) {
+	runs := []*Run{shardRun(0, 2, true, 10, 10, 0), shardRun(1, 2, false, 10, 10, 0)}
+	for i, r := range runs {
+		v := r.Storages[0].Verify
+		h := &VerifyHA{Replicas: 2, CheckedScrapes: 10, StoredByReplica: map[string]int64{"a": int64(6 + i), "b": int64(4 - i)}}
+		h.SetCounts(HACounts{OneCopy: 10, Switchovers: 1}, "")
+		v.HA = h
+		v.NativeHistograms = &NativeHistograms{Send: "true", CheckedHistograms: 20, Kept: 20 - int64(i)*5, Missing: int64(i) * 5}
+		v.Exemplars = &Exemplars{Percent: 10, Checked: 9, Kept: 9}
+		v.Created = &Created{Checked: 5, Kept: 5}
+		v.Metadata = &Metadata{Families: 40, Kept: 40, Verdict: "kept"}
+	}
+	m, err := Merge(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := m.Storages[0].Verify
+	if h := v.HA; h == nil || h.CheckedScrapes != 20 || *h.OneCopy != 20 || *h.Switchovers != 2 || h.Stored != HAStoredOne || h.Winner != "a" {
+		t.Errorf("HA %+v, want 20 scrapes, one copy each, replica a won", h)
+	}
+	if n := v.NativeHistograms; n == nil || n.CheckedHistograms != 40 || n.Kept != 35 || n.Missing != 5 || n.Verdict != "partial" {
+		t.Errorf("native histograms %+v, want 35 of 40 kept, partial", n)
+	}
+	if e := v.Exemplars; e == nil || e.Checked != 18 || e.Verdict != "kept" {
+		t.Errorf("exemplars %+v, want 18 kept", e)
+	}
+	if c := v.Created; c == nil || c.Checked != 10 || c.Verdict != "kept" {
+		t.Errorf("created %+v, want 10 kept", c)
+	}
+	if md := v.Metadata; md == nil || md.Families != 40 || md.Verdict != "kept" {
+		t.Errorf("metadata %+v, want the storage's 40 families, once", md)
+	}
+}
