@@ -180,6 +180,15 @@ func (r *run) readBack(ctx context.Context, v *verify.Verifier, from, to time.Ti
 	return out
 }
 
+// sinceLastGap is from, or the end of the last gap when later: the reads that look at the end
+// of the run (HA pairs, native histograms, exemplars) must not expect what a gap left unsent.
+func sinceLastGap(gaps []results.Gap, from time.Time) time.Time {
+	if n := len(gaps); n > 0 {
+		return maxTime(from, gaps[n-1].To)
+	}
+	return from
+}
+
 // spansAround is [from, to] less the gaps (in time order), as spans [start, end].
 func spansAround(gaps []results.Gap, from, to time.Time) [][2]time.Time {
 	var out [][2]time.Time

@@ -111,3 +111,22 @@ func TestResumeGapLeavesOutPending(t *testing.T) {
 		t.Errorf("the read-back's span before the gap ends at %s, after the oldest pending sample at %s", spans[0][1], pendingFrom)
 	}
 }
+
+// TestSinceLastGap (issue 29, item 6): the reads of the run's end (HA pairs, native
+// histograms, exemplars) start after a resumed run's last gap, never in it.
+func TestSinceLastGap(t *testing.T) {
+	at := func(m int) time.Time { return time.Date(2026, 1, 1, 0, m, 0, 0, time.UTC) }
+	gaps := []results.Gap{{From: at(10), To: at(12)}, {From: at(30), To: at(31)}}
+	for _, c := range []struct {
+		gaps       []results.Gap
+		from, want int
+	}{
+		{nil, 0, 0},
+		{gaps, 0, 31},
+		{gaps, 40, 40},
+	} {
+		if got := sinceLastGap(c.gaps, at(c.from)); !got.Equal(at(c.want)) {
+			t.Errorf("from %d with %d gaps: %s, want %s", c.from, len(c.gaps), got, at(c.want))
+		}
+	}
+}
