@@ -21,7 +21,7 @@ import (
 // runConformance runs `tsbench conformance` with a config and returns its results.
 func runConformance(t *testing.T, configYAML string) *results.Run {
 	t.Helper()
-	dir := t.TempDir()
+	dir := testDir(t)
 	cfg := filepath.Join(dir, "bench.yaml")
 	if err := os.WriteFile(cfg, []byte(configYAML), 0o644); err != nil {
 		t.Fatal(err)
@@ -184,6 +184,8 @@ func classify(storage string, f results.ConformanceFailure, native bool) string 
 		return "Prometheus 3 changed: " + prometheus3Change(f)
 	case "victoriametrics":
 		switch {
+		case f.Kind == results.KindDataDropped:
+			return "native histograms acknowledged, not stored (1.79 predates them)"
 		case f.Kind == results.KindRejected:
 			return "rejected: syntax or function VictoriaMetrics 1.79 lacks"
 		case annotation:

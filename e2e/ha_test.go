@@ -22,7 +22,7 @@ import (
 func TestHAPairs(t *testing.T) {
 	t.Parallel()
 	requireBinaries(t, "victoria-metrics", "prometheus")
-	dropReplica := filepath.Join(t.TempDir(), "relabel.yml")
+	dropReplica := filepath.Join(testDir(t), "relabel.yml")
 	if err := os.WriteFile(dropReplica, []byte("- action: labeldrop\n  regex: replica\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

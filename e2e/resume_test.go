@@ -20,7 +20,7 @@ func TestResumeAfterKill(t *testing.T) {
 	t.Parallel()
 	requireBinaries(t, "victoria-metrics")
 	vm := startStorage(t, storage.KindVictoriaMetrics, "vm")
-	dir := t.TempDir()
+	dir := testDir(t)
 	start := time.Now().Add(3 * time.Second).UTC().Truncate(time.Second)
 	cfgPath, out := filepath.Join(dir, "bench.yaml"), filepath.Join(dir, "out")
 	cfg := fmt.Sprintf(`startTime: %s

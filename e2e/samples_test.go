@@ -148,5 +148,6 @@ func startStorageWith(t *testing.T, kind, name string, extra []string) *storage.
 			t.Error(err)
 		}
 	})
+	keepOnFailure(t, l.LogPath)
 	return l
 }

@@ -265,7 +265,7 @@ func TestScrapeSenderURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = agent.Stop() })
-	dir := t.TempDir()
+	dir := testDir(t)
 	cfgPath := filepath.Join(dir, "bench.yaml")
 	cfg := fmt.Sprintf(`
 duration: 20s

@@ -55,7 +55,7 @@ remoteStorages:
   vm: {writeURL: %sapi/v1/write, readURL: %s}
 `, start.UTC().Format(time.RFC3339), vm.URL, vm.URL)
 	}
-	dir := t.TempDir()
+	dir := testDir(t)
 	runs := []struct{ name, config, shard string }{
 		{"single", config(single), ""},
 		{"shard-0", config(sharded), "0/3"},

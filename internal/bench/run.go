@@ -22,9 +22,9 @@ import (
 	"github.com/tsbench/tsbench/internal/observe"
 	"github.com/tsbench/tsbench/internal/query"
 	"github.com/tsbench/tsbench/internal/remotewrite"
-	"github.com/tsbench/tsbench/internal/report"
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/threshold"
 	"github.com/tsbench/tsbench/internal/verify"
 	"github.com/tsbench/tsbench/internal/workload"
 )
@@ -461,7 +461,7 @@ func (r *run) results(verified map[string]*results.Verify) *results.Run {
 	}
 	r.addSeries(res)
 	if res.Shard == nil { // a shard's figures are a part: `report merge` evaluates the sum
-		res.Thresholds = report.EvaluateThresholds(r.p.Thresholds, res)
+		res.Thresholds = threshold.Evaluate(r.p.Thresholds, res)
 	}
 	return res
 }

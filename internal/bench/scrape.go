@@ -15,10 +15,10 @@ import (
 
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/observe"
-	"github.com/tsbench/tsbench/internal/report"
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
 	"github.com/tsbench/tsbench/internal/targets"
+	"github.com/tsbench/tsbench/internal/threshold"
 	"github.com/tsbench/tsbench/internal/verify"
 )
 
@@ -444,7 +444,7 @@ func (r *run) scrapeResults(sc *scrape, c *targets.Counters, verified map[string
 	for _, msg := range accounting {
 		r.log.Error("accounting does not balance", "detail", msg)
 	}
-	res.Thresholds = report.EvaluateThresholds(r.p.Thresholds, res)
+	res.Thresholds = threshold.Evaluate(r.p.Thresholds, res)
 	return res
 }
 

@@ -225,7 +225,7 @@ func encodeMixed(t *testing.T, in *mixed, meta metadata, proto, base string) (bo
 	url, contentType, encoding = base+promreceiver.WritePath, "application/x-protobuf", "snappy"
 	switch proto {
 	case "prometheus-rw1":
-		var e encoder
+		var e encoderV1
 		in.replay(&e)
 		return snappy.Encode(nil, e.buf), e.samples, url, contentType, encoding
 	case "prometheus-rw2":

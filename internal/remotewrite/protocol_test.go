@@ -266,7 +266,7 @@ func BenchmarkProtocols(b *testing.B) {
 		{"prometheus-rw1"}, {"prometheus-rw2"}, {"otlp-http"}, {"otlp-http,compression=none"},
 	} {
 		b.Run("protocol="+tc.name, func(b *testing.B) {
-			rw1 := encoder{tpl: newTemplates(gen)}
+			rw1 := encoderV1{tpl: newTemplates(gen)}
 			rw2 := newEncoderV2(meta, newV2Templates(gen, meta))
 			otlp := newEncoderOTLP(meta)
 			var gz gzipper

@@ -65,7 +65,7 @@ func TestEncodersIntoPrometheus(t *testing.T) {
 			url, contentType, encoding := recv.URL+promreceiver.WritePath, "application/x-protobuf", "snappy"
 			switch proto {
 			case "prometheus-rw1":
-				var e encoder
+				var e encoderV1
 				for _, s := range in.samples {
 					e.Append(s.labels, s.t, s.v)
 				}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/threshold"
 )
 
 // checksRun is the fixture with checks every 10 minutes for an hour: prometheus kept
@@ -74,11 +75,11 @@ func TestChecksInSummaryHTMLAndThresholds(t *testing.T) {
 		t.Errorf("lost after ack chart: %+v", lost.Series)
 	}
 
-	ts, err := ParseThresholds([]string{"verify.lostAfterAck == 0"}, []string{"prometheus", "victoriametrics"})
+	ts, err := threshold.Parse([]string{"verify.lostAfterAck == 0"}, []string{"prometheus", "victoriametrics"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := EvaluateThresholds(ts, r)
+	got := threshold.Evaluate(ts, r)
 	want := []results.ThresholdResult{
 		{Expr: "verify.lostAfterAck == 0", Storage: "prometheus", Figure: "verify.lostAfterAck", Value: new(float64(0)), OK: true},
 		{Expr: "verify.lostAfterAck == 0", Storage: "victoriametrics", Figure: "verify.lostAfterAck", Value: new(float64(1230))},
@@ -87,7 +88,7 @@ func TestChecksInSummaryHTMLAndThresholds(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	// Without checks nothing was read again: lost after ack is unknown, not 0.
-	got = EvaluateThresholds(ts, fixture())
+	got = threshold.Evaluate(ts, fixture())
 	if got[0].OK || got[0].Reason != "verify.lostAfterAck is unknown for prometheus" {
 		t.Errorf("without checks: %+v", got[0])
 	}

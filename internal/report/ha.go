@@ -63,30 +63,11 @@ func writeHA(b *strings.Builder, r *results.Run) {
 	}
 }
 
-// haFigures are the HA read-back's counts thresholds and compare can name:
-// verify.ha.allCopies, .oneCopy, .gaps and .switchovers.
-func haFigures() map[string]figure {
-	count := func(f func(h *results.VerifyHA) *int64) figure {
-		return figure{unit: unitCount, get: func(s *results.Storage) *float64 {
-			if s.Verify == nil || s.Verify.HA == nil || f(s.Verify.HA) == nil { // unknown: nothing checked
-				return nil
-			}
-			return new(float64(*f(s.Verify.HA)))
-		}}
-	}
-	return map[string]figure{
-		"verify.ha.allCopies":   count(func(h *results.VerifyHA) *int64 { return h.AllCopies }),
-		"verify.ha.oneCopy":     count(func(h *results.VerifyHA) *int64 { return h.OneCopy }),
-		"verify.ha.gaps":        count(func(h *results.VerifyHA) *int64 { return h.Gaps }),
-		"verify.ha.switchovers": count(func(h *results.VerifyHA) *int64 { return h.Switchovers }),
-	}
-}
-
-// haNotes say each storage's HA verdict in both runs: stored both → one shows a storage
-// that began to deduplicate.
-func haNotes(old, cur *results.Run) []string {
+// haNotes say each named storage's HA verdict in both runs: stored both → one shows a
+// storage that began to deduplicate.
+func haNotes(old, cur *results.Run, names []string) []string {
 	var out []string
-	for _, name := range storageNames(old, cur) {
+	for _, name := range names {
 		o, n := haOf(old.Storage(name)), haOf(cur.Storage(name))
 		if o != "" || n != "" {
 			out = append(out, fmt.Sprintf("%s HA pair: old stored %s, new stored %s", name, cmpOr(o, "-"), cmpOr(n, "-")))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/threshold"
 )
 
 // haRun is seriesRun with an HA read-back: prom stored both copies, vm one (stored says
@@ -83,7 +84,7 @@ func TestHANothingChecked(t *testing.T) {
 		t.Errorf("nothing checked said as stored none:\n%s", b.String())
 	}
 	for _, name := range []string{"verify.ha.gaps", "verify.ha.switchovers", "verify.ha.allCopies", "verify.ha.oneCopy"} {
-		if got := haFigures()[name].get(&r.Storages[1]); got != nil {
+		if got := threshold.Figures()[name](&r.Storages[1]); got != nil {
 			t.Errorf("%s = %v, want unknown", name, *got)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/threshold"
 )
 
 // writeMetadata tells, per storage, the metadata-only requests remote write 1.0 sent
@@ -22,7 +23,7 @@ func writeMetadata(b *strings.Builder, r *results.Run) {
 				statuses = append(statuses, fmt.Sprintf("%s=%d", st, m.RequestsByStatus[st]))
 			}
 			fmt.Fprintf(b, "%smetadata sent %s: %d families, requests %s, %s (not samples)\n",
-				sep, s.Name, m.Families, strings.Join(statuses, " "), fmtBytes(float64(m.BytesSent)))
+				sep, s.Name, m.Families, strings.Join(statuses, " "), threshold.FormatBytes(float64(m.BytesSent)))
 			sep = ""
 		}
 		if s.Verify != nil && s.Verify.Created != nil {
