@@ -84,10 +84,10 @@ remoteStorages:
 					t.Errorf("%s accounting: generated %d acked %d dropped %v, off by %d; want every copy (>= %d) acked", name, wr.GeneratedSamples, wr.AckedSamples, wr.DroppedSamples, diff, 2*4*3*per)
 				}
 				h := s.Verify.HA
-				if h == nil || h.Stored != want || h.CheckedScrapes == 0 || h.Gaps != 0 {
+				if h == nil || h.Stored != want || h.CheckedScrapes == 0 || h.Gaps == nil || *h.Gaps != 0 {
 					t.Fatalf("%s verify.ha %+v, want stored %s and no gaps", name, h, want)
 				}
-				if want == results.HAStoredOne && (h.Winner == "" || h.OneCopy != h.CheckedScrapes) {
+				if want == results.HAStoredOne && (h.Winner == "" || *h.OneCopy != h.CheckedScrapes) {
 					t.Errorf("%s verify.ha %+v: want a winner, one copy of every scrape", name, h)
 				}
 				if !strings.Contains(rr.stdout, "HA pair (2 replicas): stored "+want) {

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"html"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -90,5 +91,23 @@ func TestChecksInSummaryHTMLAndThresholds(t *testing.T) {
 	got = threshold.Evaluate(ts, fixture())
 	if got[0].OK || got[0].Reason != "verify.lostAfterAck is unknown for prometheus" {
 		t.Errorf("without checks: %+v", got[0])
+	}
+}
+
+// TestCheckChartUnknown (issue 29, item 4): a check whose reads all failed checked nothing: the
+// chart has no "not as written" figure for it (not 0), nor a "lost after ack" one for a
+// check that read nothing again.
+func TestCheckChartUnknown(t *testing.T) {
+	r := checksRun()
+	v := r.Storages[1].Verify
+	v.Checks[2].Checked, v.Checks[2].Rechecked, v.Checks[2].ReadErrors, v.Checks[2].Unchecked = 0, 0, 9, 16_000
+	for _, c := range checkCharts(r) {
+		p := c.Series[1].Points[2]
+		if !math.IsNaN(p.V) {
+			t.Errorf("%s: %v for a check that read nothing, want no figure (NaN)", c.Title, p.V)
+		}
+		if q := c.Series[1].Points[1]; math.IsNaN(q.V) {
+			t.Errorf("%s: no figure for a check that read its samples", c.Title)
+		}
 	}
 }

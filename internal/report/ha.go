@@ -29,11 +29,22 @@ func haSection(r *results.Run) section {
 	return section{title: "HA pair", rows: []row{
 		text("HA copies stored", func(h *results.VerifyHA) string { return h.Stored }),
 		text("HA winner", func(h *results.VerifyHA) string { return cmpOr(h.Winner, "-") }),
-		text("HA switch-overs", func(h *results.VerifyHA) string { return fmt.Sprint(h.Switchovers) }),
+		text("HA switch-overs", func(h *results.VerifyHA) string { return countText(h.Switchovers) }),
 		text("HA scrapes: every copy / one / gaps", func(h *results.VerifyHA) string {
-			return fmt.Sprintf("%d / %d / %d of %d", h.AllCopies, h.OneCopy, h.Gaps, h.CheckedScrapes)
+			if h.CheckedScrapes == 0 { // nothing checked: no count is a finding (issue 29)
+				return "? (" + cmpOr(h.Reason, "no scrape checked") + ")"
+			}
+			return fmt.Sprintf("%s / %s / %s of %d", countText(h.AllCopies), countText(h.OneCopy), countText(h.Gaps), h.CheckedScrapes)
 		}),
 	}}
+}
+
+// countText is a count, "?" when unknown.
+func countText(n *int64) string {
+	if n == nil {
+		return "?"
+	}
+	return fmt.Sprint(*n)
 }
 
 func cmpOr(s, otherwise string) string {

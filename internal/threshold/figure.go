@@ -284,18 +284,18 @@ func seriesFigures() map[string]figure {
 // haFigures are the HA read-back's counts thresholds and compare can name:
 // verify.ha.allCopies, .oneCopy, .gaps and .switchovers.
 func haFigures() map[string]figure {
-	count := func(f func(h *results.VerifyHA) int64) figure {
+	count := func(f func(h *results.VerifyHA) *int64) figure {
 		return figure{unit: unitCount, get: func(s *results.Storage) *float64 {
-			if s.Verify == nil || s.Verify.HA == nil {
+			if s.Verify == nil || s.Verify.HA == nil || f(s.Verify.HA) == nil { // unknown: nothing checked (issue 29)
 				return nil
 			}
-			return new(float64(f(s.Verify.HA)))
+			return new(float64(*f(s.Verify.HA)))
 		}}
 	}
 	return map[string]figure{
-		"verify.ha.allCopies":   count(func(h *results.VerifyHA) int64 { return h.AllCopies }),
-		"verify.ha.oneCopy":     count(func(h *results.VerifyHA) int64 { return h.OneCopy }),
-		"verify.ha.gaps":        count(func(h *results.VerifyHA) int64 { return h.Gaps }),
-		"verify.ha.switchovers": count(func(h *results.VerifyHA) int64 { return h.Switchovers }),
+		"verify.ha.allCopies":   count(func(h *results.VerifyHA) *int64 { return h.AllCopies }),
+		"verify.ha.oneCopy":     count(func(h *results.VerifyHA) *int64 { return h.OneCopy }),
+		"verify.ha.gaps":        count(func(h *results.VerifyHA) *int64 { return h.Gaps }),
+		"verify.ha.switchovers": count(func(h *results.VerifyHA) *int64 { return h.Switchovers }),
 	}
 }
