@@ -125,12 +125,20 @@ func keepOnFailure(t *testing.T, path string) {
 			name = filepath.Base(filepath.Dir(path)) + "-" + name
 		}
 		dst := filepath.Join(keepRoot(), strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()), name)
+		for i := 2; exists(dst); i++ { // -count runs the test again: keep every failure
+			dst = fmt.Sprintf("%s.%d", strings.TrimSuffix(dst, fmt.Sprintf(".%d", i-1)), i)
+		}
 		if err := copyPath(dst, path); err != nil {
 			t.Logf("keep %s: %v", path, err)
 			return
 		}
 		t.Logf("kept for this failure: %s", dst)
 	})
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // copyPath copies a file or a directory tree to dst, which must not exist yet.
