@@ -40,20 +40,6 @@ func (r *run) checkpoints(ctx context.Context) {
 	every(ctx, r.cfg.CheckpointInterval, r.checkpoint)
 }
 
-// every calls f with each tick's time, every d, until ctx ends.
-func every(ctx context.Context, d time.Duration, f func(now time.Time)) {
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			f(now)
-		}
-	}
-}
-
 // checkpoint writes the results so far to -out, atomically.
 func (r *run) checkpoint(now time.Time) {
 	took := time.Now()
