@@ -10,6 +10,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/storage/local"
 )
 
 // TestHAPairs writes an HA pair (series.haReplicas: 2) for 20 s in two runs at once: with a
@@ -28,13 +29,13 @@ func TestHAPairs(t *testing.T) {
 	}
 	runs := []struct {
 		name, labels string
-		storages     map[string]*storage.Local
+		storages     map[string]*local.Process
 		want         map[string]string
 	}{
 		{
 			name:   "replica label",
 			labels: `{cluster: {name: cluster, value: bench}, replica: {name: replica, values: [a, b]}}`,
-			storages: map[string]*storage.Local{
+			storages: map[string]*local.Process{
 				"prom": startStorage(t, storage.KindPrometheus, "prom"),
 				"vm":   startStorage(t, storage.KindVictoriaMetrics, "vm"),
 				// VictoriaMetrics as its docs set up an HA pair: drop the replica label on
@@ -46,7 +47,7 @@ func TestHAPairs(t *testing.T) {
 		{
 			name:   "no replica label",
 			labels: `{cluster: {name: cluster, value: bench}}`,
-			storages: map[string]*storage.Local{
+			storages: map[string]*local.Process{
 				"vm":      startStorage(t, storage.KindVictoriaMetrics, "vm"),
 				"vmdedup": startStorageWith(t, storage.KindVictoriaMetrics, "vmdedup", []string{"-dedup.minScrapeInterval=5s"}),
 			},

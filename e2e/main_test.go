@@ -32,7 +32,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/conformance"
 	"github.com/tsbench/tsbench/internal/results"
-	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/storage/local"
 )
 
 // tsbenchBin is the binary built once for every test; set in TestMain, only read after.
@@ -93,7 +93,7 @@ func requireBinaries(t *testing.T, bins ...string) {
 }
 
 // startStorage starts a real storage for the test and stops it at cleanup.
-func startStorage(t *testing.T, kind, name string) *storage.Local {
+func startStorage(t *testing.T, kind, name string) *local.Process {
 	t.Helper()
 	return startStorageWith(t, kind, name, nil)
 }

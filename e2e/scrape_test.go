@@ -17,6 +17,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/storage/local"
 )
 
 // scrapeRun runs scrape mode with sender against fresh VictoriaMetrics and Prometheus: 20
@@ -255,7 +256,7 @@ func TestScrapeSenderURL(t *testing.T) {
 	listen := freeAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	agent, err := storage.StartAgent(ctx, storage.KindVMAgent, "user-vmagent", func(workDir string) ([]string, error) {
+	agent, err := local.StartAgent(ctx, local.KindVMAgent, "user-vmagent", func(workDir string) ([]string, error) {
 		path := filepath.Join(workDir, "scrape.yml")
 		sc := fmt.Sprintf("scrape_configs:\n- job_name: node_exporter\n  scrape_interval: 2s\n  http_sd_configs:\n  - url: http://%s/sd\n", listen)
 		return []string{"-promscrape.config=" + path, "-remoteWrite.url=" + vm.URL + "api/v1/write", "-promscrape.httpSDCheckInterval=2s"},

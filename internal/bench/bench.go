@@ -20,6 +20,7 @@ import (
 	"github.com/tsbench/tsbench/internal/query"
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/storage/local"
 	"github.com/tsbench/tsbench/internal/threshold"
 	"github.com/tsbench/tsbench/internal/workload"
 )
@@ -132,7 +133,7 @@ func Run(ctx context.Context, p *Prepared, opts Options) (*results.Run, error) {
 	opts.setDefaults()
 	cfg := *p.Config
 	kinds := map[string]string{}
-	var locals []*storage.Local
+	var locals []*local.Process
 	if len(cfg.RemoteStorages) == 0 {
 		var err error
 		if locals, err = startLocals(ctx, opts.Keep, cfg.History, cfg.NativeHistograms.On(), cfg.Exemplars.Percent > 0, opts.Logger); err != nil {

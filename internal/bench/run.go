@@ -24,6 +24,7 @@ import (
 	"github.com/tsbench/tsbench/internal/remotewrite"
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/storage/local"
 	"github.com/tsbench/tsbench/internal/threshold"
 	"github.com/tsbench/tsbench/internal/verify"
 	"github.com/tsbench/tsbench/internal/workload"
@@ -196,7 +197,7 @@ func (r *run) close() {
 }
 
 // watchExit reports a local storage that exits while the run still needs it.
-func (r *run) watchExit(l *storage.Local) {
+func (r *run) watchExit(l *local.Process) {
 	<-l.Exited()
 	if r.closed.Load() {
 		return

@@ -16,7 +16,7 @@ import (
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/observe"
 	"github.com/tsbench/tsbench/internal/results"
-	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/storage/local"
 	"github.com/tsbench/tsbench/internal/targets"
 	"github.com/tsbench/tsbench/internal/threshold"
 	"github.com/tsbench/tsbench/internal/verify"
@@ -28,7 +28,7 @@ type scrape struct {
 	http       *http.Server
 	sdURL      string
 	remotes    []targets.Remote
-	agent      *storage.Local // nil when the user runs the agent (senderURL)
+	agent      *local.Process // nil when the user runs the agent (senderURL)
 	metricsURL string
 	obs        *observe.Observer // the agent's resources
 	client     *http.Client
@@ -131,7 +131,7 @@ func (r *run) startScrape(ctx context.Context) (*scrape, error) {
 			return nil, err
 		}
 	} else {
-		sc.agent, err = storage.StartAgent(ctx, r.cfg.Sender, r.cfg.Sender, r.agentSetup(sc), r.opts.Keep, r.log)
+		sc.agent, err = local.StartAgent(ctx, r.cfg.Sender, r.cfg.Sender, r.agentSetup(sc), r.opts.Keep, r.log)
 		if err != nil {
 			sc.close(r)
 			return nil, fmt.Errorf("start %s: %w", r.cfg.Sender, err)
@@ -155,7 +155,7 @@ func (r *run) startScrape(ctx context.Context) (*scrape, error) {
 
 // agentSetup writes the agent's config files (secrets in files only it reads) and names them
 // in its flags.
-func (r *run) agentSetup(sc *scrape) storage.AgentSetup {
+func (r *run) agentSetup(sc *scrape) local.AgentSetup {
 	return func(workDir string) ([]string, error) {
 		switch r.cfg.Sender {
 		case config.SenderPrometheusAgent:

@@ -23,7 +23,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/results"
-	"github.com/tsbench/tsbench/internal/storage/promreceiver"
+	"github.com/tsbench/tsbench/internal/storage/storagetest"
 )
 
 // Prometheus' own receiver and engine pass every eval of operators.test, its 72 over native
@@ -49,7 +49,7 @@ func TestRunAgainstReceiver(t *testing.T) {
 	}
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == promreceiver.WritePath {
+		if r.URL.Path == storagetest.WritePath {
 			body, _ := io.ReadAll(r.Body)
 			raw, err := s2.Decode(nil, body)
 			if err == nil && bytes.Contains(raw, []byte("\x12\x04trig")) { // a label value "trig"
@@ -61,7 +61,7 @@ func TestRunAgainstReceiver(t *testing.T) {
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	st := config.Storage{WriteURL: srv.URL + promreceiver.WritePath, ReadURL: srv.URL + "/"}
+	st := config.Storage{WriteURL: srv.URL + storagetest.WritePath, ReadURL: srv.URL + "/"}
 	out, err := Run(t.Context(), s, "reference", st, time.Now(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +186,7 @@ func TestRunWithoutNativeHistograms(t *testing.T) {
 			return nil
 		}))
 		t.Cleanup(srv.Close)
-		st := config.Storage{WriteURL: srv.URL + promreceiver.WritePath, ReadURL: srv.URL + "/"}
+		st := config.Storage{WriteURL: srv.URL + storagetest.WritePath, ReadURL: srv.URL + "/"}
 		out, err := Run(t.Context(), s, "nonative", st, time.Now(), slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
@@ -232,7 +232,7 @@ func TestRunAddedLabel(t *testing.T) {
 		return nil
 	}))
 	t.Cleanup(srv.Close)
-	st := config.Storage{WriteURL: srv.URL + promreceiver.WritePath, ReadURL: srv.URL + "/"}
+	st := config.Storage{WriteURL: srv.URL + storagetest.WritePath, ReadURL: srv.URL + "/"}
 	out, err := Run(t.Context(), s, "tenant", st, time.Now(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -275,7 +275,7 @@ func TestRunHistogramsVisibleLater(t *testing.T) {
 		mu.Lock()
 		hide := time.Since(last) < 2*time.Second
 		mu.Unlock()
-		if r.URL.Path == promreceiver.WritePath || !hide {
+		if r.URL.Path == storagetest.WritePath || !hide {
 			proxy.ServeHTTP(w, r)
 			return
 		}
@@ -303,7 +303,7 @@ func TestRunHistogramsVisibleLater(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	st := config.Storage{WriteURL: srv.URL + promreceiver.WritePath, ReadURL: srv.URL + "/"}
+	st := config.Storage{WriteURL: srv.URL + storagetest.WritePath, ReadURL: srv.URL + "/"}
 	out, err := Run(t.Context(), s, "later", st, time.Now(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -338,7 +338,7 @@ func writeProxy(t *testing.T, to string, change func(*prompb.WriteRequest) error
 	}
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == promreceiver.WritePath {
+		if r.URL.Path == storagetest.WritePath {
 			body, _ := io.ReadAll(r.Body)
 			raw, err := s2.Decode(nil, body)
 			var req prompb.WriteRequest
@@ -365,9 +365,9 @@ func writeProxy(t *testing.T, to string, change func(*prompb.WriteRequest) error
 
 // startReceiver starts Prometheus' own receiver and engine, as the runner's (delayed name
 // removal on), closed when the test ends.
-func startReceiver(t *testing.T) *promreceiver.Receiver {
+func startReceiver(t *testing.T) *storagetest.Receiver {
 	t.Helper()
-	rcv, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{DelayedNameRemoval: true})
+	rcv, err := storagetest.Start(t.TempDir(), slog.New(slog.DiscardHandler), storagetest.Options{DelayedNameRemoval: true})
 	if err != nil {
 		t.Fatal(err)
 	}

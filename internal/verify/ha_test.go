@@ -17,7 +17,7 @@ import (
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
-	"github.com/tsbench/tsbench/internal/storage/promreceiver"
+	"github.com/tsbench/tsbench/internal/storage/storagetest"
 	"github.com/tsbench/tsbench/internal/workload"
 )
 
@@ -136,16 +136,16 @@ func (h *haTracker) dropReplicaLabel(req *prompb.WriteRequest) {
 // read-back says one copy stored, replica a's, no switch-over and no gap.
 func TestHAPairThroughTracker(t *testing.T) {
 	p := testProfile(t)
-	recv := startReceiver(t, promreceiver.Options{})
+	recv := startReceiver(t, storagetest.Options{})
 	tracker := &haTracker{
-		next: recv.URL + promreceiver.WritePath, cluster: "cluster", replica: "__replica__",
+		next: recv.URL + storagetest.WritePath, cluster: "cluster", replica: "__replica__",
 		leader: map[string]string{}, requests: map[string]int{}, duplicates: map[string]int{},
 	}
 	srv := httptest.NewServer(tracker)
 	t.Cleanup(srv.Close)
 	cfg := config.Default()
 	cfg.ScrapeInterval, cfg.TargetsCount = 100*time.Millisecond, 4
-	st := config.Storage{WriteURL: srv.URL + promreceiver.WritePath, ReadURL: recv.URL}
+	st := config.Storage{WriteURL: srv.URL + storagetest.WritePath, ReadURL: recv.URL}
 	cfg.RemoteStorages = map[string]config.Storage{"mimir": st}
 	start := time.Now()
 	gen, err := workload.New(p, workload.Options{
