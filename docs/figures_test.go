@@ -154,3 +154,43 @@ func TestStorageLimitFigures(t *testing.T) {
 		}
 	}
 }
+
+// TestProtocolsProfileMetadata: what docs/protocols.md says the default profile carries as
+// metadata (help and unit, sent by 2.0, OTLP and sendMetadata) is what it has (issue 31: it
+// said "has neither" after both were added).
+func TestProtocolsProfileMetadata(t *testing.T) {
+	b, err := os.ReadFile("../profiles/node_exporter.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Series []struct {
+			Help string `json:"help"`
+			Unit string `json:"unit"`
+		} `json:"series"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	help, unit := 0, 0
+	for _, s := range p.Series {
+		if s.Help != "" {
+			help++
+		}
+		if s.Unit != "" {
+			unit++
+		}
+	}
+	helpText := "a help on " + strconv.Itoa(help) + " of its " + strconv.Itoa(len(p.Series)) + " series"
+	if help == len(p.Series) {
+		helpText = "a help on all " + strconv.Itoa(help) + " series"
+	}
+	want := "the default profile has " + helpText + " and a unit on " + strconv.Itoa(unit)
+	doc, err := os.ReadFile("protocols.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), want) { // as wrapped anywhere
+		t.Errorf("docs/protocols.md: want %q, from profiles/node_exporter.json", want)
+	}
+}

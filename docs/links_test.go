@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -284,4 +285,45 @@ func shellWords(s string) []string {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	return line
+}
+
+// citedTest is a test a page names as the check of a claim: `TestEncodeV2Exemplar`.
+var citedTest = regexp.MustCompile("`(Test[A-Z][A-Za-z0-9_]*)`")
+
+// TestCitedTestsExist: every test a page of docs/ cites as the check of a claim (the
+// protocols' sample types, the encoders' bytes) is a test of the repository, so a renamed
+// or removed check does not leave the claim standing unchecked.
+func TestCitedTestsExist(t *testing.T) {
+	defined := map[string]bool{}
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range regexp.MustCompile(`(?m)^func (Test[A-Za-z0-9_]*)\(`).FindAllStringSubmatch(string(b), -1) {
+			defined[m[1]] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(pages, "../README.md") {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range citedTest.FindAllStringSubmatch(string(b), -1) {
+			if !defined[m[1]] {
+				t.Errorf("%s cites %s, which no _test.go defines", p, m[1])
+			}
+		}
+	}
 }
