@@ -378,3 +378,31 @@ func TestCommandsListMatchesHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestTablesUnbroken: every table of docs/ starts with its header and separator rows, so a
+// blank line inside one (which ends it and leaves the rows after it as plain text) fails.
+func TestTablesUnbroken(t *testing.T) {
+	pages, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(pages, "../README.md") {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(b), "\n")
+		fence := false
+		for i, l := range lines {
+			if strings.HasPrefix(l, "```") {
+				fence = !fence
+			}
+			if fence || !strings.HasPrefix(l, "|") || (i > 0 && strings.HasPrefix(lines[i-1], "|")) {
+				continue
+			}
+			if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "|--") && !strings.HasPrefix(lines[i+1], "| --") && !strings.HasPrefix(lines[i+1], "|:-") {
+				t.Errorf("%s:%d: a table row without a header and separator above it (a blank line inside a table?): %.60s", p, i+1, l)
+			}
+		}
+	}
+}
