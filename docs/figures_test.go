@@ -2,6 +2,7 @@ package docs_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -192,5 +193,38 @@ func TestProtocolsProfileMetadata(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), want) { // as wrapped anywhere
 		t.Errorf("docs/protocols.md: want %q, from profiles/node_exporter.json", want)
+	}
+}
+
+// TestWorkloadProfileFigures: docs/workload.md's count of the default profile's series by
+// shape is the profile's.
+func TestWorkloadProfileFigures(t *testing.T) {
+	b, err := os.ReadFile("../profiles/node_exporter.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Series []struct {
+			Shape struct {
+				Kind string `json:"kind"`
+			} `json:"shape"`
+		} `json:"series"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, s := range p.Series {
+		kinds[s.Shape.Kind]++
+	}
+	want := fmt.Sprintf("holds %d series of Debian's `prometheus-node-exporter`, watched for 5 minutes at 1 s on the loaded benchmark machine: "+
+		"%d counters, %d CPU remainders, %d gauges, %d constants and %d NaN series",
+		len(p.Series), kinds["counter"], kinds["remainder"], kinds["gauge"], kinds["constant"], kinds["nan"])
+	doc, err := os.ReadFile("workload.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), want) {
+		t.Errorf("docs/workload.md: want %q, from profiles/node_exporter.json", want)
 	}
 }
