@@ -46,11 +46,13 @@ func TestLimitRecognized(t *testing.T) {
 			Limit: "series per tenant", Family: "Cortex", Value: "5000000",
 			Raise: "-ingester.max-series-per-user (per ingester, default 5000000) or -ingester.max-global-series-per-user (across the cluster)",
 		}},
-		{"cortex per metric", "per-metric series limit of 50000 exceeded, please contact administrator to raise it (local limit: 50000 global limit: 0 actual local limit: 50000)",
+		{
+			"cortex per metric", "per-metric series limit of 50000 exceeded, please contact administrator to raise it (local limit: 50000 global limit: 0 actual local limit: 50000)",
 			results.WriteLimit{
 				Limit: "series per metric name", Family: "Cortex", Value: "50000",
 				Raise: "-ingester.max-series-per-metric (per ingester, default 50000) or -ingester.max-global-series-per-metric",
-			}},
+			},
+		},
 		{"cortex ingestion rate", "ingestion rate limit (25000) exceeded while adding 5000 samples and 0 metadata", results.WriteLimit{
 			Limit: "ingestion rate (samples/s per tenant)", Family: "Cortex", Value: "25000",
 			Raise: "-distributor.ingestion-rate-limit and -distributor.ingestion-burst-size (ingestion_rate, ingestion_burst_size)",
