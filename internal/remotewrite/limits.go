@@ -74,11 +74,11 @@ func limitRules() []limitRule {
 		},
 
 		// VictoriaMetrics lib/writeconcurrencylimiter: a 503 after -insert.maxQueueDuration
-		// ("cannot handle more than N concurrent inserts during D" before 1.91, "because N
-		// concurrent insert requests are executed" since); lib/protoparser: a request too big.
+		// ("cannot handle more than N concurrent inserts during D", as 1.79.5 answers; newer
+		// releases say "because N concurrent insert requests are executed"); a request too big.
 		{
 			limit: "concurrent inserts", family: "VictoriaMetrics", match: `(?s)(\d+) concurrent insert.*maxConcurrentInserts`,
-			raise: "-maxConcurrentInserts (default 2 × CPU cores; vminsert in a cluster) or -insert.maxQueueDuration (default 1m), or a lower writeConcurrency",
+			raise: "-maxConcurrentInserts (its default grows with the CPU cores; on vminsert in a cluster) or -insert.maxQueueDuration (default 1m), or a lower writeConcurrency",
 		},
 		{
 			limit: "request size", family: "VictoriaMetrics", match: `maxInsertRequestSize=(\d+)`,
@@ -87,9 +87,9 @@ func limitRules() []limitRule {
 
 		// Prometheus' TSDB (storage.ErrOutOfOrderSample, ErrOutOfBounds, ErrTooOldSample), as
 		// Prometheus' receiver, Thanos receive and Cortex' ingesters answer it.
-		{limit: "out-of-order samples", family: "Prometheus, Thanos receive, Cortex", match: `out of order sample`, raise: ooo},
+		{limit: "out-of-order samples", family: "Prometheus TSDB", match: `out of order sample`, raise: ooo},
 		{
-			limit: "samples older than the head", family: "Prometheus, Thanos receive, Cortex", match: `out of bounds|too old sample`,
+			limit: "samples older than the head", family: "Prometheus TSDB", match: `out of bounds|too old sample`,
 			raise: ooo + "; or start the storage empty",
 		},
 	}

@@ -65,15 +65,16 @@ func TestLimitRecognized(t *testing.T) {
 			"Possible solutions: to reduce workload; to increase compute resources at the server; to increase -insert.maxQueueDuration; " +
 			"to increase -maxConcurrentInserts", results.WriteLimit{
 			Limit: "concurrent inserts", Family: "VictoriaMetrics", Value: "4",
-			Raise: "-maxConcurrentInserts (default 2 × CPU cores; vminsert in a cluster) or -insert.maxQueueDuration (default 1m), or a lower writeConcurrency",
+			Raise: "-maxConcurrentInserts (its default grows with the CPU cores; on vminsert in a cluster) or -insert.maxQueueDuration (default 1m), or a lower writeConcurrency",
 		}},
-		{"victoriametrics concurrent inserts, before 1.91", "cannot handle more than 16 concurrent inserts during 1m0s; possible solutions: " +
-			"increase `-insert.maxQueueDuration`, increase `-maxConcurrentInserts`", results.WriteLimit{
-			Limit: "concurrent inserts", Family: "VictoriaMetrics", Value: "16",
-			Raise: "-maxConcurrentInserts (default 2 × CPU cores; vminsert in a cluster) or -insert.maxQueueDuration (default 1m), or a lower writeConcurrency",
+		{"victoriametrics concurrent inserts, 1.79.5 as it answered", `remoteAddr: "127.0.0.1:46100"; requestURI: /api/v1/write; ` +
+			"cannot handle more than 1 concurrent inserts during 1ms; possible solutions: increase `-insert.maxQueueDuration`, " +
+			"increase `-maxConcurrentInserts`, increase server capacity", results.WriteLimit{
+			Limit: "concurrent inserts", Family: "VictoriaMetrics", Value: "1",
+			Raise: "-maxConcurrentInserts (its default grows with the CPU cores; on vminsert in a cluster) or -insert.maxQueueDuration (default 1m), or a lower writeConcurrency",
 		}},
 		{"prometheus out of order", "out of order sample", results.WriteLimit{
-			Limit: "out-of-order samples", Family: "Prometheus, Thanos receive, Cortex",
+			Limit: "out-of-order samples", Family: "Prometheus TSDB",
 			Raise: "Prometheus: storage.tsdb.out_of_order_time_window in its config file; Thanos receive: --tsdb.out-of-order.time-window; " +
 				"Cortex: -ingester.out-of-order-time-window",
 		}},

@@ -22,7 +22,7 @@ func TestSummaryNamesLimit(t *testing.T) {
 	if err := WriteSummary(&b, r); err != nil {
 		t.Fatal(err)
 	}
-	want := "\nlimit " + r.Storages[0].Name + ": refused at Mimir's ingestion rate (samples/s per tenant) limit (10000), 7 requests (HTTP 429); " +
+	want := "\nlimit " + r.Storages[0].Name + ": Mimir refused 7 requests (HTTP 429) at its ingestion rate (samples/s per tenant) limit (10000); " +
 		"raise -distributor.ingestion-rate-limit and -distributor.ingestion-burst-size\n"
 	if got := b.String(); strings.Count(got, want) != 1 || strings.Contains(got, "limit "+r.Storages[1].Name+":") {
 		t.Errorf("summary lacks %q once, for %s alone:\n%s", want, r.Storages[0].Name, got)
@@ -31,7 +31,7 @@ func TestSummaryNamesLimit(t *testing.T) {
 	if err := WriteHTML(&h, r); err != nil {
 		t.Fatal(err)
 	}
-	if want := "Limit of " + r.Storages[0].Name + ": refused at Mimir's ingestion rate (samples/s per tenant) limit (10000), 7 requests (HTTP 429); raise -distributor.ingestion-rate-limit"; !strings.Contains(h.String(), want) {
+	if want := "Limit of " + r.Storages[0].Name + ": Mimir refused 7 requests (HTTP 429) at its ingestion rate (samples/s per tenant) limit (10000); raise -distributor.ingestion-rate-limit"; !strings.Contains(h.String(), want) {
 		t.Errorf("report.html lacks %q", want)
 	}
 }

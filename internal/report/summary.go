@@ -363,8 +363,8 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 				if l.Value != "" {
 					value = " (" + l.Value + ")"
 				}
-				fmt.Fprintf(&b, "\nlimit %s: refused at %s's %s limit%s, %d requests (HTTP %d); raise %s\n",
-					s.Name, l.Family, l.Limit, value, l.Requests, l.Status, l.Raise)
+				fmt.Fprintf(&b, "\nlimit %s: %s refused %d requests (HTTP %d) at its %s limit%s; raise %s\n",
+					s.Name, l.Family, l.Requests, l.Status, l.Limit, value, l.Raise)
 			}
 		}
 		for _, p := range s.Problems {

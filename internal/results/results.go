@@ -166,7 +166,8 @@ type WriteLimit struct {
 	// Limit names it: "series per tenant", "ingestion rate", "concurrent inserts", ...
 	Limit string `json:"limit"`
 	// Family is the storage whose message it is: Mimir, Cortex, VictoriaMetrics, or
-	// "Prometheus, Thanos receive, Cortex" for the TSDB's own refusals, which read alike.
+	// "Prometheus TSDB" for the TSDB's own refusals, which Prometheus, Thanos receive and
+	// Cortex answer alike.
 	Family string `json:"family"`
 	// Value is the limit's value as the message gives it, "" when it gives none.
 	Value string `json:"value,omitempty"`
