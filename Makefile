@@ -45,14 +45,26 @@ conformance: deps build
 # Every test, the end-to-end ones against real storages included (in parallel: each starts its
 # own storages), and every fuzz target's seed corpus; after the checks CI makes; and the Helm
 # chart's checks.
+#
+# -count=1: every test runs every time (go test would reuse an earlier pass it thinks still
+# valid). The e2e package runs 8 tests side by side (e2e/main_test.go), builds tsbench once,
+# without -race, and keeps a failed test's results.json, summary and storage logs under
+# out/e2e-failed/. The whole run's events go to $(OUT)/test.json; scripts/testsummary prints
+# go test's usual lines, the ten slowest tests and "N passed, N failed, N skipped". On 2
+# cores it takes about 6 minutes; each package stays far inside its -timeout.
 test: deps-browser check helm-check
-	# Allocation checks skip under -race (its instrumentation allocates); run them without it,
-	# first, so the last lines printed are those of the whole suite.
-	$(GO) test -count=1 -run 'DoesNotAllocate' ./...
-	$(GO) test -race -timeout 12m ./...
+	# Allocation checks skip under -race (its instrumentation allocates): run them without it,
+	# in the packages that have them, first.
+	$(GO) test -count=1 -run 'DoesNotAllocate' $(ALLOC_PKGS)
+	@mkdir -p $(OUT)
+	bash -o pipefail -c '$(GO) test -race -count=1 -json -timeout $(TEST_TIMEOUT) ./... | tee $(OUT)/test.json | $(GO) run ./scripts/testsummary'
+
+# The packages with allocation checks, found by name so a new one is never skipped.
+ALLOC_PKGS = $(shell grep -rl --include='*_test.go' 'func Test[A-Za-z]*DoesNotAllocate' internal | xargs -r -n1 dirname | sort -u | sed 's|^|./|')
+TEST_TIMEOUT ?= 10m
 
 e2e: deps-browser
-	$(GO) test -race -timeout 12m ./e2e/...
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./e2e/...
 
 bench:
 	# Generator alone (samples/s, allocations), then the whole write path into a discarding

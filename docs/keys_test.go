@@ -9,6 +9,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
 	"regexp"
@@ -230,7 +231,7 @@ func rowKeys(line string) []string {
 func TestConfigDefaultsDocumented(t *testing.T) {
 	def := reflect.ValueOf(config.Default())
 	rows := defaultRows(t, "configuration.md")
-	for _, n := range sortedKeys(rows) {
+	for _, n := range slices.Sorted(maps.Keys(rows)) {
 		row := rows[n]
 		v, ok := fieldByTag(def, row.key)
 		if !ok {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -128,7 +129,7 @@ func headingAnchors(t *testing.T, page string) []string {
 	var anchors []string
 	seen := map[string]int{}
 	lines := prose(t, page)
-	for _, n := range sortedKeys(lines) {
+	for _, n := range slices.Sorted(maps.Keys(lines)) {
 		text, ok := strings.CutPrefix(lines[n], "#")
 		if !ok {
 			continue
@@ -143,15 +144,6 @@ func headingAnchors(t *testing.T, page string) []string {
 		seen[a]++
 	}
 	return anchors
-}
-
-func sortedKeys[V any](m map[int]V) []int {
-	var ks []int
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }
 
 // TestFencedCommandsParse: every tsbench command in a shell fence (sh, bash, console) of
@@ -171,7 +163,7 @@ func commandProblems(t *testing.T, pages []string) []string {
 	var problems []string
 	for _, page := range pages {
 		code := fenced(t, page, true)
-		for _, n := range sortedKeys(code) {
+		for _, n := range slices.Sorted(maps.Keys(code)) {
 			l := code[n]
 			switch l.lang {
 			case "sh", "bash", "console":

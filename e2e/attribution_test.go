@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tsbench/tsbench/internal/results"
-	"github.com/tsbench/tsbench/internal/storage/promreceiver"
+	"github.com/tsbench/tsbench/internal/storage/storagetest"
 )
 
 // TestOTLPLabelMapping writes OTLP into Prometheus' own OTLP handler with its job and
@@ -23,7 +23,7 @@ func TestOTLPLabelMapping(t *testing.T) {
 	t.Parallel()
 	var storages strings.Builder
 	for _, name := range []string{"mapped", "unmapped", "rw"} {
-		r, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{OTLPResourceLabels: true})
+		r, err := storagetest.Start(t.TempDir(), slog.New(slog.DiscardHandler), storagetest.Options{OTLPResourceLabels: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,10 +37,10 @@ func TestOTLPLabelMapping(t *testing.T) {
 			mapping = ", otlpLabels: underscore"
 		}
 		if name == "rw" { // job and instance as written: what the others' rules are compared with
-			fmt.Fprintf(&storages, "  %s: {writeURL: %s%s, readURL: %s/}\n", name, r.URL, promreceiver.WritePath, r.URL)
+			fmt.Fprintf(&storages, "  %s: {writeURL: %s%s, readURL: %s/}\n", name, r.URL, storagetest.WritePath, r.URL)
 			continue
 		}
-		fmt.Fprintf(&storages, "  %s: {writeURL: %s%s, readURL: %s/, protocol: otlp-http%s}\n", name, r.URL, promreceiver.OTLPPath, r.URL, mapping)
+		fmt.Fprintf(&storages, "  %s: {writeURL: %s%s, readURL: %s/, protocol: otlp-http%s}\n", name, r.URL, storagetest.OTLPPath, r.URL, mapping)
 	}
 	cfg := `
 duration: 15s

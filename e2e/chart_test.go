@@ -68,7 +68,7 @@ func TestChartFiles(t *testing.T) {
 	requireBinaries(t, "victoria-metrics", "prometheus")
 	vm := startStorage(t, storage.KindVictoriaMetrics, "vm")
 	prom := startStorage(t, storage.KindPrometheus, "prom")
-	rules := filepath.Join(t.TempDir(), "alerts.yaml")
+	rules := filepath.Join(testDir(t), "alerts.yaml")
 	if err := os.WriteFile(rules, []byte(chartRules), 0o644); err != nil {
 		t.Fatal(err)
 	}

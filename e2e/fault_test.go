@@ -86,7 +86,7 @@ func TestInterruptStillReports(t *testing.T) {
 	t.Parallel()
 	requireBinaries(t, "victoria-metrics")
 	vm := startStorage(t, storage.KindVictoriaMetrics, "vm")
-	dir := t.TempDir()
+	dir := testDir(t)
 	cfgPath := filepath.Join(dir, "bench.yaml")
 	cfg := fmt.Sprintf("duration: 0s\ntargetsCount: 20\nscrapeInterval: 2s\nremoteStorages:\n  vm: {writeURL: %sapi/v1/write, readURL: %s}\n", vm.URL, vm.URL)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
@@ -138,7 +138,7 @@ func TestInterruptStillReports(t *testing.T) {
 func TestLocalStorageDiesMidRun(t *testing.T) {
 	t.Parallel()
 	requireBinaries(t, "victoria-metrics", "prometheus")
-	out := filepath.Join(t.TempDir(), "out")
+	out := filepath.Join(testDir(t), "out")
 	cmd := exec.Command(tsbenchBin, "run", "-duration", "25s", "-out", out, "-httpListenAddr", "127.0.0.1:0")
 	var stdout bytes.Buffer
 	var stderr lockedBuffer

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/storage/local"
 )
 
 // TestFreshnessLatencyOffset runs the canary against two Debian VictoriaMetrics, one as
@@ -21,7 +22,7 @@ func TestFreshnessLatencyOffset(t *testing.T) {
 	vm0 := startStorage(t, storage.KindVictoriaMetrics, "vm0")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	vm5, err := storage.StartWith(ctx, storage.KindVictoriaMetrics, "vm5", false, 0, []string{"-search.latencyOffset=5s"}, slog.New(slog.DiscardHandler))
+	vm5, err := local.StartWith(ctx, storage.KindVictoriaMetrics, "vm5", false, 0, []string{"-search.latencyOffset=5s"}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/storage/local"
 )
 
 // TestHAPairs writes an HA pair (series.haReplicas: 2) for 20 s in two runs at once: with a
@@ -22,19 +23,19 @@ import (
 func TestHAPairs(t *testing.T) {
 	t.Parallel()
 	requireBinaries(t, "victoria-metrics", "prometheus")
-	dropReplica := filepath.Join(t.TempDir(), "relabel.yml")
+	dropReplica := filepath.Join(testDir(t), "relabel.yml")
 	if err := os.WriteFile(dropReplica, []byte("- action: labeldrop\n  regex: replica\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	runs := []struct {
 		name, labels string
-		storages     map[string]*storage.Local
+		storages     map[string]*local.Process
 		want         map[string]string
 	}{
 		{
 			name:   "replica label",
 			labels: `{cluster: {name: cluster, value: bench}, replica: {name: replica, values: [a, b]}}`,
-			storages: map[string]*storage.Local{
+			storages: map[string]*local.Process{
 				"prom": startStorage(t, storage.KindPrometheus, "prom"),
 				"vm":   startStorage(t, storage.KindVictoriaMetrics, "vm"),
 				// VictoriaMetrics as its docs set up an HA pair: drop the replica label on
@@ -46,7 +47,7 @@ func TestHAPairs(t *testing.T) {
 		{
 			name:   "no replica label",
 			labels: `{cluster: {name: cluster, value: bench}}`,
-			storages: map[string]*storage.Local{
+			storages: map[string]*local.Process{
 				"vm":      startStorage(t, storage.KindVictoriaMetrics, "vm"),
 				"vmdedup": startStorageWith(t, storage.KindVictoriaMetrics, "vmdedup", []string{"-dedup.minScrapeInterval=5s"}),
 			},
@@ -84,10 +85,10 @@ remoteStorages:
 					t.Errorf("%s accounting: generated %d acked %d dropped %v, off by %d; want every copy (>= %d) acked", name, wr.GeneratedSamples, wr.AckedSamples, wr.DroppedSamples, diff, 2*4*3*per)
 				}
 				h := s.Verify.HA
-				if h == nil || h.Stored != want || h.CheckedScrapes == 0 || h.Gaps != 0 {
+				if h == nil || h.Stored != want || h.CheckedScrapes == 0 || h.Gaps == nil || *h.Gaps != 0 {
 					t.Fatalf("%s verify.ha %+v, want stored %s and no gaps", name, h, want)
 				}
-				if want == results.HAStoredOne && (h.Winner == "" || h.OneCopy != h.CheckedScrapes) {
+				if want == results.HAStoredOne && (h.Winner == "" || *h.OneCopy != h.CheckedScrapes) {
 					t.Errorf("%s verify.ha %+v: want a winner, one copy of every scrape", name, h)
 				}
 				if !strings.Contains(rr.stdout, "HA pair (2 replicas): stored "+want) {

@@ -13,7 +13,7 @@ import (
 )
 
 // TestHistory is history's acceptance check (issue 12): 20 targets at 5 s with churn every
-// 2m, 15m of history, then 1m live, against real VictoriaMetrics and Prometheus. Each
+// 2m, 15m of history, then 30s live, against real VictoriaMetrics and Prometheus. Each
 // storage catches up and acks all of it; what tsbench acked is what the storage says it
 // ingested, nothing is dropped or pending; the read-back checks the history from its first
 // minute; no rule with a window of 15m or less is left uncompared. A second run against the
@@ -26,7 +26,7 @@ func TestHistory(t *testing.T) {
 	prom := startStorage(t, storage.KindPrometheus, "prom")
 	cfg := fmt.Sprintf(`
 history: 15m
-duration: 1m
+duration: 30s
 targetsCount: 20
 scrapeInterval: 5s
 scrapeConfigUpdatePercent: 10

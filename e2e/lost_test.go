@@ -26,7 +26,7 @@ func TestLostAfterAck(t *testing.T) {
 	requireBinaries(t, "victoria-metrics")
 	lose := startStorage(t, storage.KindVictoriaMetrics, "lose")
 	keep := startStorage(t, storage.KindVictoriaMetrics, "keep")
-	dir := t.TempDir()
+	dir := testDir(t)
 	cfgPath := filepath.Join(dir, "bench.yaml")
 	cfg := fmt.Sprintf(`duration: 25s
 targetsCount: 4

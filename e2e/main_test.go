@@ -2,9 +2,10 @@
 // their Debian packages, on free loopback ports with temporary data dirs.
 //
 // Every test calls t.Parallel(): each starts its own storages and tsbench, and the helpers
-// here share nothing but the binary built once in TestMain, so tests run side by side (as
-// many as -parallel, GOMAXPROCS by default). A test waits on events (a log line, a storage's
-// answer), never on a fixed sleep that a busy machine could outrun.
+// here share nothing but the binary built once in TestMain, so tests run side by side (8 unless
+// -parallel says otherwise: setParallel). A test waits on events (a log line, a storage's
+// answer), never on a fixed sleep that a busy machine could outrun. A failed test keeps its
+// runs' files and its storages' logs under out/e2e-failed/ (keepOnFailure) and says where.
 package e2e
 
 import (
@@ -12,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"net/http"
@@ -30,7 +32,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/conformance"
 	"github.com/tsbench/tsbench/internal/results"
-	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/storage/local"
 )
 
 // tsbenchBin is the binary built once for every test; set in TestMain, only read after.
@@ -43,18 +45,38 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	tsbenchBin = filepath.Join(dir, "tsbench")
-	build := exec.Command("go", "build", "-race", "-o", tsbenchBin, "../cmd/tsbench")
+	// Without the race detector by default: it multiplies the binary's CPU several times over
+	// on a 2-core machine, and the same code runs under -race in-process in the cli and bench
+	// tests. TSBENCH_E2E_RACE=1 builds it with the detector.
+	args := []string{"build", "-o", tsbenchBin}
+	if os.Getenv("TSBENCH_E2E_RACE") != "" {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "../cmd/tsbench")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build tsbench:", err)
 		os.Exit(1)
 	}
+	setParallel(8)
 	// The in-process Prometheus receivers parse PromQL as the test runner does: the parser's
 	// features are package variables, set once before any test starts (conformance_test.go).
 	conformance.EnableParserFeatures()
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// setParallel runs up to n tests side by side unless -parallel was given. These tests mostly
+// wait (for a run's duration, a storage's answer) while using little CPU: go test's default,
+// GOMAXPROCS, would run 2 at a time on a 2-core machine and take four times as long.
+func setParallel(n int) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(n))
+	}
 }
 
 // requireBinaries skips when a storage binary is missing, and fails under CI=true.
@@ -71,9 +93,79 @@ func requireBinaries(t *testing.T, bins ...string) {
 }
 
 // startStorage starts a real storage for the test and stops it at cleanup.
-func startStorage(t *testing.T, kind, name string) *storage.Local {
+func startStorage(t *testing.T, kind, name string) *local.Process {
 	t.Helper()
 	return startStorageWith(t, kind, name, nil)
+}
+
+// keepRoot is where a failed test's files are kept: $TSBENCH_E2E_KEEP, else out/e2e-failed in
+// the repository (CI's clone keeps it).
+func keepRoot() string {
+	if d := os.Getenv("TSBENCH_E2E_KEEP"); d != "" {
+		return d
+	}
+	abs, err := filepath.Abs(filepath.Join("..", "out", "e2e-failed"))
+	if err != nil {
+		return filepath.Join(os.TempDir(), "tsbench-e2e-failed")
+	}
+	return abs
+}
+
+// keepOnFailure copies path (a run's directory, a storage's log) under keepRoot when the test
+// fails, and names the copy in the test's output, so a failure explains itself afterwards.
+// Cleanups run last registered first: call it after what removes path was registered.
+func keepOnFailure(t *testing.T, path string) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		// A storage's log.txt is named by its directory (tsbench-<storage>-<n>), a run's by its own.
+		name := filepath.Base(path)
+		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+			name = filepath.Base(filepath.Dir(path)) + "-" + name
+		}
+		dst := filepath.Join(keepRoot(), strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()), name)
+		for i := 2; exists(dst); i++ { // -count runs the test again: keep every failure
+			dst = fmt.Sprintf("%s.%d", strings.TrimSuffix(dst, fmt.Sprintf(".%d", i-1)), i)
+		}
+		if err := copyPath(dst, path); err != nil {
+			t.Logf("keep %s: %v", path, err)
+			return
+		}
+		t.Logf("kept for this failure: %s", dst)
+	})
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// copyPath copies a file or a directory tree to dst, which must not exist yet.
+func copyPath(dst, src string) error {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return os.CopyFS(dst, os.DirFS(src))
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
+}
+
+// testDir is t.TempDir, kept under keepRoot if the test fails.
+func testDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	keepOnFailure(t, dir)
+	return dir
 }
 
 // runResult is what one tsbench run left behind.
@@ -89,7 +181,7 @@ type runResult struct {
 // timeout, and loads results.json when there is one.
 func runTsbench(t *testing.T, timeout time.Duration, configYAML string, args ...string) runResult {
 	t.Helper()
-	dir := t.TempDir()
+	dir := testDir(t)
 	out := filepath.Join(dir, "out")
 	args = append(args, "-out", out, "-httpListenAddr", "127.0.0.1:0")
 	if configYAML != "" {
@@ -107,6 +199,11 @@ func runTsbench(t *testing.T, timeout time.Duration, configYAML string, args ...
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	rr := runResult{stdout: stdout.String(), stderr: stderr.String(), outDir: out}
+	// Beside results.json, for keepOnFailure: what tsbench printed.
+	if err := errors.Join(os.WriteFile(filepath.Join(dir, "stdout.txt"), stdout.Bytes(), 0o644),
+		os.WriteFile(filepath.Join(dir, "stderr.txt"), stderr.Bytes(), 0o644)); err != nil {
+		t.Log(err)
+	}
 	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
 		rr.code = ee.ExitCode()
 	} else if err != nil {

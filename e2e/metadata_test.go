@@ -9,7 +9,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
-	"github.com/tsbench/tsbench/internal/storage/promreceiver"
+	"github.com/tsbench/tsbench/internal/storage/storagetest"
 )
 
 // TestMetadataIntoPrometheusReceiver sends the default profile (help, unit and type per
@@ -125,7 +125,7 @@ func TestCreatedTimestampsIntoPrometheusReceiver(t *testing.T) {
 	t.Parallel()
 	var storages strings.Builder
 	for _, name := range []string{"ct", "plain"} {
-		r, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{CreatedZeroIngestion: name == "ct"})
+		r, err := storagetest.Start(t.TempDir(), slog.New(slog.DiscardHandler), storagetest.Options{CreatedZeroIngestion: name == "ct"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +134,7 @@ func TestCreatedTimestampsIntoPrometheusReceiver(t *testing.T) {
 				t.Error(err)
 			}
 		})
-		fmt.Fprintf(&storages, "  %s: {writeURL: %s%s, readURL: %s, protocol: prometheus-rw2}\n", name, r.URL, promreceiver.WritePath, r.URL)
+		fmt.Fprintf(&storages, "  %s: {writeURL: %s%s, readURL: %s, protocol: prometheus-rw2}\n", name, r.URL, storagetest.WritePath, r.URL)
 	}
 	cfg := `
 duration: 10s

@@ -9,7 +9,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
-	"github.com/tsbench/tsbench/internal/storage/promreceiver"
+	"github.com/tsbench/tsbench/internal/storage/storagetest"
 )
 
 // TestProtocolsIntoPrometheusReceiver runs the same 20-target workload over each protocol into
@@ -112,12 +112,12 @@ var receiverProtocols = map[string]string{"rw1": "prometheus-rw1", "rw2": "prome
 
 // startReceivers starts one Prometheus receiver in-process per protocol, stopped at the
 // test's end, and returns them with their remoteStorages entries.
-func startReceivers(t *testing.T) (map[string]*promreceiver.Receiver, string) {
+func startReceivers(t *testing.T) (map[string]*storagetest.Receiver, string) {
 	t.Helper()
-	recvs := map[string]*promreceiver.Receiver{}
+	recvs := map[string]*storagetest.Receiver{}
 	var storages strings.Builder
 	for _, name := range []string{"otlp", "rw1", "rw2"} {
-		r, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{})
+		r, err := storagetest.Start(t.TempDir(), slog.New(slog.DiscardHandler), storagetest.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,9 +127,9 @@ func startReceivers(t *testing.T) (map[string]*promreceiver.Receiver, string) {
 			}
 		})
 		recvs[name] = r
-		path := promreceiver.WritePath
+		path := storagetest.WritePath
 		if name == "otlp" {
-			path = promreceiver.OTLPPath
+			path = storagetest.OTLPPath
 		}
 		fmt.Fprintf(&storages, "  %s: {writeURL: %s%s, readURL: %s/, protocol: %s}\n", name, r.URL, path, r.URL, receiverProtocols[name])
 	}
@@ -138,7 +138,7 @@ func startReceivers(t *testing.T) (map[string]*promreceiver.Receiver, string) {
 
 // checkAppended: the receiver's TSDB appended exactly what tsbench counts acked, its
 // workload's samples and the freshness canary's.
-func checkAppended(t *testing.T, recv *promreceiver.Receiver, s results.Storage) {
+func checkAppended(t *testing.T, recv *storagetest.Receiver, s results.Storage) {
 	t.Helper()
 	if n, err := recv.Appended(); err != nil || n-int64(canary(s)) != s.Write.AckedSamples {
 		t.Errorf("the TSDB appended %d samples (%v), tsbench acked %d and %.0f freshness canaries", n, err, s.Write.AckedSamples, canary(s))

@@ -63,7 +63,7 @@ func TestBadRuleRunsBeside(t *testing.T) {
 	requireBinaries(t, "victoria-metrics", "prometheus")
 	vm := startStorage(t, storage.KindVictoriaMetrics, "vm")
 	prom := startStorage(t, storage.KindPrometheus, "prom")
-	dir := t.TempDir()
+	dir := testDir(t)
 	rules := filepath.Join(dir, "rules.yml")
 	if err := os.WriteFile(rules, []byte(`groups:
   - name: mixed

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/storage/local"
 )
 
 // TestNativeHistogramsIntoPrometheusReceiver sends the default profile's summaries as native
@@ -78,7 +79,7 @@ func checkNative(t *testing.T, v *results.Verify, verdict string) {
 func TestNativeHistogramsAgainstDebianPrometheus(t *testing.T) {
 	t.Parallel()
 	requireBinaries(t, "prometheus")
-	native := startStorageWith(t, storage.KindPrometheus, "native", storage.SampleTypeFlags(storage.KindPrometheus, true, true))
+	native := startStorageWith(t, storage.KindPrometheus, "native", local.SampleTypeFlags(storage.KindPrometheus, true, true))
 	plain := startStorageWith(t, storage.KindPrometheus, "plain", nil)
 	cfg := fmt.Sprintf(`
 duration: 15s
@@ -135,11 +136,11 @@ func checkExemplars(t *testing.T, e *results.Exemplars, rw1 bool) {
 }
 
 // startStorageWith starts a local storage with extra flags, stopped at the test's end.
-func startStorageWith(t *testing.T, kind, name string, extra []string) *storage.Local {
+func startStorageWith(t *testing.T, kind, name string, extra []string) *local.Process {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	l, err := storage.StartWith(ctx, kind, name, false, 0, extra, slog.New(slog.DiscardHandler))
+	l, err := local.StartWith(ctx, kind, name, false, 0, extra, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,5 +149,6 @@ func startStorageWith(t *testing.T, kind, name string, extra []string) *storage.
 			t.Error(err)
 		}
 	})
+	keepOnFailure(t, l.LogPath)
 	return l
 }

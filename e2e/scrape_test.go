@@ -17,6 +17,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/storage/local"
 )
 
 // scrapeRun runs scrape mode with sender against fresh VictoriaMetrics and Prometheus: 20
@@ -69,10 +70,14 @@ func checkScrapeAccount(t *testing.T, res *results.Run, ingested map[string]func
 	if snd.ScrapedSamples != nil && *snd.ScrapedSamples != snd.ServedSamples {
 		t.Errorf("the agent scraped %d samples, tsbench served %d", *snd.ScrapedSamples, snd.ServedSamples)
 	}
+	if snd.AppendedSamples == nil || snd.AgentAddedSamples == nil {
+		t.Fatalf("the agent's intake unknown: %v", snd.Reasons)
+	}
+	appended, added := *snd.AppendedSamples, *snd.AgentAddedSamples
 	// Its own series (5 or 6 per scrape) and staleness markers: at least one series per scrape.
-	if snd.AgentAddedSamples < snd.ServedScrapes || snd.AppendedSamples != snd.ServedSamples+snd.AgentAddedSamples {
+	if added < snd.ServedScrapes || appended != snd.ServedSamples+added {
 		t.Errorf("the agent took in %d = served %d + its own %d: want its own >= one per scrape (%d)",
-			snd.AppendedSamples, snd.ServedSamples, snd.AgentAddedSamples, snd.ServedScrapes)
+			appended, snd.ServedSamples, added, snd.ServedScrapes)
 	}
 	for _, ss := range snd.Storages {
 		t.Run(ss.Name, func(t *testing.T) {
@@ -83,9 +88,9 @@ func checkScrapeAccount(t *testing.T, res *results.Run, ingested map[string]func
 			for _, n := range ss.DroppedSamples {
 				dropped += n
 			}
-			if got := ss.AckedSamples + dropped + ss.PendingSamples; got != ss.ServedSamples+snd.AgentAddedSamples || ss.InSamples != got {
+			if got := ss.AckedSamples + dropped + ss.PendingSamples; got != ss.ServedSamples+added || ss.InSamples != got {
 				t.Errorf("served %d + agent's own %d != acked %d + dropped %d + pending %d (in %d)",
-					ss.ServedSamples, snd.AgentAddedSamples, ss.AckedSamples, dropped, ss.PendingSamples, ss.InSamples)
+					ss.ServedSamples, added, ss.AckedSamples, dropped, ss.PendingSamples, ss.InSamples)
 			}
 			if dropped != 0 || ss.PendingSamples != 0 {
 				t.Errorf("dropped %v, pending %d: want none", ss.DroppedSamples, ss.PendingSamples)
@@ -109,7 +114,7 @@ func checkScrapeAccount(t *testing.T, res *results.Run, ingested map[string]func
 			cpuPerM = *snd.CPUSecondsPerMillionSamples
 		}
 		t.Logf("%s: cpu %.4f cores mean, rss %.1f MiB mean, %.2f cpu s per million samples (%d taken in), queue %.0f bytes at end",
-			snd.Kind, *r.CPUCoresMean, *r.RSSBytesMean/(1<<20), cpuPerM, snd.AppendedSamples, deref(r.DiskBytesEnd))
+			snd.Kind, *r.CPUCoresMean, *r.RSSBytesMean/(1<<20), cpuPerM, appended, deref(r.DiskBytesEnd))
 	}
 	if diff := cmp.Diff([]string(nil), res.AccountingErrors); diff != "" {
 		t.Errorf("accounting errors (-want +got):\n%s", diff)
@@ -213,8 +218,8 @@ remoteStorages:
 		t.Errorf("vmagent scraped %v samples, tsbench served %d", snd.ScrapedSamples, snd.ServedSamples)
 	}
 	s := storageResult(t, res, "vm")
-	if s.Write == nil || s.Write.AckedSamples != snd.AppendedSamples {
-		t.Errorf("vm's write section %+v, want all %d samples vmagent took in acked", s.Write, snd.AppendedSamples)
+	if s.Write == nil || snd.AppendedSamples == nil || s.Write.AckedSamples != *snd.AppendedSamples {
+		t.Errorf("vm's write section %+v, want all %v samples vmagent took in acked", s.Write, snd.AppendedSamples)
 	}
 	if got := scrapeMetric(t, vm.URL+"metrics", "vm_rows_inserted_total", map[string]string{"type": "promremotewrite"}); s.Write != nil && got-canary(s) != float64(s.Write.AckedSamples) {
 		t.Errorf("vm ingested %.0f samples, vmagent acked %d and tsbench %.0f canary samples", got, s.Write.AckedSamples, canary(s))
@@ -251,7 +256,7 @@ func TestScrapeSenderURL(t *testing.T) {
 	listen := freeAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	agent, err := storage.StartAgent(ctx, storage.KindVMAgent, "user-vmagent", func(workDir string) ([]string, error) {
+	agent, err := local.StartAgent(ctx, local.KindVMAgent, "user-vmagent", func(workDir string) ([]string, error) {
 		path := filepath.Join(workDir, "scrape.yml")
 		sc := fmt.Sprintf("scrape_configs:\n- job_name: node_exporter\n  scrape_interval: 2s\n  http_sd_configs:\n  - url: http://%s/sd\n", listen)
 		return []string{"-promscrape.config=" + path, "-remoteWrite.url=" + vm.URL + "api/v1/write", "-promscrape.httpSDCheckInterval=2s"},
@@ -261,7 +266,7 @@ func TestScrapeSenderURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = agent.Stop() })
-	dir := t.TempDir()
+	dir := testDir(t)
 	cfgPath := filepath.Join(dir, "bench.yaml")
 	cfg := fmt.Sprintf(`
 duration: 20s
@@ -303,8 +308,8 @@ remoteStorages:
 	}
 	s := storageResult(t, res, "vm")
 	got := scrapeMetric(t, vm.URL+"metrics", "vm_rows_inserted_total", map[string]string{"type": "promremotewrite"}) - canary(s)
-	if s.Write == nil || s.Write.AckedSamples != snd.AppendedSamples || got != float64(s.Write.AckedSamples) {
-		t.Errorf("write %+v, vmagent took in %d, vm ingested %.0f: want all equal", s.Write, snd.AppendedSamples, got)
+	if s.Write == nil || snd.AppendedSamples == nil || s.Write.AckedSamples != *snd.AppendedSamples || got != float64(s.Write.AckedSamples) {
+		t.Errorf("write %+v, vmagent took in %v, vm ingested %.0f: want all equal", s.Write, snd.AppendedSamples, got)
 	}
 	if diff := cmp.Diff([]string(nil), res.AccountingErrors); diff != "" {
 		t.Errorf("accounting errors (-want +got):\n%s", diff)

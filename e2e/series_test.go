@@ -153,7 +153,7 @@ remoteStorages:
 // file (2.42 has no flag for it) and returns its URL.
 func startPrometheusOOO(t *testing.T, window string) string {
 	t.Helper()
-	dir := t.TempDir()
+	dir := testDir(t)
 	cfg := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfg, []byte("storage:\n  tsdb:\n    out_of_order_time_window: "+window+"\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/storage/local"
 )
 
 // TestShardsAddUpToOneProcess runs one workload twice at the same time, from the same
@@ -37,7 +38,7 @@ func TestShardsAddUpToOneProcess(t *testing.T) {
 	// 6 targets × 2 replicas × ~840 series / 2 s ≈ 5k samples/s; churn: 1 target per replica
 	// every 10 s, so staleness markers and new series are part of what must add up.
 	start := time.Now().Add(15 * time.Second).Truncate(time.Second)
-	config := func(vm *storage.Local) string {
+	config := func(vm *local.Process) string {
 		return fmt.Sprintf(`
 startTime: %s
 duration: 40s
@@ -55,7 +56,7 @@ remoteStorages:
   vm: {writeURL: %sapi/v1/write, readURL: %s}
 `, start.UTC().Format(time.RFC3339), vm.URL, vm.URL)
 	}
-	dir := t.TempDir()
+	dir := testDir(t)
 	runs := []struct{ name, config, shard string }{
 		{"single", config(single), ""},
 		{"shard-0", config(sharded), "0/3"},

@@ -19,7 +19,7 @@ func main() {
 		cancel() // first signal: stop the load, drain, write the report
 		<-sig
 		// Second signal: give up now. Local storages die with us (parent-death signal, see
-		// storage.Start); their temporary dirs stay behind.
+		// local.Start); their temporary dirs stay behind.
 		os.Exit(cli.ExitAborted)
 	}()
 	os.Exit(cli.Main(ctx, os.Args[1:], os.Stdout, os.Stderr))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks a storage's release candidate for a few minutes and compares the run with the
-# last release's results.json: exits 3 when a figure regressed past its compareThresholds
-# (or FAIL_ON) beyond the noise, 1 on an error, 0 otherwise. Runs as long as CONFIG's duration
+# last release's results.json: exits 3 when a figure changed past one of its compareThresholds
+# (or FAIL_ON), 1 on an error, 0 otherwise. Runs as long as CONFIG's duration
 # plus the read-back (3.5 minutes with examples/ci/bench.yaml).
 #
 #   BASELINE=last-release/results.json examples/ci/compare-release.sh

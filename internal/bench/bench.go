@@ -18,9 +18,10 @@ import (
 
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/query"
-	"github.com/tsbench/tsbench/internal/report"
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/storage/local"
+	"github.com/tsbench/tsbench/internal/threshold"
 	"github.com/tsbench/tsbench/internal/workload"
 )
 
@@ -79,7 +80,7 @@ type Prepared struct {
 	Config     *config.Config
 	Profile    *workload.Profile
 	Plan       *query.Plan
-	Thresholds []report.Threshold
+	Thresholds []threshold.Threshold
 }
 
 // Prepare loads the profile, the query plan and the thresholds of cfg; assets holds the
@@ -99,10 +100,10 @@ func Prepare(assets fs.FS, cfg *config.Config) (*Prepared, error) {
 	if p.Plan, err = query.LoadPlan(assets, cfg); err != nil {
 		errs = append(errs, err) // named by its key (queryRules, rangeQueries) at the source
 	}
-	if p.Thresholds, err = report.ParseThresholds(cfg.Thresholds, storageNames(cfg)); err != nil {
+	if p.Thresholds, err = threshold.Parse(cfg.Thresholds, storageNames(cfg)); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err = report.ParseCompareRules("compareThresholds", cfg.CompareThresholds, storageNames(cfg)); err != nil {
+	if _, err = threshold.ParseCompareRules("compareThresholds", cfg.CompareThresholds, storageNames(cfg)); err != nil {
 		errs = append(errs, err) // checked now, applied by report compare
 	}
 	if len(errs) > 0 {
@@ -133,7 +134,7 @@ func Run(ctx context.Context, p *Prepared, opts Options) (*results.Run, error) {
 	opts.setDefaults()
 	cfg := *p.Config
 	kinds := map[string]string{}
-	var locals []*storage.Local
+	var locals []*local.Process
 	if len(cfg.RemoteStorages) == 0 {
 		var err error
 		if locals, err = startLocals(ctx, opts.Keep, cfg.History, cfg.NativeHistograms.On(), cfg.Exemplars.Percent > 0, opts.Logger); err != nil {

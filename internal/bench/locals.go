@@ -10,21 +10,21 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/storage/local"
 )
 
 // startLocals starts the default storages side by side; if one fails, the others are stopped.
 // Their retention covers the history; they keep native histograms and exemplars when sent.
-func startLocals(ctx context.Context, keep bool, history time.Duration, native, exemplars bool, logger *slog.Logger) ([]*storage.Local, error) {
+func startLocals(ctx context.Context, keep bool, history time.Duration, native, exemplars bool, logger *slog.Logger) ([]*local.Process, error) {
 	var (
 		mu     sync.Mutex
-		locals []*storage.Local
+		locals []*local.Process
 		errs   []error
 		wg     sync.WaitGroup
 	)
 	for _, kind := range defaultStorages() {
 		wg.Go(func() {
-			l, err := storage.StartWith(ctx, kind, kind, keep, history, storage.SampleTypeFlags(kind, native, exemplars), logger)
+			l, err := local.StartWith(ctx, kind, kind, keep, history, local.SampleTypeFlags(kind, native, exemplars), logger)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -35,7 +35,7 @@ func startLocals(ctx context.Context, keep bool, history time.Duration, native, 
 		})
 	}
 	wg.Wait()
-	slices.SortFunc(locals, func(a, b *storage.Local) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(locals, func(a, b *local.Process) int { return strings.Compare(a.Name, b.Name) })
 	if err := errors.Join(errs...); err != nil {
 		for _, l := range locals {
 			_ = l.Stop()
@@ -46,7 +46,7 @@ func startLocals(ctx context.Context, keep bool, history time.Duration, native, 
 }
 
 // stopLocals stops the storages tsbench started, or with Keep leaves them and says where.
-func stopLocals(locals []*storage.Local, opts Options) {
+func stopLocals(locals []*local.Process, opts Options) {
 	for _, l := range locals {
 		if opts.Keep {
 			opts.Logger.Info("storage left running (-keep)", "storage", l.Name, "url", l.URL, "pid", l.Storage.PID,

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
 	"github.com/tsbench/tsbench/internal/observe"
-	"github.com/tsbench/tsbench/internal/results"
 )
 
 // longRunMetrics are what a person watching a run of days needs beside the write and query
@@ -32,43 +30,6 @@ func newLongRunMetrics(reg prometheus.Registerer) *longRunMetrics {
 			Help: "The largest delay so far from a live sample's scheduled time to its batch queued to send (write.maxScheduleDriftSeconds).",
 		}, []string{"storage"}),
 	}
-}
-
-// checkpoints rewrites results.json, marked partial, every checkpointInterval until ctx
-// ends: a run killed by SIGKILL or the OOM killer leaves its figures up to the last one.
-func (r *run) checkpoints(ctx context.Context) {
-	every(ctx, r.cfg.CheckpointInterval, r.checkpoint)
-}
-
-// every calls f with each tick's time, every d, until ctx ends.
-func every(ctx context.Context, d time.Duration, f func(now time.Time)) {
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			f(now)
-		}
-	}
-}
-
-// checkpoint writes the results so far to -out, atomically.
-func (r *run) checkpoint(now time.Time) {
-	took := time.Now()
-	res := r.results(nil)
-	res.Partial = &results.Partial{At: now.UTC(), Reason: "checkpoint"}
-	path, err := res.WriteFile(r.opts.Out)
-	if err != nil {
-		r.log.Error("cannot write the checkpoint; the run goes on", "dir", r.opts.Out, "err", err)
-		return
-	}
-	r.m.checkpoint.Set(float64(now.UnixMilli()) / 1000)
-	r.mu.Lock()
-	r.checkpointAt = now
-	r.mu.Unlock()
-	r.log.Debug("checkpoint written", "path", path, "took", time.Since(took).Round(time.Millisecond))
 }
 
 // progressHead begins a progress line with what a person watching a long or endless run needs

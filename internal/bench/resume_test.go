@@ -81,3 +81,52 @@ func TestSpansAround(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeGapLeavesOutPending (issue 29, item 6): samples pending at the checkpoint are
+// taken out of the account, so the read-back of a resumed run must not look for them: its
+// span before the gap ends a scrape interval (the largest drift when longer) before the
+// oldest sample the checkpoint had not settled, as the checkpoint's lag says.
+func TestResumeGapLeavesOutPending(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at, restart := start.Add(10*time.Minute), start.Add(12*time.Minute)
+	cp := &results.Run{
+		Partial: &results.Partial{At: at, Reason: "checkpoint"},
+		Storages: []results.Storage{
+			{Name: "fast", Write: &results.Write{GeneratedSamples: 100, AckedSamples: 100}},
+			{Name: "slow", Write: &results.Write{GeneratedSamples: 100, AckedSamples: 60, PendingSamples: 40, LagSeconds: 25, MaxScheduleDriftSeconds: 0.2}},
+			{Name: "drifting", Write: &results.Write{GeneratedSamples: 100, AckedSamples: 100, MaxScheduleDriftSeconds: 30}},
+		},
+	}
+	g := resumeGap(cp, restart, 10*time.Second)
+	// slow: 25 s of lag and a scrape interval; drifting: 30 s of drift.
+	if want := at.Add(-35 * time.Second); !g.From.Equal(want) || !g.To.Equal(restart) || !g.Checkpoint.Equal(at) {
+		t.Errorf("gap %s → %s (checkpoint %s), want %s → %s (checkpoint %s)", g.From, g.To, g.Checkpoint, want, restart, at)
+	}
+	if !strings.Contains(g.Reason, "(40 pending)") {
+		t.Errorf("reason %q does not say how many samples were pending", g.Reason)
+	}
+	spans := spansAround([]results.Gap{g}, start, start.Add(20*time.Minute))
+	pendingFrom := at.Add(-25 * time.Second) // the oldest sample "slow" had not acked
+	if spans[0][1].After(pendingFrom) {
+		t.Errorf("the read-back's span before the gap ends at %s, after the oldest pending sample at %s", spans[0][1], pendingFrom)
+	}
+}
+
+// TestSinceLastGap (issue 29, item 6): the reads of the run's end (HA pairs, native
+// histograms, exemplars) start after a resumed run's last gap, never in it.
+func TestSinceLastGap(t *testing.T) {
+	at := func(m int) time.Time { return time.Date(2026, 1, 1, 0, m, 0, 0, time.UTC) }
+	gaps := []results.Gap{{From: at(10), To: at(12)}, {From: at(30), To: at(31)}}
+	for _, c := range []struct {
+		gaps       []results.Gap
+		from, want int
+	}{
+		{nil, 0, 0},
+		{gaps, 0, 31},
+		{gaps, 40, 40},
+	} {
+		if got := sinceLastGap(c.gaps, at(c.from)); !got.Equal(at(c.want)) {
+			t.Errorf("from %d with %d gaps: %s, want %s", c.from, len(c.gaps), got, at(c.want))
+		}
+	}
+}

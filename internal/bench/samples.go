@@ -24,8 +24,8 @@ func nativeOptions(n config.NativeHistograms) workload.NativeOptions {
 }
 
 // verifySampleTypes adds the read-back of native histograms, exemplars and metadata to each
-// storage's, when they were sent.
-func (r *run) verifySampleTypes(ctx context.Context, v *verify.Verifier, res map[string]*results.Verify, to time.Time) {
+// storage's, when they were sent; the first two look at the end of [from, to].
+func (r *run) verifySampleTypes(ctx context.Context, v *verify.Verifier, res map[string]*results.Verify, from, to time.Time) {
 	for name, m := range v.Metadata(ctx, r.cfg.SendMetadata) {
 		if res[name] != nil {
 			res[name].Metadata = m
@@ -37,7 +37,7 @@ func (r *run) verifySampleTypes(ctx context.Context, v *verify.Verifier, res map
 		}
 	}
 	if pct := r.cfg.Exemplars.Percent; pct > 0 {
-		for name, e := range v.Exemplars(ctx, pct, r.clock, to) {
+		for name, e := range v.Exemplars(ctx, pct, from, to) {
 			if res[name] != nil {
 				res[name].Exemplars = e
 			}
@@ -46,7 +46,7 @@ func (r *run) verifySampleTypes(ctx context.Context, v *verify.Verifier, res map
 	if !r.cfg.NativeHistograms.On() {
 		return
 	}
-	for name, n := range v.Natives(ctx, r.cfg.NativeHistograms.Send, r.clock, to) {
+	for name, n := range v.Natives(ctx, r.cfg.NativeHistograms.Send, from, to) {
 		if res[name] == nil {
 			continue
 		}

@@ -15,10 +15,10 @@ import (
 
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/observe"
-	"github.com/tsbench/tsbench/internal/report"
 	"github.com/tsbench/tsbench/internal/results"
-	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/storage/local"
 	"github.com/tsbench/tsbench/internal/targets"
+	"github.com/tsbench/tsbench/internal/threshold"
 	"github.com/tsbench/tsbench/internal/verify"
 )
 
@@ -28,7 +28,7 @@ type scrape struct {
 	http       *http.Server
 	sdURL      string
 	remotes    []targets.Remote
-	agent      *storage.Local // nil when the user runs the agent (senderURL)
+	agent      *local.Process // nil when the user runs the agent (senderURL)
 	metricsURL string
 	obs        *observe.Observer // the agent's resources
 	client     *http.Client
@@ -131,7 +131,7 @@ func (r *run) startScrape(ctx context.Context) (*scrape, error) {
 			return nil, err
 		}
 	} else {
-		sc.agent, err = storage.StartAgent(ctx, r.cfg.Sender, r.cfg.Sender, r.agentSetup(sc), r.opts.Keep, r.log)
+		sc.agent, err = local.StartAgent(ctx, r.cfg.Sender, r.cfg.Sender, r.agentSetup(sc), r.opts.Keep, r.log)
 		if err != nil {
 			sc.close(r)
 			return nil, fmt.Errorf("start %s: %w", r.cfg.Sender, err)
@@ -155,7 +155,7 @@ func (r *run) startScrape(ctx context.Context) (*scrape, error) {
 
 // agentSetup writes the agent's config files (secrets in files only it reads) and names them
 // in its flags.
-func (r *run) agentSetup(sc *scrape) storage.AgentSetup {
+func (r *run) agentSetup(sc *scrape) local.AgentSetup {
 	return func(workDir string) ([]string, error) {
 		switch r.cfg.Sender {
 		case config.SenderPrometheusAgent:
@@ -362,9 +362,16 @@ func (r *run) scrapeResults(sc *scrape, c *targets.Counters, verified map[string
 	var accounting []string
 	if c == nil {
 		accounting = append(accounting, fmt.Sprintf("the %s's counters could not be read: no storage's account is known", r.cfg.Sender))
+		why := fmt.Sprintf("the %s's counters could not be read (see problems)", r.cfg.Sender)
+		for _, figure := range []string{"scrapedSamples", "appendedSamples", "agentAddedSamples", "cpuSecondsPerMillionSamples"} {
+			snd.Reasons = withReason(snd.Reasons, figure, why)
+		}
 	} else {
-		snd.ScrapedSamples, snd.AppendedSamples = c.Scraped, c.Appended
-		snd.AgentAddedSamples = c.Appended - served.Samples
+		added := c.Appended - served.Samples
+		snd.ScrapedSamples, snd.AppendedSamples, snd.AgentAddedSamples = c.Scraped, &c.Appended, &added
+		if c.Scraped == nil {
+			snd.Reasons = withReason(snd.Reasons, "scrapedSamples", fmt.Sprintf("%s does not count the samples it scraped", r.cfg.Sender))
+		}
 		if c.Scraped != nil && *c.Scraped != served.Samples {
 			msg := fmt.Sprintf("tsbench served %d samples, %s says it scraped %d (off by %d)",
 				served.Samples, r.cfg.Sender, *c.Scraped, served.Samples-*c.Scraped)
@@ -373,11 +380,16 @@ func (r *run) scrapeResults(sc *scrape, c *targets.Counters, verified map[string
 			}
 			accounting = append(accounting, msg)
 		}
-		if snd.AgentAddedSamples < 0 {
+		if added < 0 {
 			accounting = append(accounting, fmt.Sprintf("tsbench served %d samples, %s took in only %d", served.Samples, r.cfg.Sender, c.Appended))
 		}
-		if r := snd.Resources; r != nil && r.CPUCoresMean != nil && c.Appended > 0 {
-			v := *r.CPUCoresMean * loadEnd.Sub(res.StartTime).Seconds() / float64(c.Appended) * 1e6
+		switch ar := snd.Resources; {
+		case ar == nil || ar.CPUCoresMean == nil:
+			snd.Reasons = withReason(snd.Reasons, "cpuSecondsPerMillionSamples", fmt.Sprintf("the %s's CPU is unknown (resources.reasons)", r.cfg.Sender))
+		case c.Appended == 0:
+			snd.Reasons = withReason(snd.Reasons, "cpuSecondsPerMillionSamples", fmt.Sprintf("the %s took in no sample", r.cfg.Sender))
+		default:
+			v := *ar.CPUCoresMean * loadEnd.Sub(res.StartTime).Seconds() / float64(c.Appended) * 1e6
 			snd.CPUSecondsPerMillionSamples = &v
 		}
 	}
@@ -432,8 +444,17 @@ func (r *run) scrapeResults(sc *scrape, c *targets.Counters, verified map[string
 	for _, msg := range accounting {
 		r.log.Error("accounting does not balance", "detail", msg)
 	}
-	res.Thresholds = report.EvaluateThresholds(r.p.Thresholds, res)
+	res.Thresholds = threshold.Evaluate(r.p.Thresholds, res)
 	return res
+}
+
+// withReason is reasons with figure's reason added, made when nil.
+func withReason(reasons map[string]string, figure, why string) map[string]string {
+	if reasons == nil {
+		reasons = map[string]string{}
+	}
+	reasons[figure] = why
+	return reasons
 }
 
 // agentAcked is the observer's count of what each storage acknowledged in scrape mode (the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/report"
 	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/threshold"
 )
 
 // cmdReport re-renders a results file, or compares two.
@@ -57,7 +58,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlagSet("report compare", stderr)
 	out := fs.String("out", "", "directory for compare.html (default: the new results file's directory)")
-	failOn := fs.String("fail-on", "", "exit 3 when a figure changed past a limit, beyond its noise: comma-separated [storage:]figure>+change or figure<-change, e.g. 'query.p99>+20%,bytesPerSample>+10%' (the new run's compareThresholds apply too)")
+	failOn := fs.String("fail-on", "", "exit 3 when a figure changed past a limit: comma-separated [storage:]figure>+change or figure<-change, e.g. 'query.p99>+20%,bytesPerSample>+10%'; end a rule in ~noise to fail only beyond the old run's noise too (the new run's compareThresholds apply as well)")
 	renames := map[string]string{}
 	fs.Func("map", "old=new: compare the old run's storage old with the new run's new (repeat, or comma-separate, for several)", func(v string) error {
 		return addRenames(renames, v)
@@ -97,11 +98,11 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 	if len(rules) == 0 {
 		return ExitOK, nil
 	}
-	verdicts := c.Gate(rules)
+	verdicts := threshold.Gate(c.Rows, rules)
 	if err := report.WriteGate(stdout, verdicts); err != nil {
 		return ExitError, err
 	}
-	if n := report.Failed(verdicts); n > 0 {
+	if n := threshold.Failed(verdicts); n > 0 {
 		fmt.Fprintf(stderr, "tsbench report compare: %d of %d compare thresholds failed\n", n, len(verdicts))
 		return ExitThreshold, nil
 	}
@@ -154,18 +155,18 @@ func names(r *results.Run) []string {
 }
 
 // compareRules are -fail-on's rules and the new run's compareThresholds.
-func compareRules(failOn string, cur *results.Run) ([]report.CompareRule, error) {
-	fromFlag, errFlag := report.ParseCompareRules("-fail-on", report.SplitRules(failOn), names(cur))
+func compareRules(failOn string, cur *results.Run) ([]threshold.CompareRule, error) {
+	fromFlag, errFlag := threshold.ParseCompareRules("-fail-on", threshold.SplitRules(failOn), names(cur))
 	exprs, err := configList(cur.Config, "compareThresholds")
 	if err != nil {
 		return nil, err
 	}
-	fromConfig, errConfig := report.ParseCompareRules("the new run's compareThresholds", exprs, names(cur))
+	fromConfig, errConfig := threshold.ParseCompareRules("the new run's compareThresholds", exprs, names(cur))
 	if err := errors.Join(errFlag, errConfig); err != nil {
 		return nil, usageErrorf("%s", joinLines(err))
 	}
-	var rules []report.CompareRule
-	seen := map[report.CompareRule]bool{}
+	var rules []threshold.CompareRule
+	seen := map[threshold.CompareRule]bool{}
 	for _, r := range append(fromFlag, fromConfig...) {
 		key := r
 		key.Expr = "" // the same rule written twice ("p99>+20%", "query.p99 > +20%") is checked once
@@ -209,11 +210,11 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	for _, s := range res.Storages {
 		names = append(names, s.Name)
 	}
-	ts, err := report.ParseThresholds(exprs, names)
+	ts, err := threshold.Parse(exprs, names)
 	if err != nil {
 		return ExitError, fmt.Errorf("thresholds of the shards' config: %w", err)
 	}
-	res.Thresholds = report.EvaluateThresholds(ts, res)
+	res.Thresholds = threshold.Evaluate(ts, res)
 	if *out == "-" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -10,12 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"reflect"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -295,7 +295,7 @@ func (c *Config) Warnings() []string {
 	}
 	w = append(w, c.parseWarnings...)
 	w = append(w, c.churnWarnings()...)
-	sort.Strings(w)
+	slices.Sort(w)
 	return w
 }
 
@@ -358,12 +358,7 @@ func (c *Config) URLReplicas(name string) int {
 
 // StorageNames returns the storages' names in the order they are reported: by name.
 func (c *Config) StorageNames() []string {
-	names := make([]string, 0, len(c.RemoteStorages))
-	for name := range c.RemoteStorages {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(c.RemoteStorages))
 }
 
 // Validate reports every problem at once, each with its key path.
@@ -423,7 +418,7 @@ func (c *Config) problems() []error {
 		"writeReplicas": c.WriteReplicas, "writeURLReplicas": c.WriteURLReplicas,
 		"maxSamplesPerRequest": c.MaxSamplesPerRequest, "queryConcurrency": c.QueryConcurrency,
 	}
-	for _, key := range sortedKeys(positive) {
+	for _, key := range slices.Sorted(maps.Keys(positive)) {
 		if positive[key] < 1 {
 			bad(key, "must be >= 1")
 		}
@@ -435,7 +430,7 @@ func (c *Config) problems() []error {
 		"maxRetryDuration": c.MaxRetryDuration, "queryInterval": c.QueryInterval,
 		"queryTimeout": c.QueryTimeout, "observeInterval": c.ObserveInterval,
 	}
-	for _, key := range sortedKeys(durations) {
+	for _, key := range slices.Sorted(maps.Keys(durations)) {
 		if durations[key] <= 0 {
 			bad(key, "must be > 0")
 		}
@@ -495,13 +490,4 @@ func shortDuration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -69,7 +70,7 @@ var protocolHeaders = []string{"Content-Encoding", "Content-Type", "User-Agent",
 // validate checks names and values as net/http would at request time, without quoting values.
 func (h Headers) validate(key string, write bool) []error {
 	var errs []error
-	for _, name := range sortedKeys(h) {
+	for _, name := range slices.Sorted(maps.Keys(h)) {
 		switch {
 		case !validHeaderName(name):
 			// Not quoted: a malformed name may be a pasted secret.

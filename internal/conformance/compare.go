@@ -107,6 +107,7 @@ type answer struct {
 	typ    string // vector, matrix, scalar, string
 	series []answerSeries
 	str    string
+	added  bool // labels the storage adds to every series were taken off a series
 }
 
 type answerSeries struct {
@@ -122,11 +123,24 @@ type point struct {
 }
 
 // relative turns an API result into an answer at the block's time: base off every
-// timestamp, and off every value when the answer is a time (shiftValues).
-func relative(r *query.Result, base int64, shiftValues bool) answer {
+// timestamp, and off every value when the answer is a time (shiftValues), and the labels the
+// storage adds to every series (added, name to value) off every series. A matrix the storage
+// sorted by its labels is sorted again without them.
+func relative(r *query.Result, base int64, shiftValues bool, added map[string]string) answer {
 	a := answer{typ: r.Type, str: r.String}
-	for _, s := range r.Series {
-		as := answerSeries{labels: labels.FromMap(s.Metric)}
+	sorted := true
+	var prev labels.Labels
+	for i, s := range r.Series {
+		ls := labels.FromMap(s.Metric)
+		if i > 0 && labels.Compare(prev, ls) > 0 {
+			sorted = false
+		}
+		prev = ls
+		if del := addedNames(ls, added); len(del) > 0 {
+			ls = labels.NewBuilder(ls).Del(del...).Labels()
+			a.added = true
+		}
+		as := answerSeries{labels: ls}
 		for _, p := range s.Points {
 			if shiftValues { // a time in seconds, exact to the millisecond: shifted in integer ms
 				p.V = float64(int64(math.Round(p.V*1000))-base) / 1000
@@ -139,7 +153,22 @@ func relative(r *query.Result, base int64, shiftValues bool) answer {
 		slices.SortStableFunc(as.points, func(a, b point) int { return cmp.Compare(a.T, b.T) })
 		a.series = append(a.series, as)
 	}
+	if a.added && a.typ == "matrix" && sorted {
+		slices.SortStableFunc(a.series, func(x, y answerSeries) int { return labels.Compare(x.labels, y.labels) })
+	}
 	return a
+}
+
+// addedNames are the names of the labels of ls that are labels the storage adds, with the
+// value it adds.
+func addedNames(ls labels.Labels, added map[string]string) []string {
+	var out []string
+	for name, v := range added {
+		if ls.Get(name) == v {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // compare checks an answer against the eval's expectation as the runner's compareResult.

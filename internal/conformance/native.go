@@ -3,10 +3,10 @@ package conformance
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -283,29 +283,25 @@ func formatHistogram(h *query.HistogramPoint) string {
 	return b.String()
 }
 
-// histogramNames are the metric names of a block's native histogram series, those
+// histogramSeries are the label sets of a block's native histogram series, those
 // load_with_nhcb makes included.
-func histogramNames(b *Block) map[string]bool {
-	names := map[string]bool{}
+func histogramSeries(b *Block) []labels.Labels {
+	var out []labels.Labels
 	for _, l := range b.Loads {
 		for _, s := range l.Series {
 			if slices.ContainsFunc(s.Samples, func(x Sample) bool { return x.H != nil }) {
-				names[s.Labels.Get(model.MetricNameLabel)] = true
+				out = append(out, s.Labels)
 			}
 		}
 	}
-	return names
+	return out
 }
 
-// patBareSelector is a selector without a metric name: `{` after neither a name nor `}`.
-var patBareSelector = regexp.MustCompile(`(^|[^a-zA-Z0-9_:}\s])\s*\{`)
-
-var patIdent = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*`)
-
-// readsHistograms reports whether an eval expects a native histogram, or may read one of
-// its block's native histogram series hist: it names one, matches __name__, or has a
-// selector without a name.
-func readsHistograms(e *Eval, hist map[string]bool) bool {
+// readsHistograms reports whether an eval expects a native histogram, or one of its
+// selectors matches one of its block's native histogram series hist (the selectors as
+// Prometheus' parser finds them, matched as its engine matches them): the evals a storage
+// without its block's native histograms cannot be expected to answer.
+func readsHistograms(e *Eval, hist []labels.Labels) bool {
 	for _, s := range e.series {
 		if slices.ContainsFunc(s.vals, func(v parser.SequenceValue) bool { return v.Histogram != nil }) {
 			return true
@@ -314,11 +310,26 @@ func readsHistograms(e *Eval, hist map[string]bool) bool {
 	if len(hist) == 0 {
 		return false
 	}
-	x := unquoted(e.Expr)
-	if strings.Contains(x, "__name__") || patBareSelector.MatchString(x) {
-		return true
+	expr, err := parser.ParseExpr(e.Expr)
+	if err != nil {
+		return false // it does not parse: it reads nothing
 	}
-	return slices.ContainsFunc(patIdent.FindAllString(x, -1), func(m string) bool { return hist[m] })
+	for _, sel := range parser.ExtractSelectors(expr) {
+		if slices.ContainsFunc(hist, func(ls labels.Labels) bool { return matchesAll(sel, ls) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchesAll reports whether a label set has every matcher of a selector.
+func matchesAll(sel []*labels.Matcher, ls labels.Labels) bool {
+	for _, m := range sel {
+		if !m.Matches(ls.Get(m.Name)) {
+			return false
+		}
+	}
+	return true
 }
 
 // lastHistogram is a probe of the last native histogram sample of ss, or nil.
@@ -336,7 +347,7 @@ func lastOf(ss []series, is func(Sample) bool) *probe {
 	for _, s := range slices.Backward(ss) {
 		for _, x := range slices.Backward(s.samples) {
 			if is(x) {
-				return &probe{selector: s.labels.String(), t: x.T}
+				return &probe{selector: s.labels.String(), labels: s.labels, t: x.T}
 			}
 		}
 	}
@@ -344,37 +355,36 @@ func lastOf(ss []series, is func(Sample) bool) *probe {
 }
 
 // keepsHistograms tells whether the storage answers the native histogram it acknowledged at
-// pr (asked once the floats are visible): one that predates native histograms takes the
-// request and drops them (VictoriaMetrics 1.79 skips the unknown field).
-func (r *runner) keepsHistograms(ctx context.Context, pr probe) (bool, error) {
-	res, err := r.api.With(url.Values{"nocache": {"1"}}, nil).Instant(ctx, pr.selector, time.UnixMilli(pr.t))
-	if err != nil {
-		return false, err
+// pr: one that predates native histograms takes the request and drops them (VictoriaMetrics
+// 1.79 skips the unknown field). It asks until the histogram shows, for as long as the floats
+// took to show after the writes, and at least histogramWait: a storage may make each kind
+// visible at its own pace.
+func (r *runner) keepsHistograms(parent context.Context, pr probe, floatsTook time.Duration) (bool, error) {
+	ctx, cancel := context.WithTimeout(parent, max(floatsTook, histogramWait))
+	defer cancel()
+	api := r.api.With(url.Values{"nocache": {"1"}}, nil)
+	for {
+		res, err := api.Instant(ctx, pr.selector, time.UnixMilli(pr.t))
+		if err == nil && slices.ContainsFunc(res.Series, func(s query.Series) bool { return len(s.Histograms) > 0 }) {
+			return true, nil
+		}
+		select {
+		case <-ctx.Done():
+			if parent.Err() != nil {
+				return false, parent.Err()
+			}
+			if err != nil && !errors.Is(err, context.DeadlineExceeded) { // the storage's last answer was an error
+				return false, fmt.Errorf("ask for the native histogram %s: %w", pr.selector, err)
+			}
+			return false, nil
+		case <-time.After(visiblePoll):
+		}
 	}
-	return slices.ContainsFunc(res.Series, func(s query.Series) bool { return len(s.Histograms) > 0 }), nil
-}
-
-// dropHistogramCases counts as not applicable the cases that read native histograms of a
-// storage that does not keep them, and returns the others.
-func (r *runner) dropHistogramCases(cases []evalCase) []evalCase {
-	names := map[*Block]map[string]bool{}
-	return slices.DeleteFunc(cases, func(c evalCase) bool {
-		hist, ok := names[c.p.Block]
-		if !ok {
-			hist = histogramNames(c.p.Block)
-			names[c.p.Block] = hist
-		}
-		if readsHistograms(c.e, hist) {
-			r.notApplicable(c.p.File, c.e, ReasonNoNative)
-			return true
-		}
-		return false
-	})
 }
 
 // ReadsNativeHistograms reports whether the eval at file:line expects a native histogram or
-// may read one of its block's native histogram series: what a storage without them cannot
-// answer (the e2e tests class a storage's failures by it).
+// reads one of its block's native histogram series (readsHistograms): what a storage without
+// them cannot be expected to answer (the e2e tests class a storage's failures by it).
 func (s *Suite) ReadsNativeHistograms(file string, line int) bool {
 	for _, f := range s.Files {
 		if f.Name != file {
@@ -383,7 +393,7 @@ func (s *Suite) ReadsNativeHistograms(file string, line int) bool {
 		for _, b := range f.Blocks {
 			for _, e := range b.Evals {
 				if e.Line == line {
-					return readsHistograms(e, histogramNames(b))
+					return e.native
 				}
 			}
 		}

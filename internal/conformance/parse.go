@@ -96,6 +96,7 @@ type Eval struct {
 	excludeRange              bool     // not asked again as a range query (the runner's excludeFromRangeQuery)
 	rangeVector               bool     // an instant eval expecting a matrix over Start..End by Step
 	features                  []string // the parser features it needs (exprFeatures)
+	native                    bool     // it expects a native histogram or reads one of its block's (readsHistograms)
 }
 
 func (e *Eval) isFail() bool    { return e.fail || len(e.expects["fail"]) > 0 }

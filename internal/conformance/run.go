@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/tsbench/tsbench/internal/config"
@@ -35,10 +36,11 @@ func EnableParserFeatures() {
 	parser.EnableBinopFillModifiers = true
 }
 
-// Reasons an eval is not applicable.
+// Reasons an eval is not applicable: what no storage can answer over the query API, and an
+// OTLP storage as a whole. Data a storage acknowledged and does not answer is no reason: the
+// evals that read it fail (results.KindDataDropped).
 const (
 	ReasonResetHint    = "expects a counter reset hint, which the query API does not answer"
-	ReasonNoNative     = "storage does not take native histograms: acknowledged, not stored"
 	ReasonAbsoluteTime = "depends on absolute time"
 	ReasonOTLP         = "OTLP write: Prometheus' translation would rename the suite's series"
 )
@@ -46,6 +48,13 @@ const (
 // requestTimeout bounds each write request and each eval's queries: a storage that hangs
 // fails the eval ("rejected", timeout) instead of holding the suite.
 const requestTimeout = 30 * time.Second
+
+// visiblePoll is how often the written data is asked for until it shows.
+const visiblePoll = 200 * time.Millisecond
+
+// histogramWait is the least time a storage gets to show the native histogram it
+// acknowledged, once the floats show (keepsHistograms).
+const histogramWait = 10 * time.Second
 
 // concurrency is how many evals are asked at once: enough to hide a round trip, few enough
 // to leave the storage's cores to answering.
@@ -72,12 +81,13 @@ func Run(ctx context.Context, s *Suite, name string, st config.Storage, now time
 	}
 	defer wc.Close()
 	r := &runner{
-		api:    query.NewAPI(rc, st.ReadURL),
-		w:      &writer{client: wc, url: st.WriteURLs()[0], proto: st.WriteProtocol()},
-		out:    &results.Conformance{Suite: SuiteName, Kinds: map[string]int{}, NotApplicableReasons: map[string]int{}},
-		byFile: map[string]*results.ConformanceFile{},
-		byFunc: map[string]*results.ConformanceCount{},
-		log:    log,
+		api:       query.NewAPI(rc, st.ReadURL),
+		w:         &writer{client: wc, url: st.WriteURLs()[0], proto: st.WriteProtocol()},
+		out:       &results.Conformance{Suite: SuiteName, Kinds: map[string]int{}, NotApplicableReasons: map[string]int{}},
+		byFile:    map[string]*results.ConformanceFile{},
+		byFunc:    map[string]*results.ConformanceCount{},
+		byFeature: map[string]*results.ConformanceCount{},
+		log:       log,
 	}
 	var blocks []*Block
 	for _, f := range s.Files {
@@ -100,33 +110,47 @@ func Run(ctx context.Context, s *Suite, name string, st config.Storage, now time
 }
 
 type runner struct {
-	api *query.API
-	w   *writer
-	log *slog.Logger
+	api   *query.API
+	w     *writer
+	log   *slog.Logger
+	added map[string]string // labels the storage adds to every series, taken off its answers
 
-	mu     sync.Mutex // guards out, byFile and byFunc
-	out    *results.Conformance
-	byFile map[string]*results.ConformanceFile  // per test file
-	byFunc map[string]*results.ConformanceCount // per function, aggregation or operator
+	mu        sync.Mutex // guards out, byFile, byFunc and byFeature
+	out       *results.Conformance
+	byFile    map[string]*results.ConformanceFile  // per test file
+	byFunc    map[string]*results.ConformanceCount // per function, aggregation or operator
+	byFeature map[string]*results.ConformanceCount // per feature (Eval.feature)
 }
 
-// evalCase is one eval to ask at its block's base.
+// evalCase is one eval to ask at its block's base. lost, when set, is the data the eval
+// reads that the storage refused or dropped: a failure to answer it is of that kind.
 type evalCase struct {
-	p Placed
-	e *Eval
+	p    Placed
+	e    *Eval
+	lost *lostData
+}
+
+// lostData is data a storage did not keep: refused (results.KindDataRejected) or
+// acknowledged and dropped (results.KindDataDropped), and what happened to it.
+type lostData struct {
+	kind, what string
 }
 
 // probe is a series and time that must be visible once the writes are.
 type probe struct {
 	selector string
+	labels   labels.Labels
 	t        int64
 }
 
 // writeBlocks writes every block (each refused one is counted, its evals failed as "data
 // rejected"), waits until the data is visible, and returns the evals to ask. Evals that are
 // not applicable are counted here. A block's native histogram series go in requests of their
-// own: a storage that refuses them (Prometheus 2.42 refuses some the suite has) fails the
-// evals that read them, and its float series still serve the others.
+// own: a storage that refuses them (Prometheus 2.42 refuses some the suite has), or
+// acknowledges them and does not answer them (VictoriaMetrics 1.79), is asked every eval all
+// the same, and an eval that reads them and is not answered right fails as "data rejected" or
+// "data dropped after ack" (evalCase.lost); its float series serve the others. The answer to
+// the written data tells the labels the storage adds to every series (addedLabels).
 func (r *runner) writeBlocks(ctx context.Context, placed []Placed) ([]evalCase, error) {
 	var (
 		todo  []Placed
@@ -163,22 +187,20 @@ func (r *runner) writeBlocks(ctx context.Context, placed []Placed) ([]evalCase, 
 			r.reject(p, es, err)
 			continue
 		}
+		var lost *lostData
 		if err := errs[2*i+1]; err != nil {
-			names := histogramNames(p.Block)
-			var refused []*Eval
-			es = slices.DeleteFunc(es, func(e *Eval) bool {
-				if readsHistograms(e, names) {
-					refused = append(refused, e)
-					return true
-				}
-				return false
-			})
-			r.reject(p, refused, fmt.Errorf("native histograms: %w", err))
+			err = fmt.Errorf("native histograms: %w", err)
+			r.refused(p, err)
+			lost = &lostData{kind: results.KindDataRejected, what: "the block's native histograms were refused: " + err.Error()}
 		} else {
 			hist = cmp.Or(lastHistogram(data[2*i+1]), hist)
 		}
 		for _, e := range es {
-			cases = append(cases, evalCase{p, e})
+			c := evalCase{p: p, e: e}
+			if e.native {
+				c.lost = lost
+			}
+			cases = append(cases, c)
 		}
 		last = cmp.Or(lastFloat(data[2*i]), last)
 	}
@@ -186,21 +208,33 @@ func (r *runner) writeBlocks(ctx context.Context, placed []Placed) ([]evalCase, 
 	if n := len(r.out.RejectedBlocks); n > 1 {
 		r.log.Warn("blocks refused", "blocks", n, "of", len(todo))
 	}
+	var took time.Duration
 	if last != nil {
 		waited := time.Now()
-		if err := r.waitVisible(ctx, *last); err != nil {
+		answered, err := r.waitVisible(ctx, *last)
+		if err != nil {
 			return nil, err
 		}
-		r.log.Debug("written data visible", "wait_seconds", fmt.Sprintf("%.1f", time.Since(waited).Seconds()))
+		took = time.Since(waited)
+		r.log.Debug("written data visible", "wait_seconds", fmt.Sprintf("%.1f", took.Seconds()))
+		if added := addedLabels(last.labels, answered); len(added) > 0 {
+			r.added, r.out.AddedLabels = added, added
+			r.log.Info("the storage adds labels to every series: answers are compared without them", "labels", labels.FromMap(added).String())
+		}
 	}
 	if hist != nil {
-		keeps, err := r.keepsHistograms(ctx, *hist)
+		keeps, err := r.keepsHistograms(ctx, *hist, took)
 		if err != nil {
 			return nil, err
 		}
 		if !keeps {
-			r.log.Warn("the storage acknowledged native histograms but does not answer them: their evals are not applicable", "series", hist.selector)
-			cases = r.dropHistogramCases(cases)
+			r.log.Warn("the storage acknowledged native histograms and does not answer them: the evals that read them fail as data dropped after ack", "series", hist.selector)
+			dropped := &lostData{kind: results.KindDataDropped, what: "the native histograms written were acknowledged and are not answered"}
+			for i := range cases {
+				if cases[i].e.native && cases[i].lost == nil {
+					cases[i].lost = dropped
+				}
+			}
 		}
 	}
 	return cases, nil
@@ -214,15 +248,21 @@ func blockReason(proto config.Protocol) string {
 	return ""
 }
 
-// reject counts a block the storage refused, and fails its evals es as "data rejected".
+// reject counts a block the storage refused, and fails its evals es as "data rejected": it
+// holds none of their data.
 func (r *runner) reject(p Placed, es []*Eval, err error) {
+	r.refused(p, err)
+	for _, e := range es {
+		r.fail(p.File, e, &failure{kind: results.KindDataRejected, expected: "the block's samples stored", got: err.Error()})
+	}
+}
+
+// refused records a block whose samples, or some of them, the storage refused, with its answer.
+func (r *runner) refused(p Placed, err error) {
 	if len(r.out.RejectedBlocks) == 0 { // the first; the count follows
 		r.log.Warn("block refused", "file", p.File, "line", p.Evals[0].Line, "err", err)
 	}
 	r.out.RejectedBlocks = append(r.out.RejectedBlocks, results.ConformanceBlock{File: p.File, Line: p.Evals[0].Line, Answer: err.Error()})
-	for _, e := range es {
-		r.fail(p.File, e, &failure{kind: results.KindDataRejected, expected: "the block's samples stored", got: err.Error()})
-	}
 }
 
 // evalReason is why an eval does not apply, or "": it expects a native histogram's counter
@@ -239,9 +279,9 @@ func evalReason(e *Eval) string {
 	return ""
 }
 
-// waitVisible waits until the last sample written can be queried: a storage may take a
-// moment (VictoriaMetrics flushes its buffers every second).
-func (r *runner) waitVisible(ctx context.Context, pr probe) error {
+// waitVisible waits until the last sample written can be queried, and returns the series
+// answered: a storage may take a moment (VictoriaMetrics flushes its buffers every second).
+func (r *runner) waitVisible(ctx context.Context, pr probe) ([]query.Series, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	// VictoriaMetrics would keep answering the first, empty answer from its cache for seconds:
@@ -251,15 +291,47 @@ func (r *runner) waitVisible(ctx context.Context, pr probe) error {
 	for {
 		res, err := api.Instant(ctx, pr.selector, time.UnixMilli(pr.t))
 		if err == nil && len(res.Series) > 0 {
-			return nil
+			return res.Series, nil
 		}
 		last = cmp.Or(err, errors.New("no series yet"))
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the samples written are not visible to %s after a minute: %w", pr.selector, last)
-		case <-time.After(200 * time.Millisecond):
+			return nil, fmt.Errorf("the samples written are not visible to %s after a minute: %w", pr.selector, last)
+		case <-time.After(visiblePoll):
 		}
 	}
+}
+
+// addedLabels are the labels a storage answered, for a series written with the labels
+// written, beside those: the read-back's "added" (internal/verify), told by the series of
+// the answer with every label written and the fewest others (the selector of the written
+// labels also matches a series of the block with more). Nil when none has every label written.
+func addedLabels(written labels.Labels, got []query.Series) map[string]string {
+	var best map[string]string
+	for _, s := range got {
+		all := true
+		written.Range(func(l labels.Label) {
+			if v, ok := s.Metric[l.Name]; !ok || v != l.Value {
+				all = false
+			}
+		})
+		if !all {
+			continue
+		}
+		extra := map[string]string{}
+		for k, v := range s.Metric {
+			if !written.Has(k) {
+				extra[k] = v
+			}
+		}
+		if best == nil || len(extra) < len(best) {
+			best = extra
+		}
+	}
+	if len(best) == 0 {
+		return nil
+	}
+	return best
 }
 
 func (r *runner) evalAll(ctx context.Context, cases []evalCase) {
@@ -268,10 +340,15 @@ func (r *runner) evalAll(ctx context.Context, cases []evalCase) {
 	for range concurrency {
 		wg.Go(func() {
 			for c := range next {
-				if f := r.eval(ctx, c.p, c.e); f != nil {
+				f, added := r.eval(ctx, c.p, c.e)
+				switch {
+				case f == nil:
+					r.pass(c.p.File, c.e, added)
+				case c.lost != nil && f.kind != results.KindRejected: // an error answered is the storage's own
+					f.kind, f.got = c.lost.kind, f.got+"; "+c.lost.what
 					r.fail(c.p.File, c.e, f)
-				} else {
-					r.pass(c.p.File, c.e)
+				default:
+					r.fail(c.p.File, c.e, f)
 				}
 			}
 		})
@@ -287,10 +364,11 @@ func (r *runner) evalAll(ctx context.Context, cases []evalCase) {
 }
 
 // eval asks one eval as the runner does: the query, then for an instant eval the same query
-// as a range query around it (its middle step must agree).
-func (r *runner) eval(ctx context.Context, p Placed, e *Eval) *failure {
+// as a range query around it (its middle step must agree). added tells an answer that held
+// labels the storage adds to every series, compared without them.
+func (r *runner) eval(ctx context.Context, p Placed, e *Eval) (f *failure, added bool) {
 	if ctx.Err() != nil {
-		return &failure{kind: results.KindRejected, expected: e.describe(), got: "not asked: canceled"}
+		return &failure{kind: results.KindRejected, expected: e.describe(), got: "not asked: canceled"}, false
 	}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
@@ -307,39 +385,43 @@ func (r *runner) eval(ctx context.Context, p Placed, e *Eval) *failure {
 	}
 	switch {
 	case err != nil && e.isFail() && query.IsPromQLError(err): // not a timeout, nor no answer
-		return checkError(e, err)
+		return checkError(e, err), false
 	case err != nil:
 		want := e.describe()
 		if len(e.features) > 0 { // a storage without the feature rejects it: say which
 			want += " (needs --enable-feature=" + strings.Join(e.features, ",") + ")"
 		}
-		return &failure{kind: results.KindRejected, expected: want, got: errorText(err)}
+		return &failure{kind: results.KindRejected, expected: want, got: errorText(err)}, false
 	case e.isFail():
-		return wrong(e.describe(), "%s", formatAnswer(relative(res, p.Base, shiftValues)))
+		a := relative(res, p.Base, shiftValues, r.added)
+		return wrong(e.describe(), "%s", formatAnswer(a)), a.added
 	}
-	if f := compare(e, relative(res, p.Base, shiftValues)); f != nil {
-		return f
+	a := relative(res, p.Base, shiftValues, r.added)
+	if f := compare(e, a); f != nil {
+		return f, a.added
 	}
 	if f := checkAnnotations(e, res.Warnings, res.Infos); f != nil {
-		return f
+		return f, a.added
 	}
 	if e.Range || e.excludeRange || e.isOrdered() || strings.Contains(e.Expr, "range()") {
-		return nil
+		return nil, a.added
 	}
 	at := p.Base + e.At
 	res, err = r.api.Range(ctx, expr, time.UnixMilli(at-time.Minute.Milliseconds()), time.UnixMilli(at+time.Minute.Milliseconds()), time.Minute)
 	if err != nil {
-		return &failure{kind: results.KindRejected, expected: "as a range query: " + e.describe(), got: errorText(err)}
+		return &failure{kind: results.KindRejected, expected: "as a range query: " + e.describe(), got: errorText(err)}, a.added
 	}
-	a := atStep(relative(res, p.Base, shiftValues), e.At)
+	ra := relative(res, p.Base, shiftValues, r.added)
+	added = a.added || ra.added
+	a = atStep(ra, e.At)
 	if e.scalar != nil && len(a.series) > 0 {
 		a = answer{typ: "scalar", series: a.series[:1]}
 	}
 	if f := compare(e, a); f != nil {
 		f.expected = "as a range query: " + f.expected
-		return f
+		return f, added
 	}
-	return nil
+	return nil, added
 }
 
 func (r *runner) counts(file string, e *Eval, add func(passed, failed, na *int)) {
@@ -360,10 +442,22 @@ func (r *runner) counts(file string, e *Eval, add func(passed, failed, na *int))
 		}
 		add(&c.Passed, &c.Failed, &c.NotApplicable)
 	}
+	c := r.byFeature[e.feature()]
+	if c == nil {
+		c = &results.ConformanceCount{Name: e.feature()}
+		r.byFeature[e.feature()] = c
+	}
+	add(&c.Passed, &c.Failed, &c.NotApplicable)
 }
 
-func (r *runner) pass(file string, e *Eval) {
+// pass counts a passed eval; added tells one passed without the labels the storage adds.
+func (r *runner) pass(file string, e *Eval, added bool) {
 	r.counts(file, e, func(p, _, _ *int) { *p++ })
+	if added {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.out.PassedWithAddedLabels++
+	}
 }
 
 func (r *runner) fail(file string, e *Eval, f *failure) {
@@ -395,6 +489,13 @@ func (r *runner) finish(s *Suite) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(r.byFunc)) {
 		r.out.Functions = append(r.out.Functions, *r.byFunc[name])
+	}
+	for _, name := range results.ConformanceFeatures() {
+		c := r.byFeature[name]
+		if c == nil {
+			c = &results.ConformanceCount{Name: name}
+		}
+		r.out.Features = append(r.out.Features, *c)
 	}
 	slices.SortFunc(r.out.Failures, func(a, b results.ConformanceFailure) int {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))

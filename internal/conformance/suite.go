@@ -19,6 +19,8 @@ import (
 	"strings"
 
 	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 // testFiles are promql/promqltest/testdata/*.test of github.com/prometheus/prometheus v0.310.0,
@@ -161,13 +163,16 @@ func exprFeatures(expr string) []string {
 	return out
 }
 
-// features lists the flags a file's evals need (and keeps each eval's); delayed name removal is the runner's engine
-// setting for every file, so every file lists it.
+// features lists the flags a file's evals need (and keeps each eval's, and whether it reads
+// native histograms); delayed name removal is the runner's engine setting for every file, so
+// every file lists it.
 func features(f *File) []string {
 	set := map[string]bool{FeatureDelayedNameRemoval: true}
 	for _, b := range f.Blocks {
+		hist := histogramSeries(b)
 		for _, e := range b.Evals {
 			e.features = exprFeatures(e.Expr)
+			e.native = readsHistograms(e, hist)
 			for _, x := range e.features {
 				set[x] = true
 			}
@@ -179,6 +184,19 @@ func features(f *File) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// feature is the eval's feature for the per-feature figures: experimental when it needs a
+// parser feature flag (whatever its data), else native histograms when it reads or expects
+// one, else floats.
+func (e *Eval) feature() string {
+	switch {
+	case len(e.features) > 0:
+		return results.FeatureExperimental
+	case e.native:
+		return results.FeatureNative
+	}
+	return results.FeatureFloats
 }
 
 // Categories are the functions, aggregations and operators an expression uses, for the per

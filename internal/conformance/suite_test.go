@@ -210,7 +210,9 @@ func TestTimeValued(t *testing.T) {
 	}
 }
 
-// The evals over native histograms are told from the others by their data and expectation.
+// The evals over native histograms are told from the others by their data and expectation:
+// by the series their selectors match, not by the shape of the selectors (a selector without
+// a name reads native histograms only where it matches a series of them).
 func TestReadsNativeHistograms(t *testing.T) {
 	s, err := Builtin()
 	if err != nil {
@@ -225,6 +227,9 @@ func TestReadsNativeHistograms(t *testing.T) {
 		{"operators.test", 18, false},  // SUM(http_requests_total) BY (job) - COUNT(...)
 		{"histograms.test", 551, true}, // histogram_quantile(0, testhistogram3): load_with_nhcb's series
 		{"histograms.test", 541, false},
+		{"limit.test", 49, true},        // limitk(1, http_requests{instance="histogram_1"})
+		{"limit.test", 162, false},      // ... http_requests{instance!~"histogram_[0-9]"} ...
+		{"functions.test", 1810, false}, // absent_over_time({job="grok"}[20m]): no histogram has job="grok"
 		{"nosuch.test", 1, false},
 	} {
 		if got := s.ReadsNativeHistograms(c.file, c.line); got != c.want {

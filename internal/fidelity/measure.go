@@ -174,16 +174,11 @@ func measurePipeline(ctx context.Context, client *http.Client, p pipeline, targe
 	f.seriesPerTarget = series / float64(targets)
 	// Changed samples per series kind, from the exported samples of a few targets.
 	q := url.Values{"match[]": {`{instance=~"` + exportInstances + `"}`}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.vmURL+"/api/v1/export?"+q.Encode(), nil)
+	export, err := fetch(ctx, client, http.MethodGet, p.vmURL+"/api/v1/export?"+q.Encode())
 	if err != nil {
 		return f, err
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return f, err
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(bytes.NewReader(export))
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
 		var line struct {
@@ -298,17 +293,12 @@ var metricLine = regexp.MustCompile(`^([a-z_]+)(\{[^}]*\})? ([0-9.e+-]+)$`)
 // vmMetrics sums VictoriaMetrics' own metrics by name; vm_rows_total sums vm_rows of every
 // storage/* type (the samples on disk and in memory).
 func vmMetrics(ctx context.Context, client *http.Client, base string) (map[string]float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	page, err := fetch(ctx, client, http.MethodGet, base+"/metrics")
 	if err != nil {
 		return nil, err
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
 	m := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(bytes.NewReader(page))
 	for sc.Scan() {
 		g := metricLine.FindStringSubmatch(sc.Text())
 		if g == nil {

@@ -87,6 +87,21 @@ func TestMeasurePipeline(t *testing.T) {
 	}
 }
 
+// TestMeasurePipelineRefusedMetrics: a /metrics page VictoriaMetrics answers with an error
+// fails the measurement, naming the status, rather than reading as no rows stored.
+func TestMeasurePipelineRefusedMetrics(t *testing.T) {
+	vm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/metrics" {
+			http.Error(w, "overloaded", http.StatusServiceUnavailable)
+		}
+	}))
+	defer vm.Close()
+	_, err := measurePipeline(t.Context(), vm.Client(), pipeline{"real", vm.URL, t.TempDir(), vm.URL, t.TempDir()}, 10, "host-0", time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "HTTP 503: overloaded") {
+		t.Errorf("got %v, want the /metrics page's HTTP 503", err)
+	}
+}
+
 // TestMainUsage: no subcommand, or an unknown one, is a usage error (2); a non-loopback
 // address is refused before anything is fetched (1).
 func TestMainUsage(t *testing.T) {

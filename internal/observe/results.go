@@ -138,9 +138,7 @@ func (o *Observer) Generator() *results.Generator {
 		}
 		after := min(o.opts.SlopeAfter, s.last.at.Sub(first)/5)
 		from := first.Add(after)
-		g.SlopeAfterSeconds = after.Seconds()
-		g.HeapLiveBytesPerHour = results.SlopePerHour(g.Timeline, from, func(p results.ResourcePoint) *float64 { return p.HeapLiveBytes })
-		g.RSSBytesPerHour = results.SlopePerHour(g.Timeline, from, func(p results.ResourcePoint) *float64 { return p.RSSBytes })
+		g.SetSlopes(from, after)
 	}
 	for _, field := range []string{"cpuCoresMean", "cpuCoresMax", "rssBytesMean", "rssBytesMax"} {
 		note(g.Reasons, field, r.Reasons[field])

@@ -216,7 +216,7 @@ func BenchmarkCompression(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := encoder{tpl: newTemplates(gen)}
+	e := encoderV1{tpl: newTemplates(gen)}
 	var requests [][]byte
 	var perPass int64 // samples in requests
 	for k := range int64(10) {

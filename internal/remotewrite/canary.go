@@ -24,10 +24,9 @@ type Canary struct {
 	client *storage.Client
 	wire   wire
 	agent  string
-	rw1    encoder
-	rw2    *encoderV2
-	otlp   *encoderOTLP
-	gz     gzipper
+	enc    encoder // the protocol's, without metadata
+	out    [wires]request
+	pk     packer
 }
 
 // NewCanary makes the canary writer of storage st, written through client.
@@ -38,37 +37,18 @@ func NewCanary(st config.Storage, client *storage.Client) (*Canary, error) {
 	}
 	return &Canary{
 		url: urls[0], client: client, wire: wireOf(st), agent: "tsbench/" + version(),
-		rw2: newEncoderV2(metadata{}, nil), otlp: newEncoderOTLP(metadata{}),
+		enc: newEncoder(only(wireOf(st)), metadata{}, nil, nil), pk: packer{snappy: s2.EncodeSnappy},
 	}, nil
 }
 
 // Write sends one sample per label set, each at t with value v, and returns when the storage
 // answered: its status (0 when none came), and an error for anything but a 2xx (the ack).
 func (c *Canary) Write(ctx context.Context, series [][]workload.Label, t int64, v float64) (int, error) {
-	var body []byte
-	switch c.wire {
-	case wireRW1:
-		c.rw1.reset()
-		for _, ls := range series {
-			c.rw1.Append(ls, t, v)
-		}
-		body = s2.EncodeSnappy(nil, c.rw1.buf)
-	case wireRW2:
-		c.rw2.reset()
-		for _, ls := range series {
-			c.rw2.Append(ls, t, v)
-		}
-		body = s2.EncodeSnappy(nil, c.rw2.body())
-	default:
-		c.otlp.reset()
-		for _, ls := range series {
-			c.otlp.Append(ls, t, v)
-		}
-		body = c.otlp.body()
-		if c.wire == wireOTLPGzip {
-			body = c.gz.compress(body)
-		}
+	for _, ls := range series {
+		c.enc.Append(ls, t, v)
 	}
+	c.enc.flush(&c.out)
+	body := c.pk.pack(c.wire, c.out[c.wire].body)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))

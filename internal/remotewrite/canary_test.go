@@ -11,7 +11,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/storage"
-	"github.com/tsbench/tsbench/internal/storage/promreceiver"
+	"github.com/tsbench/tsbench/internal/storage/storagetest"
 	"github.com/tsbench/tsbench/internal/workload"
 )
 
@@ -23,7 +23,7 @@ func TestCanaryInEveryProtocol(t *testing.T) {
 		{{Name: "__name__", Value: "tsbench_canary"}, {Name: "canary", Value: "x"}, {Name: "instance", Value: "x"}, {Name: "job", Value: "tsbench_canary"}},
 		{{Name: "__name__", Value: "tsbench_canary_series"}, {Name: "canary", Value: "x"}, {Name: "canary_ts", Value: "1700000000123"}, {Name: "instance", Value: "x"}, {Name: "job", Value: "tsbench_canary"}},
 	}
-	want := map[string][]promreceiver.Sample{
+	want := map[string][]storagetest.Sample{
 		`{__name__="tsbench_canary", canary="x", instance="x", job="tsbench_canary"}`:                                   {{T: 1700000000123, V: 1700000000123}},
 		`{__name__="tsbench_canary_series", canary="x", canary_ts="1700000000123", instance="x", job="tsbench_canary"}`: {{T: 1700000000123, V: 1700000000123}},
 	}
@@ -34,14 +34,14 @@ func TestCanaryInEveryProtocol(t *testing.T) {
 		"otlp-none": {Protocol: config.ProtocolOTLP, OTLPCompression: config.OTLPNone},
 	} {
 		t.Run(name, func(t *testing.T) {
-			r, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{})
+			r, err := storagetest.Start(t.TempDir(), slog.New(slog.DiscardHandler), storagetest.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = r.Close() })
-			st.WriteURL = r.URL + promreceiver.WritePath
+			st.WriteURL = r.URL + storagetest.WritePath
 			if st.Protocol == config.ProtocolOTLP {
-				st.WriteURL = r.URL + promreceiver.OTLPPath
+				st.WriteURL = r.URL + storagetest.OTLPPath
 			}
 			c := newCanary(t, st)
 			if status, err := c.Write(t.Context(), series, 1700000000123, 1700000000123); err != nil || status/100 != 2 {

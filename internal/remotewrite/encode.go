@@ -1,10 +1,3 @@
-// Package remotewrite writes the workload to every storage over Prometheus remote_write 1.0:
-// protobuf encoding, snappy block compression, one independent pipeline per storage with
-// bounded queues, retries with backoff, and exact accounting.
-//
-// Invariant: for every storage, at every moment, generated = acked + dropped{reason} +
-// pending, in whole samples; a slow or dead storage never slows the generator or another
-// storage — it shows as lag, pending and counted drops.
 package remotewrite
 
 import (
@@ -16,7 +9,7 @@ import (
 	"github.com/tsbench/tsbench/internal/workload"
 )
 
-// encoder builds one WriteRequest protobuf (remote-write 1.0) by appending bytes: no
+// encoderV1 builds one WriteRequest protobuf (remote-write 1.0) by appending bytes: no
 // intermediate structs, no allocation once its buffer has grown. The bytes are those
 // prompb's Marshal gives for the same request, zero fields left out as proto3 does.
 //
@@ -28,7 +21,7 @@ import (
 // It takes samples two ways: Append, with every label of the sample, checked and encoded
 // each time; or, from a workload that names its series, StartTarget once per target and
 // AppendSeries per sample, which copies bytes prepared in advance (see templates).
-type encoder struct {
+type encoderV1 struct {
 	buf     []byte
 	samples int                // samples in buf
 	oldest  int64              // smallest timestamp in buf, ms
@@ -46,14 +39,28 @@ type encoder struct {
 	tsFor  int64
 }
 
-func (e *encoder) reset() {
+func (e *encoderV1) reset() {
 	e.buf, e.samples, e.oldest = e.buf[:0], 0, 0
+}
+
+func (e *encoderV1) open() (samples int, oldest int64, whole bool) {
+	return e.samples, e.oldest, true
+}
+
+func (e *encoderV1) takeInvalid(n *[wires]int64) {
+	n[wireRW1] += int64(e.invalid)
+	e.invalid = 0
+}
+
+func (e *encoderV1) flush(out *[wires]request) {
+	out[wireRW1] = request{body: e.buf, points: int64(e.samples)}
+	e.reset()
 }
 
 // Append encodes one sample as a TimeSeries, after checking its labels as the spec requires:
 // names valid, values non-empty, sorted by name without repeats. An invalid series is not
 // encoded and is counted.
-func (e *encoder) Append(labels []workload.Label, t int64, v float64) {
+func (e *encoderV1) Append(labels []workload.Label, t int64, v float64) {
 	ex, ok := e.take(labels)
 	if !ok {
 		return
@@ -67,7 +74,7 @@ func (e *encoder) Append(labels []workload.Label, t int64, v float64) {
 
 // take returns the pending exemplar, now taken, and whether labels pass the checks; a series
 // that does not is counted.
-func (e *encoder) take(labels []workload.Label) (*workload.Exemplar, bool) {
+func (e *encoderV1) take(labels []workload.Label) (*workload.Exemplar, bool) {
 	ex := e.ex
 	e.ex = nil
 	if !validLabels(labels) {
@@ -89,7 +96,7 @@ func appendSeriesHead(b []byte, labels []workload.Label, seriesLen int) []byte {
 
 // StartTarget encodes the target's label values, in the order of templates' names, for the
 // AppendSeries calls that follow.
-func (e *encoder) StartTarget(values []string) {
+func (e *encoderV1) StartTarget(values []string) {
 	e.target, e.targetEnd, e.targetOK = e.target[:0], e.targetEnd[:0], len(values) == len(e.tpl.names)
 	for i, v := range values {
 		if v == "" {
@@ -105,7 +112,7 @@ func (e *encoder) StartTarget(values []string) {
 // AppendSeries encodes a sample of series s of the current target: the series' prepared
 // label bytes with the target's in their places, then the sample. A series or target with
 // invalid labels is counted, as in Append.
-func (e *encoder) AppendSeries(s int, t int64, v float64) {
+func (e *encoderV1) AppendSeries(s int, t int64, v float64) {
 	st := &e.tpl.series[s]
 	ex := e.ex
 	e.ex = nil
@@ -148,7 +155,7 @@ func (e *encoder) AppendSeries(s int, t int64, v float64) {
 	e.added(t)
 }
 
-func (e *encoder) added(t int64) {
+func (e *encoderV1) added(t int64) {
 	if e.samples == 0 || t < e.oldest {
 		e.oldest = t
 	}

@@ -1,10 +1,6 @@
 package remotewrite
 
-import (
-	"encoding/binary"
-
-	"github.com/tsbench/tsbench/internal/workload"
-)
+import "encoding/binary"
 
 // Created timestamps (issue 23): the generator gives each target's simulated process start
 // (workload.Generator.ProcessStart) before its samples, and the protocols that carry it send
@@ -71,17 +67,3 @@ func appendOTLPStart(b []byte, st int64) []byte {
 	}
 	return binary.LittleEndian.AppendUint64(append(b, 0x11), uint64(st)*1e6)
 }
-
-// SetCreated gives the process start to the encoders that send it.
-func (a *shardAppender) SetCreated(ms int64) {
-	if a.v2 != nil {
-		a.v2.SetCreated(ms)
-	}
-	if a.otlp != nil {
-		a.otlp.SetCreated(ms)
-	}
-}
-
-func (l labelsAppender) SetCreated(ms int64) { l.a.SetCreated(ms) }
-
-var _ workload.CreatedAppender = (*shardAppender)(nil)

@@ -20,7 +20,7 @@ import (
 // Prometheus' translation turns into the label trace_id, in hex).
 
 // SetExemplar takes the exemplar of the next sample.
-func (e *encoder) SetExemplar(ex *workload.Exemplar) { e.ex = ex }
+func (e *encoderV1) SetExemplar(ex *workload.Exemplar) { e.ex = ex }
 
 // SetExemplar takes the exemplar of the next sample.
 func (e *encoderV2) SetExemplar(ex *workload.Exemplar) { e.ex = ex }
@@ -149,18 +149,3 @@ func appendOTLPExemplar(b []byte, tag byte, ex *workload.Exemplar) []byte {
 	b = append(b, 0x2a, 16) // trace_id
 	return append(b, id[:]...)
 }
-
-// SetExemplar gives the exemplar to every encoder in use.
-func (a *shardAppender) SetExemplar(ex *workload.Exemplar) {
-	if a.use[wireRW1] {
-		a.enc.SetExemplar(ex)
-	}
-	if a.v2 != nil {
-		a.v2.SetExemplar(ex)
-	}
-	if a.otlp != nil {
-		a.otlp.SetExemplar(ex)
-	}
-}
-
-func (l labelsAppender) SetExemplar(ex *workload.Exemplar) { l.a.SetExemplar(ex) }

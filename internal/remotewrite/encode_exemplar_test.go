@@ -42,7 +42,7 @@ func TestEncodeExemplarEqualsPrompb(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var slow encoder
+		var slow encoderV1
 		slow.SetExemplar(&ex)
 		slow.Append(counterLabels, 1000, 7)
 		slow.SetExemplar(&ex)
@@ -51,7 +51,7 @@ func TestEncodeExemplarEqualsPrompb(t *testing.T) {
 		if !bytes.Equal(slow.buf, wantBytes) {
 			t.Fatalf("Append: bytes\n got %x\nwant %x", slow.buf, wantBytes)
 		}
-		fast := encoder{tpl: newTemplates(fakeSeries{series: [][]workload.Label{counterLabels}})}
+		fast := encoderV1{tpl: newTemplates(fakeSeries{series: [][]workload.Label{counterLabels}})}
 		fast.StartTarget(nil)
 		fast.SetExemplar(&ex)
 		fast.AppendSeries(0, 1000, 7)
@@ -139,7 +139,7 @@ func TestEncodeOTLPExemplar(t *testing.T) {
 // TestEncodeExemplarDoesNotAllocate: an exemplar costs no allocation in any encoder.
 func TestEncodeExemplarDoesNotAllocate(t *testing.T) {
 	ex := &testExemplars[0]
-	var e1 encoder
+	var e1 encoderV1
 	e2 := newEncoderV2(metadata{}, nil)
 	e3 := newEncoderOTLP(metadata{"requests_total": {typ: typeCounter}})
 	type enc interface {

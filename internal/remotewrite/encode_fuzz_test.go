@@ -29,7 +29,7 @@ func FuzzEncodeMatchesPrompb(f *testing.F) {
 	f.Add("Abc=x,__name__=a:b,_x=y", math.Inf(-1), int64(42), int64(7))
 	f.Add("job=x\n__name__=1up\n__name__=a,b-c=x\n__name__=a,b=\n__name__=a,z=1,b=2\n__name__=a,b=1,b=2\n__name__=é", 1.0, int64(1), int64(1))
 	f.Fuzz(func(t *testing.T, spec string, v float64, ts, step int64) {
-		var e encoder
+		var e encoderV1
 		var want prompb.WriteRequest
 		var named fakeSeries // the same series through templates, with no target labels
 		invalid := 0
@@ -49,7 +49,7 @@ func FuzzEncodeMatchesPrompb(f *testing.F) {
 			want.Timeseries = append(want.Timeseries, prompbSeries(labels, st, sv))
 		}
 		wantBytes := checkAgainstPrompb(t, &e, invalid, &want)
-		fast := encoder{tpl: newTemplates(named)}
+		fast := encoderV1{tpl: newTemplates(named)}
 		fast.StartTarget(nil)
 		for i := range named.series {
 			fast.AppendSeries(i, ts+int64(i)*step, v*float64(i))
@@ -93,7 +93,7 @@ func prompbSeries(labels []workload.Label, ts int64, v float64) prompb.TimeSerie
 
 // checkAgainstPrompb fails unless e refused invalid series, kept the rest, and wrote exactly
 // prompb's marshalling of want; it returns those bytes.
-func checkAgainstPrompb(t *testing.T, e *encoder, invalid int, want *prompb.WriteRequest) []byte {
+func checkAgainstPrompb(t *testing.T, e *encoderV1, invalid int, want *prompb.WriteRequest) []byte {
 	t.Helper()
 	wantBytes, err := want.Marshal()
 	if err != nil {

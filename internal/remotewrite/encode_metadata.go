@@ -113,7 +113,7 @@ func (m *metadataSender) post(ctx context.Context, ep *endpoint, userAgent strin
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, ep.url, bytes.NewReader(m.body))
 	if err == nil {
-		setHeaders(req.Header, wireRW1, userAgent)
+		setHeaders(req.Header, m.s.wire, userAgent)
 		var resp *http.Response
 		if resp, err = ep.client.Do(req); err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
@@ -142,17 +142,28 @@ func (m *metadataSender) results() *results.WriteMetadata {
 	return &results.WriteMetadata{Families: m.families, RequestsByStatus: cloneMap(m.requests), BytesSent: m.bytes}
 }
 
-// newMetadataSenders makes a metadata sender for every storage on remote write 1.0 when
-// send is set (2.0 and OTLP carry the metadata with their series).
-func newMetadataSenders(send bool, sinks []*sink, meta metadata, compress func(dst, src []byte) []byte) map[string]*metadataSender {
-	if !send || len(meta) == 0 {
+// metadataRequester is an encoder whose protocol has no place for the metadata beside the
+// series (remote write 1.0): with sendMetadata, its storages get the profile's metadata in
+// requests of their own, which it encodes. 2.0 and OTLP carry it on every series.
+type metadataRequester interface {
+	metadataRequest(dst []byte, fams []familyMetadata) []byte
+}
+
+func (e *encoderV1) metadataRequest(dst []byte, fams []familyMetadata) []byte {
+	return appendMetadataRequest(dst, fams)
+}
+
+// newMetadataSenders makes a metadata sender for every storage whose protocol sends the
+// metadata apart (metadataRequester), when send is set.
+func (w *Writer) newMetadataSenders(send bool) map[string]*metadataSender {
+	if !send || len(w.meta) == 0 {
 		return nil
 	}
-	fams := meta.families()
-	body := compress(nil, appendMetadataRequest(nil, fams))
+	fams := w.meta.families()
 	out := map[string]*metadataSender{}
-	for _, s := range sinks {
-		if s.wire == wireRW1 {
+	for _, s := range w.sinks {
+		if mr, ok := newEncoder(only(s.wire), w.meta, nil, nil).(metadataRequester); ok {
+			body := w.compress(nil, mr.metadataRequest(nil, fams))
 			out[s.name] = &metadataSender{s: s, body: body, families: len(fams), requests: map[string]int64{}}
 		}
 	}

@@ -110,7 +110,7 @@ func appendHistogram(b []byte, h *workload.Histogram, t int64) []byte {
 }
 
 // AppendHistogram encodes h as a 1.0 TimeSeries of its own, after the labels' checks.
-func (e *encoder) AppendHistogram(labels []workload.Label, t int64, h *workload.Histogram) {
+func (e *encoderV1) AppendHistogram(labels []workload.Label, t int64, h *workload.Histogram) {
 	ex, ok := e.take(labels)
 	if !ok {
 		return
@@ -231,31 +231,4 @@ func otlpCountsSize(h *workload.Histogram) int {
 		n += uvarintLen(c)
 	}
 	return n
-}
-
-// AppendHistogram encodes h once per protocol some storage takes, as Append a float.
-func (a *shardAppender) AppendHistogram(labels []workload.Label, t int64, h *workload.Histogram) {
-	if a.use[wireRW1] {
-		a.enc.AppendHistogram(labels, t, h)
-	}
-	if a.v2 != nil {
-		a.v2.AppendHistogram(labels, t, h)
-	}
-	if a.otlp != nil {
-		a.otlp.AppendHistogram(labels, t, h)
-	}
-	a.appended(t)
-}
-
-func (l labelsAppender) AppendHistogram(labels []workload.Label, t int64, h *workload.Histogram) {
-	l.a.AppendHistogram(labels, t, h)
-}
-
-// samplesPerScrape is a target's samples per scrape: the workload's SamplesPerScrape where it
-// has one (native histograms change it), else its series.
-func samplesPerScrape(wl Workload) int {
-	if s, ok := wl.(interface{ SamplesPerScrape() int }); ok {
-		return s.SamplesPerScrape()
-	}
-	return wl.SeriesPerTarget()
 }

@@ -51,7 +51,7 @@ func promHistogram(h *workload.Histogram) *histogram.Histogram {
 func TestEncodeHistogramEqualsPrompb(t *testing.T) {
 	for _, tc := range nativeCases {
 		t.Run(tc.name, func(t *testing.T) {
-			var e encoder
+			var e encoderV1
 			e.AppendHistogram(nativeLabels, tc.t, &tc.h)
 			e.Append(nativeLabels, tc.t, 1) // a float after it, in the same request
 			var ls []prompb.Label
@@ -165,7 +165,7 @@ func TestEncodeOTLPExponentialHistogram(t *testing.T) {
 // TestEncodeHistogramDoesNotAllocate: no encoder allocates per histogram once grown.
 func TestEncodeHistogramDoesNotAllocate(t *testing.T) {
 	h := &nativeCases[0].h
-	var e1 encoder
+	var e1 encoderV1
 	e2 := newEncoderV2(metadata{}, nil)
 	e3 := newEncoderOTLP(metadata{})
 	for name, app := range map[string]interface {

@@ -439,6 +439,25 @@ func (e *encoderOTLP) body() []byte {
 	return e.buf
 }
 
+// open says a request may not end while a summary or histogram point is open: it ends after
+// the point, never within it.
+func (e *encoderOTLP) open() (samples int, oldest int64, whole bool) {
+	return e.samples, e.oldest, !e.fam.open
+}
+
+// takeInvalid counts for both OTLP wires: gzipped and not, the requests are the same.
+func (e *encoderOTLP) takeInvalid(n *[wires]int64) {
+	n[wireOTLP] += int64(e.invalid)
+	n[wireOTLPGzip] += int64(e.invalid)
+	e.invalid = 0
+}
+
+func (e *encoderOTLP) flush(out *[wires]request) {
+	r := request{body: e.body(), points: int64(e.points)}
+	out[wireOTLP], out[wireOTLPGzip] = r, r
+	e.reset()
+}
+
 func appendString[S string | []byte](b []byte, tag byte, s S) []byte {
 	b = append(b, tag)
 	b = binary.AppendUvarint(b, uint64(len(s)))

@@ -10,7 +10,7 @@ import (
 
 // encoderV2 builds one remote-write 2.0 request (io.prometheus.write.v2.Request, spec
 // https://prometheus.io/docs/specs/prw/remote_write_spec_2_0/) by appending bytes, as
-// encoder does for 1.0: every string once in the symbols table, each series' labels as
+// encoderV1 does for 1.0: every string once in the symbols table, each series' labels as
 // references to it, and the profile's metadata (type, help, unit) on every series. Counters,
 // histograms and summaries carry their target's process start as start_timestamp
 // (encode_created.go).
@@ -328,4 +328,18 @@ func newV2Templates(w namedSeries, meta metadata) *v2Templates {
 func (e *encoderV2) body() []byte {
 	e.out = append(append(e.out[:0], e.symbols...), e.series...)
 	return e.out
+}
+
+func (e *encoderV2) open() (samples int, oldest int64, whole bool) {
+	return e.samples, e.oldest, true
+}
+
+func (e *encoderV2) takeInvalid(n *[wires]int64) {
+	n[wireRW2] += int64(e.invalid)
+	e.invalid = 0
+}
+
+func (e *encoderV2) flush(out *[wires]request) {
+	out[wireRW2] = request{body: e.body(), points: int64(e.samples)}
+	e.reset()
 }

@@ -16,7 +16,7 @@ import (
 )
 
 func TestEncodeDecodesWithPrompb(t *testing.T) {
-	var e encoder
+	var e encoderV1
 	in := []struct {
 		labels []workload.Label
 		t      int64
@@ -65,7 +65,7 @@ func TestEncodeRefusesInvalidLabels(t *testing.T) {
 		{{Name: "__name__", Value: "a"}, {Name: "z", Value: "1"}, {Name: "b", Value: "2"}},
 		{{Name: "__name__", Value: "a"}, {Name: "b", Value: "1"}, {Name: "b", Value: "2"}},
 	}
-	var e encoder
+	var e encoderV1
 	for _, ls := range bad {
 		e.Append(ls, 1, 1)
 	}
@@ -76,7 +76,7 @@ func TestEncodeRefusesInvalidLabels(t *testing.T) {
 }
 
 func TestEncodeDoesNotAllocate(t *testing.T) {
-	var e encoder
+	var e encoderV1
 	labels := []workload.Label{{Name: "__name__", Value: "node_load1"}, {Name: "instance", Value: "host-000001:9100"}, {Name: "job", Value: "node_exporter"}}
 	e.Append(labels, 1, 1)
 	allocs := testing.AllocsPerRun(1000, func() {
@@ -101,7 +101,7 @@ const kindsProfile = `{"source":"test","series":[
 {"name":"e:rate5m","type":"untyped","shape":{"kind":"gauge","min":-5,"max":5,"periodSeconds":7,"noise":0.5}}]}`
 
 // labelsOnly hides the encoder's fast path: Scrape then gives every label of every sample.
-type labelsOnly struct{ e *encoder }
+type labelsOnly struct{ e *encoderV1 }
 
 func (l labelsOnly) Append(labels []workload.Label, t int64, v float64) { l.e.Append(labels, t, v) }
 
@@ -139,8 +139,8 @@ func TestEncodeEqualsPrompb(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fast := encoder{tpl: newTemplates(g)}
-			var slow encoder
+			fast := encoderV1{tpl: newTemplates(g)}
+			var slow encoderV1
 			var want prompbRequest
 			stale := 0
 			for target := range g.Targets() {
@@ -158,7 +158,7 @@ func TestEncodeEqualsPrompb(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for name, e := range map[string]*encoder{"AppendSeries": &fast, "Append": &slow} {
+			for name, e := range map[string]*encoderV1{"AppendSeries": &fast, "Append": &slow} {
 				if e.invalid != 0 || e.samples != len(want.req.Timeseries) {
 					t.Errorf("%s: %d samples, %d invalid, want %d and 0", name, e.samples, e.invalid, len(want.req.Timeseries))
 				}
@@ -177,7 +177,7 @@ func TestEncodeSampleEdgesEqualPrompb(t *testing.T) {
 	for _, v := range []float64{0, math.Copysign(0, -1), 1, -1.5, math.NaN(), workload.StaleNaN(), math.Inf(1), math.Inf(-1), math.SmallestNonzeroFloat64} {
 		for _, ts := range []int64{0, 1, 127, 128, -1, math.MinInt64, math.MaxInt64} {
 			t.Run(fmt.Sprintf("v=%v/t=%d", v, ts), func(t *testing.T) {
-				var e encoder
+				var e encoderV1
 				e.Append(labels, ts, v)
 				var want prompbRequest
 				want.Append(labels, ts, v)
@@ -207,8 +207,8 @@ func TestTemplatesRefuseInvalidLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fast := encoder{tpl: newTemplates(g)}
-	var slow encoder
+	fast := encoderV1{tpl: newTemplates(g)}
+	var slow encoderV1
 	g.Scrape(&fast, 0, 0)
 	g.Scrape(labelsOnly{&slow}, 0, 0)
 	if fast.invalid != 3 || fast.samples != 1 || slow.invalid != 3 || slow.samples != 1 {
@@ -234,7 +234,7 @@ func TestAppendSeriesDoesNotAllocate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := encoder{tpl: newTemplates(g)}
+	e := encoderV1{tpl: newTemplates(g)}
 	g.Scrape(&e, 0, 0)
 	allocs := testing.AllocsPerRun(1000, func() {
 		if e.samples > 500 {
@@ -252,8 +252,8 @@ func TestAppendSeriesDoesNotAllocate(t *testing.T) {
 // that change, repeat, go back, or are 0 (left out) encode as Append encodes them.
 func TestAppendSeriesTimesEqualAppend(t *testing.T) {
 	tpl := newTemplates(fakeSeries{names: []string{"instance"}, series: [][]workload.Label{{{Name: "__name__", Value: "m"}}}})
-	fast := encoder{tpl: tpl}
-	var slow encoder
+	fast := encoderV1{tpl: tpl}
+	var slow encoderV1
 	fast.StartTarget([]string{"h"})
 	for _, ts := range []int64{0, 5, 5, 0, math.MaxInt64, -1, 127, 128, 0} {
 		for _, v := range []float64{0, 1} {

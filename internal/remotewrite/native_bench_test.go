@@ -104,7 +104,7 @@ func newBenchEncoder(proto string, gen *workload.Generator, meta metadata) bench
 	}
 	switch proto {
 	case "rw1":
-		e := &encoder{tpl: newTemplates(gen)}
+		e := &encoderV1{tpl: newTemplates(gen)}
 		return benchEncoder{e, func() int { return e.samples }, func() (int64, int64) {
 			n, s := snappy(e.buf), int64(e.samples)
 			e.reset()

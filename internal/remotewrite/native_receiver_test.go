@@ -18,7 +18,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 
 	tsbench "github.com/tsbench/tsbench"
-	"github.com/tsbench/tsbench/internal/storage/promreceiver"
+	"github.com/tsbench/tsbench/internal/storage/storagetest"
 	"github.com/tsbench/tsbench/internal/workload"
 )
 
@@ -168,7 +168,7 @@ func TestNativeHistogramsIntoPrometheus(t *testing.T) {
 		for _, proto := range []string{"prometheus-rw1", "prometheus-rw2", "otlp-http"} {
 			t.Run(pname+"/"+proto, func(t *testing.T) {
 				t.Parallel()
-				recv, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{})
+				recv, err := storagetest.Start(t.TempDir(), slog.New(slog.DiscardHandler), storagetest.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -222,10 +222,10 @@ func TestNativeHistogramsIntoPrometheus(t *testing.T) {
 // encodeMixed encodes in for proto and says where to send it.
 func encodeMixed(t *testing.T, in *mixed, meta metadata, proto, base string) (body []byte, samples int, url, contentType, encoding string) {
 	t.Helper()
-	url, contentType, encoding = base+promreceiver.WritePath, "application/x-protobuf", "snappy"
+	url, contentType, encoding = base+storagetest.WritePath, "application/x-protobuf", "snappy"
 	switch proto {
 	case "prometheus-rw1":
-		var e encoder
+		var e encoderV1
 		in.replay(&e)
 		return snappy.Encode(nil, e.buf), e.samples, url, contentType, encoding
 	case "prometheus-rw2":
@@ -235,7 +235,7 @@ func encodeMixed(t *testing.T, in *mixed, meta metadata, proto, base string) (bo
 	}
 	e := newEncoderOTLP(meta)
 	in.replay(e)
-	return e.body(), e.samples, base + promreceiver.OTLPPath, contentType, ""
+	return e.body(), e.samples, base + storagetest.OTLPPath, contentType, ""
 }
 
 func post(t *testing.T, url, contentType, encoding string, body []byte) {

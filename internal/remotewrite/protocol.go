@@ -42,6 +42,13 @@ func wireOf(st config.Storage) wire {
 	return wireRW1
 }
 
+// only is the set of wires in use of a storage alone.
+func only(w wire) [wires]bool {
+	var use [wires]bool
+	use[w] = true
+	return use
+}
+
 // Remote write 2.0's content type (spec, "Protocol") and the headers of its answer.
 const (
 	contentTypeRW2        = "application/x-protobuf;proto=io.prometheus.write.v2.Request"

@@ -25,7 +25,7 @@ import (
 	tsbench "github.com/tsbench/tsbench"
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/results"
-	"github.com/tsbench/tsbench/internal/storage/promreceiver"
+	"github.com/tsbench/tsbench/internal/storage/storagetest"
 	"github.com/tsbench/tsbench/internal/workload"
 )
 
@@ -33,26 +33,26 @@ import (
 // acks every sample, its TSDB appended exactly as many, and all four hold the same data.
 func TestProtocolsIntoPrometheus(t *testing.T) {
 	storages := map[string]config.Storage{}
-	recvs := map[string]*promreceiver.Receiver{}
+	recvs := map[string]*storagetest.Receiver{}
 	for name, st := range map[string]config.Storage{
 		"rw1":       {},
 		"rw2":       {Protocol: config.ProtocolRW2},
 		"otlp":      {Protocol: config.ProtocolOTLP},
 		"otlp-none": {Protocol: config.ProtocolOTLP, OTLPCompression: config.OTLPNone},
 	} {
-		r, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{})
+		r, err := storagetest.Start(t.TempDir(), slog.New(slog.DiscardHandler), storagetest.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = r.Close() })
-		st.WriteURL = r.URL + promreceiver.WritePath
+		st.WriteURL = r.URL + storagetest.WritePath
 		if st.Protocol == config.ProtocolOTLP {
-			st.WriteURL = r.URL + promreceiver.OTLPPath
+			st.WriteURL = r.URL + storagetest.OTLPPath
 		}
 		storages[name], recvs[name] = st, r
 	}
 	w := run(t, storages, nil, time.Second, nil)
-	var first map[string][]promreceiver.Sample
+	var first map[string][]storagetest.Sample
 	for _, name := range []string{"rw1", "rw2", "otlp", "otlp-none"} {
 		r := w.Results(name)
 		want := string(storages[name].WriteProtocol())
@@ -266,7 +266,7 @@ func BenchmarkProtocols(b *testing.B) {
 		{"prometheus-rw1"}, {"prometheus-rw2"}, {"otlp-http"}, {"otlp-http,compression=none"},
 	} {
 		b.Run("protocol="+tc.name, func(b *testing.B) {
-			rw1 := encoder{tpl: newTemplates(gen)}
+			rw1 := encoderV1{tpl: newTemplates(gen)}
 			rw2 := newEncoderV2(meta, newV2Templates(gen, meta))
 			otlp := newEncoderOTLP(meta)
 			var gz gzipper

@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 
 	tsbench "github.com/tsbench/tsbench"
-	"github.com/tsbench/tsbench/internal/storage/promreceiver"
+	"github.com/tsbench/tsbench/internal/storage/storagetest"
 	"github.com/tsbench/tsbench/internal/workload"
 )
 
@@ -55,17 +55,17 @@ func TestEncodersIntoPrometheus(t *testing.T) {
 	for _, proto := range []string{"prometheus-rw1", "prometheus-rw2", "otlp-http"} {
 		t.Run(proto, func(t *testing.T) {
 			t.Parallel()
-			recv, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{})
+			recv, err := storagetest.Start(t.TempDir(), slog.New(slog.DiscardHandler), storagetest.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer func() { _ = recv.Close() }()
 			var body []byte
 			var samples int
-			url, contentType, encoding := recv.URL+promreceiver.WritePath, "application/x-protobuf", "snappy"
+			url, contentType, encoding := recv.URL+storagetest.WritePath, "application/x-protobuf", "snappy"
 			switch proto {
 			case "prometheus-rw1":
-				var e encoder
+				var e encoderV1
 				for _, s := range in.samples {
 					e.Append(s.labels, s.t, s.v)
 				}
@@ -89,7 +89,7 @@ func TestEncodersIntoPrometheus(t *testing.T) {
 					t.Fatal(err)
 				}
 				body, samples = buf.Bytes(), e.samples
-				url, encoding = recv.URL+promreceiver.OTLPPath, "gzip"
+				url, encoding = recv.URL+storagetest.OTLPPath, "gzip"
 			}
 			if samples != len(in.samples) {
 				t.Fatalf("encoded %d samples of %d", samples, len(in.samples))
@@ -102,7 +102,7 @@ func TestEncodersIntoPrometheus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := map[string][]promreceiver.Sample{}
+			want := map[string][]storagetest.Sample{}
 			for _, s := range in.samples {
 				ls := labels.New()
 				b := labels.NewBuilder(ls)
@@ -116,7 +116,7 @@ func TestEncodersIntoPrometheus(t *testing.T) {
 					}
 				}
 				k := b.Labels().String()
-				want[k] = append(want[k], promreceiver.Sample{T: s.t, V: s.v})
+				want[k] = append(want[k], storagetest.Sample{T: s.t, V: s.v})
 			}
 			opt := cmp.Comparer(func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) })
 			if diff := cmp.Diff(want, got, opt); diff != "" {

@@ -65,10 +65,7 @@ func (w *Writer) heldAppender(apps *heldAppenders, kind int, main *shardAppender
 		a.held = uint8(kind)
 		apps[kind] = a
 	}
-	if w.tpl == nil {
-		return labelsAppender{apps[kind]}
-	}
-	return apps[kind]
+	return apps[kind].appender()
 }
 
 // heldAppendersOf lists every shard's held appenders, nil where none was made.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/results"
-	"github.com/tsbench/tsbench/internal/storage/promreceiver"
+	"github.com/tsbench/tsbench/internal/storage/storagetest"
 	"github.com/tsbench/tsbench/internal/workload"
 )
 
@@ -23,12 +23,12 @@ func TestHeldSamplesIntoPrometheus(t *testing.T) {
 	for _, window := range []time.Duration{0, time.Hour} {
 		t.Run("window="+window.String(), func(t *testing.T) {
 			t.Parallel()
-			recv, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), promreceiver.Options{OutOfOrderWindow: window})
+			recv, err := storagetest.Start(t.TempDir(), slog.New(slog.DiscardHandler), storagetest.Options{OutOfOrderWindow: window})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer func() { _ = recv.Close() }()
-			w := heldWriter(t, recv.URL+promreceiver.WritePath)
+			w := heldWriter(t, recv.URL+storagetest.WritePath)
 			runFor(t, w, 1500*time.Millisecond)
 			r := w.Results("prom")
 			if r.Late == nil || r.OutOfOrder == nil || r.Late.Sent == 0 || r.OutOfOrder.Sent == 0 {

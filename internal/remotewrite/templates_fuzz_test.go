@@ -50,7 +50,7 @@ func FuzzTemplatesMatchPrompb(f *testing.F) {
 			fs.series = append(fs.series, own)
 		}
 		tv := strings.Split(values, ",")
-		e := encoder{tpl: newTemplates(fs)}
+		e := encoderV1{tpl: newTemplates(fs)}
 		e.StartTarget(tv)
 		var want prompb.WriteRequest
 		invalid := 0

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/tsbench/tsbench/internal/results"
@@ -9,7 +10,8 @@ import (
 
 // checkCharts plot the read-back checks made while the load ran (issue 19), one point per
 // entry of verify.checks at its time: what each check found not as written, and what it
-// found lost after the storage had returned it. None when no storage has checks.
+// found lost after the storage had returned it. A check that checked nothing (or read
+// nothing again) has no point: its figure is unknown. None when no storage has checks.
 func checkCharts(r *results.Run) []chart {
 	if !hasChecks(r) {
 		return nil
@@ -19,9 +21,17 @@ func checkCharts(r *results.Run) []chart {
 		get   func(c results.Check) float64
 	}{
 		{"read-back checks: samples not as written", func(c results.Check) float64 {
+			if c.Checked == 0 { // every read failed, or none was made: unknown, not 0 (issue 29)
+				return math.NaN()
+			}
 			return float64(c.Missing + c.Changed + c.Duplicate + c.Unexpected + c.NaNAltered)
 		}},
-		{"read-back checks: lost after ack", func(c results.Check) float64 { return float64(c.LostAfterAck) }},
+		{"read-back checks: lost after ack", func(c results.Check) float64 {
+			if c.Rechecked == 0 { // nothing read again: nothing could be found lost
+				return math.NaN()
+			}
+			return float64(c.LostAfterAck)
+		}},
 	}
 	var out []chart
 	for _, d := range defs {

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"html"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/threshold"
 )
 
 // checksRun is the fixture with checks every 10 minutes for an hour: prometheus kept
@@ -73,11 +75,11 @@ func TestChecksInSummaryHTMLAndThresholds(t *testing.T) {
 		t.Errorf("lost after ack chart: %+v", lost.Series)
 	}
 
-	ts, err := ParseThresholds([]string{"verify.lostAfterAck == 0"}, []string{"prometheus", "victoriametrics"})
+	ts, err := threshold.Parse([]string{"verify.lostAfterAck == 0"}, []string{"prometheus", "victoriametrics"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := EvaluateThresholds(ts, r)
+	got := threshold.Evaluate(ts, r)
 	want := []results.ThresholdResult{
 		{Expr: "verify.lostAfterAck == 0", Storage: "prometheus", Figure: "verify.lostAfterAck", Value: new(float64(0)), OK: true},
 		{Expr: "verify.lostAfterAck == 0", Storage: "victoriametrics", Figure: "verify.lostAfterAck", Value: new(float64(1230))},
@@ -86,8 +88,26 @@ func TestChecksInSummaryHTMLAndThresholds(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	// Without checks nothing was read again: lost after ack is unknown, not 0.
-	got = EvaluateThresholds(ts, fixture())
+	got = threshold.Evaluate(ts, fixture())
 	if got[0].OK || got[0].Reason != "verify.lostAfterAck is unknown for prometheus" {
 		t.Errorf("without checks: %+v", got[0])
+	}
+}
+
+// TestCheckChartUnknown (issue 29, item 4): a check whose reads all failed checked nothing: the
+// chart has no "not as written" figure for it (not 0), nor a "lost after ack" one for a
+// check that read nothing again.
+func TestCheckChartUnknown(t *testing.T) {
+	r := checksRun()
+	v := r.Storages[1].Verify
+	v.Checks[2].Checked, v.Checks[2].Rechecked, v.Checks[2].ReadErrors, v.Checks[2].Unchecked = 0, 0, 9, 16_000
+	for _, c := range checkCharts(r) {
+		p := c.Series[1].Points[2]
+		if !math.IsNaN(p.V) {
+			t.Errorf("%s: %v for a check that read nothing, want no figure (NaN)", c.Title, p.V)
+		}
+		if q := c.Series[1].Points[1]; math.IsNaN(q.V) {
+			t.Errorf("%s: no figure for a check that read its samples", c.Title)
+		}
 	}
 }

@@ -4,281 +4,48 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"math"
 	"slices"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/threshold"
 )
 
 // Comparison is two runs side by side, per storage and figure.
 type Comparison struct {
 	Old, New time.Time
-	Rows     []CompareRow
+	Rows     []threshold.Row
 	// Notes say when either run is partial (a checkpoint) or was resumed with gaps.
 	Notes []string
 }
 
-// CompareRow is one figure of one storage in both runs.
-type CompareRow struct {
-	Storage string
-	Figure  string
-	Old     *float64
-	New     *float64
-	Change  *float64 // percent; nil when a side is unknown or old is 0
-	Noise   float64  // the change that noise alone can make, in the figure's unit
-	Method  string   // how Noise was estimated
-	Flagged bool     // |new-old| > Noise
-}
-
-// noiseSpec says where a figure's noise comes from: its per-interval values in one run
-// (one per progress or observe interval), and how they bound the figure's chance change.
-type noiseSpec struct {
-	values func(s *results.Storage) []float64
-	// single marks a maximum or an end value: it moves like one interval, not like a mean.
-	single bool
-	// of names the timeline borrowed when the figure has none of its own.
-	of string
-}
-
-// noiseSpecs maps figures to their per-interval values.
-func noiseSpecs() map[string]noiseSpec {
-	write := func(f func(results.WritePoint) float64) func(*results.Storage) []float64 {
-		return func(s *results.Storage) []float64 {
-			if s == nil || s.Write == nil {
-				return nil
-			}
-			var v []float64
-			for _, p := range s.Write.Timeline {
-				v = append(v, f(p))
-			}
-			return v
-		}
-	}
-	query := func(f func(results.QueryPoint) *float64) func(*results.Storage) []float64 {
-		return func(s *results.Storage) []float64 {
-			if s == nil || s.Query == nil {
-				return nil
-			}
-			var v []float64
-			for _, p := range s.Query.Timeline {
-				if x := f(p); x != nil { // an interval where nothing completed has no latency
-					v = append(v, *x)
-				}
-			}
-			return v
-		}
-	}
-	res := func(f func(results.ResourcePoint) *float64) func(*results.Storage) []float64 {
-		return func(s *results.Storage) []float64 {
-			if s == nil || s.Resources == nil {
-				return nil
-			}
-			var v []float64
-			for _, p := range s.Resources.Timeline {
-				if x := f(p); x != nil {
-					v = append(v, *x)
-				}
-			}
-			return v
-		}
-	}
-	rate := write(func(p results.WritePoint) float64 { return p.SamplesPerSecs })
-	lag := write(func(p results.WritePoint) float64 { return p.LagSeconds })
-	p50 := query(func(p results.QueryPoint) *float64 { return p.P50 })
-	p99 := query(func(p results.QueryPoint) *float64 { return p.P99 })
-	cpu := res(func(p results.ResourcePoint) *float64 { return p.CPUCores })
-	rss := res(func(p results.ResourcePoint) *float64 { return p.RSSBytes })
-	return map[string]noiseSpec{
-		"write.achievedSamplesPerSecond": {values: rate},
-		"write.maxLagSeconds":            {values: lag, single: true},
-		"write.lagSeconds":               {values: lag, single: true},
-		"query.p50":                      {values: p50},
-		// results.json keeps only p50 and p99 per interval: p90 and max borrow p99's, whose
-		// spread is wider than p90's (a cautious estimate) and narrower than max's.
-		"query.p90":              {values: p99, of: "p99"},
-		"query.p99":              {values: p99},
-		"query.max":              {values: p99, single: true, of: "p99"},
-		"resources.cpuCoresMean": {values: cpu},
-		"resources.cpuCoresMax":  {values: cpu, single: true},
-		"resources.rssBytesMean": {values: rss},
-		"resources.rssBytesMax":  {values: rss, single: true},
-		"resources.bytesPerSample": {
-			values: res(func(p results.ResourcePoint) *float64 { return p.BytesPerSample }), single: true,
-		},
-		"resources.diskReadBytesPerSecond": {
-			values: res(func(p results.ResourcePoint) *float64 { return p.DiskReadBytesPerSecond }),
-		},
-		"resources.diskWriteBytesPerSecond": {
-			values: res(func(p results.ResourcePoint) *float64 { return p.DiskWriteBytesPerSecond }),
-		},
-	}
-}
-
-// exactFigure reports whether a figure is an exact count (or a configured rate): any change
-// is real.
-func exactFigure(figure string) bool {
-	switch figure {
-	case "verify.maxRelativeError":
-		return false
-	case "write.droppedSamples", "write.pendingSamples", "write.targetSamplesPerSecond",
-		"query.errors", "query.missed", "query.warnings":
-		return true
-	}
-	return strings.HasPrefix(figure, "verify.")
-}
-
-// fallbackNoise is the relative change flagged for figures without a timeline to measure
-// their spread, and that are not exact counts (sizes, totals that scale with run length).
-const fallbackNoise = 0.05
-
-// Compare compares every figure of every storage in either run. A storage or a figure known
-// in one run only is flagged, and unknown ("?") on the other side.
+// Compare puts two runs side by side: threshold.Compare's rows, and notes on partial or
+// resumed runs and on HA pairs.
 func Compare(old, cur *results.Run) *Comparison {
-	c := &Comparison{Old: old.StartTime, New: cur.StartTime}
+	c := &Comparison{Old: old.StartTime, New: cur.StartTime, Rows: threshold.Compare(old, cur)}
 	for _, l := range LongRunLines(old) {
 		c.Notes = append(c.Notes, "old run: "+l)
 	}
 	for _, l := range LongRunLines(cur) {
 		c.Notes = append(c.Notes, "new run: "+l)
 	}
-	figures := Figures()
-	for _, name := range storageNames(old, cur) {
-		os, ns := old.Storage(name), cur.Storage(name)
-		for _, fig := range FigureNames() {
-			var ov, nv *float64
-			if os != nil {
-				ov = figures[fig](os)
-			}
-			if ns != nil {
-				nv = figures[fig](ns)
-			}
-			if ov == nil && nv == nil {
-				continue
-			}
-			c.Rows = append(c.Rows, compareRow(name, fig, os, ns, ov, nv))
+	var names []string // every storage with a figure in either run, in order
+	for _, r := range c.Rows {
+		if len(names) == 0 || names[len(names)-1] != r.Storage {
+			names = append(names, r.Storage)
 		}
-		c.Rows = append(c.Rows, eventRows(name, os, ns)...)
 	}
-	c.Notes = append(c.Notes, haNotes(old, cur)...)
+	c.Notes = append(c.Notes, haNotes(old, cur, names)...)
 	return c
-}
-
-// compareRow is one figure of one storage in both runs, with its noise and whether the
-// change exceeds it.
-func compareRow(name, fig string, os, ns *results.Storage, ov, nv *float64) CompareRow {
-	row := CompareRow{Storage: name, Figure: fig, Old: ov, New: nv}
-	row.Noise, row.Method = noise(fig, os, ns, ov, nv)
-	if ov != nil && nv != nil {
-		if *ov != 0 {
-			row.Change = new(100 * (*nv - *ov) / math.Abs(*ov))
-		}
-		row.Flagged = math.Abs(*nv-*ov) > row.Noise
-	} else {
-		row.Flagged = true // a storage or figure appeared or disappeared
-	}
-	return row
-}
-
-// storageNames is the union of both runs' storage names, sorted.
-func storageNames(a, b *results.Run) []string {
-	var names []string
-	for _, r := range []*results.Run{a, b} {
-		for _, s := range r.Storages {
-			if !slices.Contains(names, s.Name) {
-				names = append(names, s.Name)
-			}
-		}
-	}
-	sort.Strings(names)
-	return names
-}
-
-// noise estimates how much a figure can change between two runs by chance, from each run's
-// per-interval values a and b (see noiseSpecs):
-//
-//   - a whole-run mean or quantile: twice the standard error of the difference of the two
-//     means, 2·sqrt(s_a²/n_eff_a + s_b²/n_eff_b), with n_eff from effectiveN;
-//   - a maximum or end value: twice the spread of single intervals, 2·sqrt(s_a² + s_b²);
-//   - an exact count: none; a figure without per-interval values: fallbackNoise of it.
-func noise(figure string, os, ns *results.Storage, ov, nv *float64) (float64, string) {
-	if exactFigure(figure) {
-		return 0, "exact"
-	}
-	if spec, ok := noiseSpecs()[figure]; ok {
-		a, b := spec.values(os), spec.values(ns)
-		if len(a) >= 3 && len(b) >= 3 {
-			of := ""
-			if spec.of != "" {
-				of = " of " + spec.of
-			}
-			if spec.single {
-				return 2 * math.Sqrt(variance(a)+variance(b)), "σ" + of
-			}
-			na, nb := effectiveN(a), effectiveN(b)
-			return 2 * math.Sqrt(variance(a)/na+variance(b)/nb), fmt.Sprintf("SE%s, n_eff %.0f/%d, %.0f/%d", of, na, len(a), nb, len(b))
-		}
-	}
-	ref := 0.0
-	if ov != nil {
-		ref = math.Abs(*ov)
-	}
-	if nv != nil {
-		ref = math.Max(ref, math.Abs(*nv))
-	}
-	return fallbackNoise * ref, "5%"
-}
-
-// effectiveN is how many independent values xs is worth for the standard error of its mean:
-// n·(1−ρ)/(1+ρ) with ρ the lag-1 autocorrelation, clamped to [1, n]. Per-interval rates and
-// latencies drift together over several intervals (a compaction, a GC cycle), so σ/√n
-// alone would understate the noise of their mean.
-func effectiveN(xs []float64) float64 {
-	n := float64(len(xs))
-	m := mean(xs)
-	var num, den float64
-	for i, x := range xs {
-		den += (x - m) * (x - m)
-		if i > 0 {
-			num += (xs[i-1] - m) * (x - m)
-		}
-	}
-	if den == 0 {
-		return n
-	}
-	rho := num / den
-	if rho <= -1 {
-		return n
-	}
-	return min(n, max(1, n*(1-rho)/(1+rho)))
-}
-
-func mean(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
-
-// variance is the sample variance of xs (n−1 in the denominator).
-func variance(xs []float64) float64 {
-	m := mean(xs)
-	var s float64
-	for _, x := range xs {
-		s += (x - m) * (x - m)
-	}
-	return s / float64(len(xs)-1)
 }
 
 func fmtCompare(v *float64) string {
 	if v == nil {
 		return "?"
 	}
-	return fmtPlain(*v)
+	return threshold.FormatPlain(*v)
 }
 
 func fmtChange(v *float64) string {
@@ -291,11 +58,12 @@ func fmtChange(v *float64) string {
 // compareNote explains the flags and the noise; the text and the HTML both show it.
 var compareNote = []string{
 	"! the change is larger than the figure's noise; ? the storage or figure is not in that run (flagged).",
-	"Noise is estimated from each run's own per-interval values (one per progress or observe interval):",
-	"  SE     means and quantiles over the run: 2·sqrt(s_a²/n_eff_a + s_b²/n_eff_b), twice the standard error",
-	"         of the difference of the means, where n_eff = n·(1−ρ)/(1+ρ) in [1, n] and ρ is the lag-1",
+	"Noise is estimated from the old run's per-interval values alone (one per progress or observe interval),",
+	"as the change two runs like it can show by chance; a new run that is uneven does not widen it:",
+	"  SE     means and quantiles over the run: 2·sqrt(2·s²/n_eff), twice the standard error of the",
+	"         difference of two means, where n_eff = n·(1−ρ)/(1+ρ) in [1, n] and ρ is the lag-1",
 	"         autocorrelation of the intervals (neighbouring intervals move together);",
-	"  σ      maxima and end values: 2·sqrt(s_a² + s_b²), the spread of single intervals;",
+	"  σ      maxima and end values: 2·sqrt(2·s²), the spread of the difference of single intervals;",
 	"  exact  counts that chance does not move (drops, errors, read-back counts): any change is flagged;",
 	"  5%     figures without per-interval values (totals that scale with the run's length, sizes on disk).",
 	"  \"of p99\": query.p90 and query.max use the p99 timeline, as results.json keeps no p90 or max per interval.",
@@ -313,7 +81,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		if r.Flagged {
 			flag = "!"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Storage, r.Figure, fmtCompare(r.Old), fmtCompare(r.New), fmtChange(r.Change), fmtPlain(r.Noise), r.Method, flag)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Storage, r.Figure, fmtCompare(r.Old), fmtCompare(r.New), fmtChange(r.Change), threshold.FormatPlain(r.Noise), r.Method, flag)
 	}
 	return tw.Flush()
 }
@@ -338,12 +106,12 @@ func (c *Comparison) WriteHTML(w io.Writer) error {
 		return err
 	}
 	type row struct {
-		CompareRow
+		threshold.Row
 		OldS, NewS, ChangeS, NoiseS string
 	}
 	var rows []row
 	for _, r := range c.Rows {
-		rows = append(rows, row{r, fmtCompare(r.Old), fmtCompare(r.New), fmtChange(r.Change), fmtPlain(r.Noise)})
+		rows = append(rows, row{r, fmtCompare(r.Old), fmtCompare(r.New), fmtChange(r.Change), threshold.FormatPlain(r.Noise)})
 	}
 	return tmpl.Execute(w, map[string]any{
 		"Old": c.Old.UTC().Format(time.RFC3339), "New": c.New.UTC().Format(time.RFC3339), "Rows": rows,

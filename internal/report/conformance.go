@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tsbench/tsbench/internal/results"
@@ -27,10 +28,40 @@ func conformanceOnly(r *results.Run) bool {
 
 // passRate is passed / (passed + failed) in percent, the applicable evals only; "-" when none.
 func passRate(c *results.Conformance) string {
-	if c == nil || c.Passed+c.Failed == 0 {
+	if c == nil {
 		return "-"
 	}
-	return fmt.Sprintf("%.1f%%", 100*float64(c.Passed)/float64(c.Passed+c.Failed))
+	return rate(c.Passed, c.Failed)
+}
+
+// featureRate is passRate of one feature's evals; "-" when none (or results without them).
+func featureRate(c *results.Conformance, feature string) string {
+	if c == nil {
+		return "-"
+	}
+	f := c.Feature(feature)
+	return rate(f.Passed, f.Failed)
+}
+
+func rate(passed, failed int) string {
+	if passed+failed == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(passed)/float64(passed+failed))
+}
+
+// addedLabelsText says once which labels a storage adds to every series, that its answers
+// were compared without them, and how many evals passed so; "" when it adds none.
+func addedLabelsText(name string, c *results.Conformance) string {
+	if c == nil || len(c.AddedLabels) == 0 {
+		return ""
+	}
+	var ls []string
+	for _, k := range slices.Sorted(maps.Keys(c.AddedLabels)) {
+		ls = append(ls, fmt.Sprintf("%s=%q", k, c.AddedLabels[k]))
+	}
+	return fmt.Sprintf("%s adds %s to every series: its answers are compared without it (%d evals passed so)",
+		name, strings.Join(ls, ", "), c.PassedWithAddedLabels)
 }
 
 // probesText is the semantics probes' figure beside the suite's: how many differ from
@@ -60,8 +91,9 @@ func writeConformanceSummary(w io.Writer, r *results.Run) error {
 	return err
 }
 
-// writeConformance prints the PromQL section: one table of storage × pass rate with the
-// probes beside it, the failures by kind, the reasons for "n/a", and the per-file table.
+// writeConformance prints the PromQL section: one table of storage × pass rate, overall and
+// per feature, with the probes beside it, the labels a storage adds, the failures by kind,
+// the reasons for "n/a", and the per-file table.
 func writeConformance(b *strings.Builder, r *results.Run) {
 	if !hasConformance(r) {
 		return
@@ -73,20 +105,27 @@ func writeConformance(b *strings.Builder, r *results.Run) {
 		}
 	}
 	fmt.Fprintf(b, "\nPromQL: Prometheus' own test files (%s)\n", suite)
-	fmt.Fprintf(b, "  %-18s %7s %7s %7s %10s %9s  %s\n", "storage", "passed", "failed", "n/a", "pass rate", "seconds", "probes")
+	const row = "  %-18s %7s %7s %7s %10s %7s %7s %13s %9s  %s\n"
+	fmt.Fprintf(b, row, "storage", "passed", "failed", "n/a", "pass rate", "floats", "native", "experimental", "seconds", "probes")
 	for _, s := range r.Storages {
 		c := s.Conformance
 		if c == nil {
-			fmt.Fprintf(b, "  %-18s %7s %7s %7s %10s %9s  %s\n", s.Name, "-", "-", "-", "-", "-", probesText(s))
+			fmt.Fprintf(b, row, s.Name, "-", "-", "-", "-", "-", "-", "-", "-", probesText(s))
 			continue
 		}
-		fmt.Fprintf(b, "  %-18s %7d %7d %7d %10s %9.1f  %s\n", s.Name, c.Passed, c.Failed, c.NotApplicable, passRate(c), c.Seconds, probesText(s))
+		fmt.Fprintf(b, row, s.Name, strconv.Itoa(c.Passed), strconv.Itoa(c.Failed), strconv.Itoa(c.NotApplicable), passRate(c),
+			featureRate(c, results.FeatureFloats), featureRate(c, results.FeatureNative), featureRate(c, results.FeatureExperimental),
+			fmt.Sprintf("%.1f", c.Seconds), probesText(s))
 	}
-	b.WriteString("  pass rate: passed / (passed + failed); n/a is not counted\n")
+	b.WriteString("  pass rate: passed / (passed + failed), data rejected or dropped after ack failed; n/a (what no storage answers over the query API) is not counted\n")
+	b.WriteString("  floats, native, experimental: the pass rate of the evals over floats, of those that read or expect a native histogram, and of those that need an --enable-feature of PromQL\n")
 	for _, s := range r.Storages {
 		c := s.Conformance
 		if c == nil {
 			continue
+		}
+		if t := addedLabelsText(s.Name, c); t != "" {
+			fmt.Fprintf(b, "  %s\n", t)
 		}
 		if len(c.Kinds) > 0 {
 			fmt.Fprintf(b, "  %s failed: %s\n", s.Name, countsText(c.Kinds))
@@ -172,10 +211,12 @@ func conformanceFileRows(r *results.Run) []conformanceFileRow {
 }
 
 const conformanceHTMLSection = `<h2>PromQL conformance</h2>
-<p>Prometheus' own test files ({{.Suite}}): every eval's data written over remote write at a recent time base, the eval asked over the query API and compared as Prometheus' test runner compares. Pass rate: passed / (passed + failed); "n/a" evals are not counted.</p>
-<table><tr><th>storage</th><th>passed</th><th>failed</th><th>n/a</th><th>pass rate</th><th>seconds</th><th class="text">probes</th><th class="text">failed by kind</th><th class="text">n/a by reason</th></tr>
-{{range .Storages}}<tr><td>{{.Name}}</td><td>{{.Passed}}</td><td>{{.Failed}}</td><td>{{.NA}}</td><td>{{.Rate}}</td><td>{{.Seconds}}</td><td class="text">{{.Probes}}</td><td class="text">{{.Kinds}}</td><td class="text">{{.Reasons}}</td></tr>
+<p>Prometheus' own test files ({{.Suite}}): every eval's data written over remote write at a recent time base, the eval asked over the query API and compared as Prometheus' test runner compares. Pass rate: passed / (passed + failed); an eval over data the storage refused, or acknowledged and did not keep, is failed ("data rejected", "data dropped after ack"); "n/a" evals, which no storage answers over the query API, are not counted. Per feature: the pass rate of the evals over floats, of those that read or expect a native histogram, and of those that need an <code>--enable-feature</code> of PromQL (experimental functions and syntax).</p>
+<table><tr><th>storage</th><th>passed</th><th>failed</th><th>n/a</th><th>pass rate</th><th>floats</th><th>native histograms</th><th>experimental</th><th>seconds</th><th class="text">probes</th><th class="text">failed by kind</th><th class="text">n/a by reason</th></tr>
+{{range .Storages}}<tr><td>{{.Name}}</td><td>{{.Passed}}</td><td>{{.Failed}}</td><td>{{.NA}}</td><td>{{.Rate}}</td><td>{{.Floats}}</td><td>{{.Native}}</td><td>{{.Experimental}}</td><td>{{.Seconds}}</td><td class="text">{{.Probes}}</td><td class="text">{{.Kinds}}</td><td class="text">{{.Reasons}}</td></tr>
 {{end}}</table>
+{{range .Storages}}{{with .Added}}<p>{{.}}</p>
+{{end}}{{end}}
 <h3>Per file (passed/failed/n/a)</h3>
 <table class="probes"><tr><th>file</th>{{range .Storages}}<th class="text">{{.Name}}</th>{{end}}<th class="text">Prometheus --enable-feature</th></tr>
 {{range .Files}}<tr><td>{{.File}}</td>{{$f := .}}{{range $i, $c := .Cells}}<td class="text">{{$c}}{{with index $f.Failures $i}}<details><summary>{{len .}} failures</summary><ul>{{range .}}<li><code>{{.File}}:{{.Line}}</code> <code>{{.Expr}}</code> — {{.Kind}}<br>expected: {{.Expected}}<br>got: {{.Got}}</li>{{end}}</ul></details>{{end}}</td>{{end}}<td class="text">{{range .Features}}{{.}} {{end}}</td></tr>
@@ -215,6 +256,7 @@ func conformanceFuncRows(r *results.Run) []conformanceFuncRow {
 
 type conformanceStorageRow struct {
 	Name, Rate, Seconds, Probes, Kinds, Reasons string
+	Floats, Native, Experimental, Added         string
 	Passed, Failed, NA                          int
 }
 
@@ -234,10 +276,12 @@ func conformanceHTML(r *results.Run) (template.HTML, error) {
 		Functions []conformanceFuncRow
 	}{Files: conformanceFileRows(r), Functions: conformanceFuncRows(r)}
 	for _, s := range r.Storages {
-		row := conformanceStorageRow{Name: s.Name, Rate: "-", Seconds: "-", Probes: probesText(s)}
+		row := conformanceStorageRow{Name: s.Name, Rate: "-", Seconds: "-", Probes: probesText(s), Floats: "-", Native: "-", Experimental: "-"}
 		if c := s.Conformance; c != nil {
 			data.Suite = c.Suite
 			row.Passed, row.Failed, row.NA, row.Rate = c.Passed, c.Failed, c.NotApplicable, passRate(c)
+			row.Floats, row.Native, row.Experimental = featureRate(c, results.FeatureFloats), featureRate(c, results.FeatureNative), featureRate(c, results.FeatureExperimental)
+			row.Added = addedLabelsText(s.Name, c)
 			row.Seconds, row.Kinds, row.Reasons = fmt.Sprintf("%.1f", c.Seconds), countsText(c.Kinds), countsText(c.NotApplicableReasons)
 		}
 		data.Storages = append(data.Storages, row)

@@ -9,7 +9,9 @@ import (
 	"github.com/tsbench/tsbench/internal/results"
 )
 
-// conformanceFixture is tsbench conformance's results for two storages: one tested, one not.
+// conformanceFixture is tsbench conformance's results for three storages: one tested, one
+// that adds a label to every series and dropped the native histograms it acknowledged, one
+// not tested.
 func conformanceFixture() *results.Run {
 	start := time.Date(2026, 11, 25, 5, 6, 57, 0, time.UTC)
 	return &results.Run{
@@ -21,7 +23,12 @@ func conformanceFixture() *results.Run {
 					{File: "a.test", Passed: 2, Failed: 1, Features: []string{"promql-delayed-name-removal"}},
 					{File: "b.test", Passed: 1, Failed: 1, NotApplicable: 1, Features: []string{"promql-duration-expr"}},
 				},
-				Functions:            []results.ConformanceCount{{Name: "rate()", Passed: 1, Failed: 1}, {Name: "sum()", Passed: 2}},
+				Functions: []results.ConformanceCount{{Name: "rate()", Passed: 1, Failed: 1}, {Name: "sum()", Passed: 2}},
+				Features: []results.ConformanceCount{
+					{Name: results.FeatureFloats, Passed: 2, Failed: 1},
+					{Name: results.FeatureNative, Passed: 1, Failed: 1, NotApplicable: 1},
+					{Name: results.FeatureExperimental},
+				},
 				Kinds:                map[string]int{results.KindWrongAnswer: 1, results.KindDataRejected: 1},
 				NotApplicableReasons: map[string]int{"depends on absolute time": 1},
 				Failures: []results.ConformanceFailure{
@@ -29,6 +36,25 @@ func conformanceFixture() *results.Run {
 					{File: "b.test", Line: 3, Expr: `sum(y)`, Kind: results.KindDataRejected, Expected: "the block's samples stored", Got: "remote write answered 400: out of bounds"},
 				},
 				RejectedBlocks: []results.ConformanceBlock{{File: "b.test", Line: 3, Answer: "remote write answered 400: out of bounds"}},
+			}},
+			{Name: "thanos", Conformance: &results.Conformance{
+				Passed: 4, Failed: 2, Seconds: 3.5, SpanHours: 196.6, Suite: "suite v1",
+				Files: []results.ConformanceFile{
+					{File: "a.test", Passed: 3, Failed: 0, Features: []string{"promql-delayed-name-removal"}},
+					{File: "b.test", Passed: 1, Failed: 2, Features: []string{"promql-duration-expr"}},
+				},
+				Features: []results.ConformanceCount{
+					{Name: results.FeatureFloats, Passed: 3},
+					{Name: results.FeatureNative, Failed: 1},
+					{Name: results.FeatureExperimental, Passed: 1, Failed: 1},
+				},
+				AddedLabels:           map[string]string{"tenant_id": "default-tenant"},
+				PassedWithAddedLabels: 3,
+				Kinds:                 map[string]int{results.KindDataDropped: 1, results.KindRejected: 1},
+				Failures: []results.ConformanceFailure{
+					{File: "b.test", Line: 3, Expr: `sum(h)`, Kind: results.KindDataDropped, Expected: "{} {{count:1}}", Got: "no series; the native histograms written were acknowledged and are not answered"},
+					{File: "b.test", Line: 5, Expr: `x[1m+1m]`, Kind: results.KindRejected, Expected: "{} 1 (needs --enable-feature=promql-duration-expr)", Got: "parse error"},
+				},
 			}},
 			{Name: "ro", Problems: []string{"conformance: storage ro: conformance needs both a writeURL and a readURL"}},
 		},
@@ -43,8 +69,9 @@ func TestConformanceSummaryGolden(t *testing.T) {
 	golden(t, "conformance.summary", b.Bytes())
 }
 
-// The report has the PromQL section alone: the table, each file's failures expandable (their
-// text escaped), the features per file, and no empty charts of a load that did not run.
+// The report has the PromQL section alone: the table with the pass rate per feature, the
+// labels a storage adds, each file's failures expandable (their text escaped), the features
+// per file, and no empty charts of a load that did not run.
 func TestConformanceHTML(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteHTML(&b, conformanceFixture()); err != nil {
@@ -52,8 +79,11 @@ func TestConformanceHTML(t *testing.T) {
 	}
 	html := b.String()
 	for _, want := range []string{
-		"<h1>tsbench conformance: 2 storages</h1>",
-		"<td>prom</td><td>3</td><td>2</td><td>1</td><td>60.0%</td><td>2.0</td>",
+		"<h1>tsbench conformance: 3 storages</h1>",
+		"<td>prom</td><td>3</td><td>2</td><td>1</td><td>60.0%</td><td>66.7%</td><td>50.0%</td><td>-</td><td>2.0</td>",
+		"<td>thanos</td><td>4</td><td>2</td><td>0</td><td>66.7%</td><td>100.0%</td><td>0.0%</td><td>50.0%</td><td>3.5</td>",
+		"<p>thanos adds tenant_id=&#34;default-tenant&#34; to every series: its answers are compared without it (3 evals passed so)</p>",
+		"data dropped after ack 1",
 		"<summary>1 failures</summary>",
 		"<code>a.test:7</code> <code>rate(x[5m])</code> — wrong answer<br>expected: {} 1<br>got: {} 2 &lt;b&gt;",
 		"promql-duration-expr",

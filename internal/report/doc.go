@@ -1,6 +1,7 @@
-// Package report renders a run's results: the terminal summary, report.html, threshold checks
-// and the comparison of two runs.
+// Package report renders a run's results: the terminal summary, report.html, the threshold
+// checks and the comparison of two runs, as internal/threshold evaluated them.
 //
-// Invariant: report reads results.Run and nothing else of a run, so results.json, the summary
-// and the HTML always agree; no stage of a run imports report.
+// Invariant: report reads results.Run (and threshold's figures and verdicts over it) and
+// nothing else of a run, so results.json, the summary and the HTML always agree; no stage of a
+// run imports report.
 package report

@@ -1,187 +1,16 @@
 package report
 
 import (
-	"cmp"
-	"errors"
 	"fmt"
 	"io"
-	"math"
-	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/tsbench/tsbench/internal/threshold"
 )
 
-// CompareRule is a limit on how much a figure may change from an old run to a new one:
-// "[storage:] figure op change", e.g. "query.p99>+20%" (p99 may grow by 20 % at most) or
-// "write.achievedSamplesPerSecond<-5%" (may fall by 5 % at most). The change is a percent
-// of the old value, or an absolute change in the figure's unit ("query.p99>+50ms").
-type CompareRule struct {
-	Expr    string
-	Storage string // empty: every storage in both runs
-	Figure  string
-	Op      string // ">" fails on a larger increase, "<" on a larger decrease
-	Limit   float64
-	Percent bool
-}
-
-// ParseCompareRules parses every rule; key names where they come from in errors
-// ("compareThresholds", "-fail-on"), and a rule's storage must be one of storages. A figure
-// may be named by its last part alone when that is unique: "bytesPerSample" is
-// resources.bytesPerSample.
-func ParseCompareRules(key string, exprs, storages []string) ([]CompareRule, error) {
-	var rules []CompareRule
-	var errs []error
-	for i, e := range exprs {
-		r, err := parseCompareRule(e)
-		if err == nil && r.Storage != "" && !slices.Contains(storages, r.Storage) {
-			err = fmt.Errorf("unknown storage %q (storages: %s)", r.Storage, strings.Join(storages, ", "))
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s[%d]: %q: %w", key, i, e, err))
-			continue
-		}
-		rules = append(rules, r)
-	}
-	return rules, errors.Join(errs...)
-}
-
-// SplitRules splits a -fail-on list at its commas.
-func SplitRules(list string) []string {
-	var out []string
-	for part := range strings.SplitSeq(list, ",") {
-		if p := strings.TrimSpace(part); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func parseCompareRule(expr string) (CompareRule, error) {
-	r := CompareRule{Expr: expr}
-	rest := strings.TrimSpace(expr)
-	if name, after, ok := strings.Cut(rest, ":"); ok {
-		r.Storage, rest = strings.TrimSpace(name), strings.TrimSpace(after)
-	}
-	i := strings.IndexAny(rest, "<>")
-	if i < 0 {
-		return r, errors.New(`want [storage:] figure > +change or figure < -change, e.g. "query.p99>+20%"`)
-	}
-	fig, err := resolveFigure(strings.TrimSpace(rest[:i]))
-	if err != nil {
-		return r, err
-	}
-	r.Figure, r.Op = fig, rest[i:i+1]
-	value := strings.TrimSpace(rest[i+1:])
-	if strings.HasPrefix(value, "=") {
-		return r, fmt.Errorf("operator %q: use > or <, the limit itself passes", rest[i:i+2])
-	}
-	if v, ok := strings.CutSuffix(value, "%"); ok {
-		r.Percent = true
-		r.Limit, err = strconv.ParseFloat(v, 64)
-	} else {
-		r.Limit, err = parseValue(value)
-	}
-	if err != nil || math.IsNaN(r.Limit) {
-		return r, fmt.Errorf("change %q is not a percent (+20%%), a number, a duration (+50ms) or a size (+1GiB)", value)
-	}
-	return r, nil
-}
-
-// resolveFigure is the figure a rule names, in full or by its last part.
-func resolveFigure(name string) (string, error) {
-	names := FigureNames()
-	if slices.Contains(names, name) {
-		return name, nil
-	}
-	var matches []string
-	for _, n := range names {
-		if strings.HasSuffix(n, "."+name) {
-			matches = append(matches, n)
-		}
-	}
-	switch len(matches) {
-	case 1:
-		return matches[0], nil
-	case 0:
-		return "", fmt.Errorf("unknown figure %q (one of %s)", name, strings.Join(names, ", "))
-	}
-	return "", fmt.Errorf("figure %q is ambiguous: %s", name, strings.Join(matches, ", "))
-}
-
-// Verdict is one rule checked on one storage.
-type Verdict struct {
-	Rule    CompareRule
-	Row     CompareRow
-	Failed  bool
-	Outcome string // why it passed or failed, in words
-}
-
-// Gate checks every rule on every storage it applies to, in rule then storage order. A rule
-// fails when the change passes its limit and is beyond the figure's noise (flagged), or when
-// the old run knows the figure and the new one does not (a storage gone, a figure lost).
-// Storages only in the new run have nothing to be compared with and are not checked.
-func (c *Comparison) Gate(rules []CompareRule) []Verdict {
-	var out []Verdict
-	for _, rule := range rules {
-		n := len(out)
-		for _, row := range c.Rows {
-			if row.Figure != rule.Figure || (rule.Storage != "" && rule.Storage != row.Storage) || row.Old == nil {
-				continue
-			}
-			out = append(out, verdict(rule, row))
-		}
-		if len(out) == n {
-			storage := cmp.Or(rule.Storage, "every storage")
-			out = append(out, Verdict{
-				Rule: rule, Row: CompareRow{Storage: storage, Figure: rule.Figure},
-				Outcome: "unknown in the old run: nothing to compare",
-			})
-		}
-	}
-	return out
-}
-
-func verdict(rule CompareRule, row CompareRow) Verdict {
-	v := Verdict{Rule: rule, Row: row}
-	if row.New == nil {
-		v.Failed, v.Outcome = true, "unknown in the new run (a storage not in it: pair renamed ones with -map old=new)"
-		return v
-	}
-	change := *row.New - *row.Old
-	if rule.Percent {
-		change = percentChange(*row.Old, *row.New)
-	}
-	passes := change > rule.Limit
-	if rule.Op == "<" {
-		passes = change < rule.Limit
-	}
-	switch {
-	case !passes:
-		v.Outcome = "within the limit"
-	case !row.Flagged:
-		v.Outcome = fmt.Sprintf("past the limit but within the noise (±%s, %s): not a regression", FormatFigure(row.Figure, row.Noise), row.Method)
-	default:
-		v.Failed, v.Outcome = true, fmt.Sprintf("regression: past the limit and beyond the noise (±%s, %s)", FormatFigure(row.Figure, row.Noise), row.Method)
-	}
-	return v
-}
-
-// percentChange is new over old in percent; from 0, any increase is +Inf and any decrease -Inf.
-func percentChange(old, cur float64) float64 {
-	if old == 0 {
-		switch {
-		case cur > 0:
-			return math.Inf(1)
-		case cur < 0:
-			return math.Inf(-1)
-		}
-		return 0
-	}
-	return 100 * (cur - old) / math.Abs(old)
-}
-
-// WriteGate prints every verdict, ✗ for a failed one, and a last line with the count.
-func WriteGate(w io.Writer, vs []Verdict) error {
+// WriteGate prints every verdict, ✗ for a failed one, with the old run's noise beside it for
+// information, and a last line with the count.
+func WriteGate(w io.Writer, vs []threshold.Verdict) error {
 	failed := 0
 	var b strings.Builder
 	b.WriteString("\ncompare thresholds:\n")
@@ -190,39 +19,37 @@ func WriteGate(w io.Writer, vs []Verdict) error {
 		if v.Failed {
 			mark, failed = "✗", failed+1
 		}
-		fmt.Fprintf(&b, "  %s %s: %s %s %s: %s → %s (%s): %s\n", mark, v.Row.Storage, v.Rule.Figure, v.Rule.Op, limitText(v.Rule),
+		fmt.Fprintf(&b, "  %s %s: %s %s %s: %s → %s (%s): %s", mark, v.Row.Storage, v.Rule.Figure, v.Rule.Op, limitText(v.Rule),
 			valueText(v.Row.Figure, v.Row.Old), valueText(v.Row.Figure, v.Row.New), fmtChange(v.Row.Change), v.Outcome)
+		if v.Row.Old != nil && v.Row.New != nil {
+			fmt.Fprintf(&b, "; noise of the old run ±%s (%s)", threshold.FormatFigure(v.Row.Figure, v.Row.Noise), v.Row.Method)
+		}
+		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "%d of %d checks failed\n", failed, len(vs))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func limitText(r CompareRule) string {
+// limitText is a rule's limit as written: "+20%", "+50ms", "-10%~noise".
+func limitText(r threshold.CompareRule) string {
+	noise := ""
+	if r.Noise {
+		noise = "~noise"
+	}
 	if r.Percent {
-		return fmt.Sprintf("%+g%%", r.Limit)
+		return fmt.Sprintf("%+g%%%s", r.Limit, noise)
 	}
 	sign := "+"
 	if r.Limit < 0 {
 		sign = ""
 	}
-	return sign + FormatFigure(r.Figure, r.Limit)
+	return sign + threshold.FormatFigure(r.Figure, r.Limit) + noise
 }
 
 func valueText(figure string, v *float64) string {
 	if v == nil {
 		return "?"
 	}
-	return FormatFigure(figure, *v)
-}
-
-// Failed counts the failed verdicts.
-func Failed(vs []Verdict) int {
-	n := 0
-	for _, v := range vs {
-		if v.Failed {
-			n++
-		}
-	}
-	return n
+	return threshold.FormatFigure(figure, *v)
 }

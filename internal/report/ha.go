@@ -29,11 +29,22 @@ func haSection(r *results.Run) section {
 	return section{title: "HA pair", rows: []row{
 		text("HA copies stored", func(h *results.VerifyHA) string { return h.Stored }),
 		text("HA winner", func(h *results.VerifyHA) string { return cmpOr(h.Winner, "-") }),
-		text("HA switch-overs", func(h *results.VerifyHA) string { return fmt.Sprint(h.Switchovers) }),
+		text("HA switch-overs", func(h *results.VerifyHA) string { return countText(h.Switchovers) }),
 		text("HA scrapes: every copy / one / gaps", func(h *results.VerifyHA) string {
-			return fmt.Sprintf("%d / %d / %d of %d", h.AllCopies, h.OneCopy, h.Gaps, h.CheckedScrapes)
+			if h.CheckedScrapes == 0 { // nothing checked: no count is a finding (issue 29)
+				return "? (" + cmpOr(h.Reason, "no scrape checked") + ")"
+			}
+			return fmt.Sprintf("%s / %s / %s of %d", countText(h.AllCopies), countText(h.OneCopy), countText(h.Gaps), h.CheckedScrapes)
 		}),
 	}}
+}
+
+// countText is a count, "?" when unknown.
+func countText(n *int64) string {
+	if n == nil {
+		return "?"
+	}
+	return fmt.Sprint(*n)
 }
 
 func cmpOr(s, otherwise string) string {
@@ -52,30 +63,11 @@ func writeHA(b *strings.Builder, r *results.Run) {
 	}
 }
 
-// haFigures are the HA read-back's counts thresholds and compare can name:
-// verify.ha.allCopies, .oneCopy, .gaps and .switchovers.
-func haFigures() map[string]figure {
-	count := func(f func(h *results.VerifyHA) int64) figure {
-		return figure{unit: unitCount, get: func(s *results.Storage) *float64 {
-			if s.Verify == nil || s.Verify.HA == nil {
-				return nil
-			}
-			return new(float64(f(s.Verify.HA)))
-		}}
-	}
-	return map[string]figure{
-		"verify.ha.allCopies":   count(func(h *results.VerifyHA) int64 { return h.AllCopies }),
-		"verify.ha.oneCopy":     count(func(h *results.VerifyHA) int64 { return h.OneCopy }),
-		"verify.ha.gaps":        count(func(h *results.VerifyHA) int64 { return h.Gaps }),
-		"verify.ha.switchovers": count(func(h *results.VerifyHA) int64 { return h.Switchovers }),
-	}
-}
-
-// haNotes say each storage's HA verdict in both runs: stored both → one shows a storage
-// that began to deduplicate.
-func haNotes(old, cur *results.Run) []string {
+// haNotes say each named storage's HA verdict in both runs: stored both → one shows a
+// storage that began to deduplicate.
+func haNotes(old, cur *results.Run, names []string) []string {
 	var out []string
-	for _, name := range storageNames(old, cur) {
+	for _, name := range names {
 		o, n := haOf(old.Storage(name)), haOf(cur.Storage(name))
 		if o != "" || n != "" {
 			out = append(out, fmt.Sprintf("%s HA pair: old stored %s, new stored %s", name, cmpOr(o, "-"), cmpOr(n, "-")))

@@ -7,21 +7,23 @@ import (
 	"testing"
 
 	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/threshold"
 )
 
 // haRun is seriesRun with an HA read-back: prom stored both copies, vm one (stored says
 // which).
 func haRun(vmStored string) *results.Run {
 	r := seriesRun(0)
-	r.Storages[0].Verify.HA = &results.VerifyHA{
-		Replicas: 2, Stored: results.HAStoredBoth, CheckedScrapes: 28, AllCopies: 28,
-		StoredByReplica: map[string]int64{"a": 28, "b": 28},
-	}
-	vm := &results.VerifyHA{Replicas: 2, Stored: vmStored, CheckedScrapes: 28, StoredByReplica: map[string]int64{"a": 28}}
+	prom := &results.VerifyHA{Replicas: 2, CheckedScrapes: 28, StoredByReplica: map[string]int64{"a": 28, "b": 28}}
+	prom.SetCounts(results.HACounts{AllCopies: 28}, "")
+	r.Storages[0].Verify.HA = prom
+	vm := &results.VerifyHA{Replicas: 2, CheckedScrapes: 28, StoredByReplica: map[string]int64{"a": 28}}
 	if vmStored == results.HAStoredOne {
-		vm.OneCopy, vm.Winner, vm.Switchovers = 28, "a", 1
+		vm.Winner = "a"
+		vm.SetCounts(results.HACounts{OneCopy: 28, Switchovers: 1}, "")
 	} else {
-		vm.AllCopies, vm.StoredByReplica["b"] = 28, 28
+		vm.StoredByReplica["b"] = 28
+		vm.SetCounts(results.HACounts{AllCopies: 28}, "")
 	}
 	r.Storages[1].Verify.HA = vm
 	return r
@@ -56,5 +58,34 @@ func TestHAInReport(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("compare has no verify.ha.oneCopy row for vm: %+v", c.Rows)
+	}
+}
+
+// TestHANothingChecked (issue 29, item 4): an HA read-back that checked no scrape says so,
+// with why, and its counts are unknown: not "0 gaps, 0 switch-overs", and not "stored none".
+func TestHANothingChecked(t *testing.T) {
+	r := haRun(results.HAStoredOne)
+	h := &results.VerifyHA{Replicas: 2, StoredByReplica: map[string]int64{}}
+	h.SetCounts(results.HACounts{}, "a window shorter than a scrape interval")
+	r.Storages[1].Verify.HA = h
+	var b bytes.Buffer
+	if err := WriteSummary(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"vm: HA pair (2 replicas): unknown, no scrape checked: a window shorter than a scrape interval\n",
+		"? (a window shorter than a scrape interval)",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "vm: HA pair (2 replicas): stored none") {
+		t.Errorf("nothing checked said as stored none:\n%s", b.String())
+	}
+	for _, name := range []string{"verify.ha.gaps", "verify.ha.switchovers", "verify.ha.allCopies", "verify.ha.oneCopy"} {
+		if got := threshold.Figures()[name](&r.Storages[1]); got != nil {
+			t.Errorf("%s = %v, want unknown", name, *got)
+		}
 	}
 }

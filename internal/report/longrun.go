@@ -17,7 +17,7 @@ func LongRunLines(r *results.Run) []string {
 			p.Reason, p.At.UTC().Format("2006-01-02 15:04:05Z"), r.StartTime.UTC().Format("2006-01-02 15:04:05Z")))
 	}
 	for _, g := range r.Gaps {
-		out = append(out, fmt.Sprintf("gap %s → %s (%s, %s): the run was resumed; samples of this stretch are in no account and not read back",
+		out = append(out, fmt.Sprintf("gap %s → %s (%s, %s): the run was resumed; samples of this stretch are not read back, and in the account only as far as the checkpoint had acked or dropped them",
 			g.From.UTC().Format("2006-01-02 15:04:05Z"), g.To.UTC().Format("15:04:05Z"), g.To.Sub(g.From).Round(time.Second), g.Reason))
 	}
 	return out
@@ -27,9 +27,13 @@ func LongRunLines(r *results.Run) []string {
 // its live heap and RSS, and its largest schedule drift; "" when the run has none of them.
 func longRunSelf(r *results.Run) string {
 	var b strings.Builder
-	if g := r.Generator; g != nil && g.HeapLiveBytesPerHour != nil {
+	switch g := r.Generator; {
+	case g == nil:
+	case g.HeapLiveBytesPerHour != nil:
 		fmt.Fprintf(&b, "tsbench memory over time: live heap %+.2f MiB/h, rss %s MiB/h (after the first %s)\n",
 			*g.HeapLiveBytesPerHour/(1<<20), fmtPtr("%+.2f", g.RSSBytesPerHour, 1<<20), time.Duration(g.SlopeAfterSeconds*float64(time.Second)).Round(time.Second))
+	case g.Reasons["heapLiveBytesPerHour"] != "": // a short run: no slope is a finding (issue 29)
+		fmt.Fprintf(&b, "tsbench memory over time: no slope, %s\n", g.Reasons["heapLiveBytesPerHour"])
 	}
 	var drift []string
 	behind := false

@@ -77,3 +77,22 @@ func TestChartsDrawPeaks(t *testing.T) {
 	}
 	t.Fatal("no CPU chart")
 }
+
+// TestMemorySlopeOnlyWhenMeaningful (issue 29, item 4): a run too short for tsbench's memory
+// slopes says why it states none, instead of a slope that reads as a leak.
+func TestMemorySlopeOnlyWhenMeaningful(t *testing.T) {
+	r := fixture()
+	r.Generator = &results.Generator{SlopeAfterSeconds: 39, Reasons: map[string]string{
+		"heapLiveBytesPerHour": "not meaningful: 2m31s of the run after the first 39s (the warm-up), less than the 30m0s a slope needs",
+	}}
+	var b bytes.Buffer
+	if err := WriteSummary(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if want := "tsbench memory over time: no slope, not meaningful: 2m31s of the run after the first 39s"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, b.String())
+	}
+	if strings.Contains(b.String(), "MiB/h") {
+		t.Errorf("summary states a slope:\n%s", b.String())
+	}
+}

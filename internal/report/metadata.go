@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/threshold"
 )
 
 // writeMetadata tells, per storage, the metadata-only requests remote write 1.0 sent
@@ -22,12 +23,12 @@ func writeMetadata(b *strings.Builder, r *results.Run) {
 				statuses = append(statuses, fmt.Sprintf("%s=%d", st, m.RequestsByStatus[st]))
 			}
 			fmt.Fprintf(b, "%smetadata sent %s: %d families, requests %s, %s (not samples)\n",
-				sep, s.Name, m.Families, strings.Join(statuses, " "), fmtBytes(float64(m.BytesSent)))
+				sep, s.Name, m.Families, strings.Join(statuses, " "), threshold.FormatBytes(float64(m.BytesSent)))
 			sep = ""
 		}
 		if s.Verify != nil && s.Verify.Created != nil {
 			c := s.Verify.Created
-			fmt.Fprintf(b, "%screated timestamps %s: %s: %d of %d series with a 0 at the start time\n", sep, s.Name, c.Verdict, c.Kept, c.Checked)
+			fmt.Fprintf(b, "%screated timestamps %s: %s\n", sep, s.Name, createdText(c))
 			sep = ""
 			for _, e := range c.Errors {
 				fmt.Fprintf(b, "  error: %s\n", e)
@@ -37,8 +38,7 @@ func writeMetadata(b *strings.Builder, r *results.Run) {
 			continue
 		}
 		m := s.Verify.Metadata
-		fmt.Fprintf(b, "%smetadata %s: %s: %d of %d families kept, %d changed, %d missing\n",
-			sep, s.Name, m.Verdict, m.Kept, m.Families, m.Changed, m.Missing)
+		fmt.Fprintf(b, "%smetadata %s: %s\n", sep, s.Name, metadataText(m))
 		sep = ""
 		for _, e := range m.Examples {
 			fmt.Fprintf(b, "  %s\n", e)
@@ -57,13 +57,28 @@ func metadataVerdicts(r *results.Run) []htmlVerdict {
 			continue
 		}
 		if m := s.Verify.Metadata; m != nil {
-			text := fmt.Sprintf("%s: %d of %d families kept, %d changed, %d missing", m.Verdict, m.Kept, m.Families, m.Changed, m.Missing)
-			out = append(out, htmlVerdict{Storage: s.Name + " metadata", OK: m.Verdict == "kept", Text: text})
+			out = append(out, htmlVerdict{Storage: s.Name + " metadata", OK: m.Verdict == "kept", Text: metadataText(m)})
 		}
 		if c := s.Verify.Created; c != nil {
-			text := fmt.Sprintf("%s: %d of %d series with a 0 at the start time", c.Verdict, c.Kept, c.Checked)
-			out = append(out, htmlVerdict{Storage: s.Name + " created timestamps", OK: c.Verdict == "kept", Text: text})
+			out = append(out, htmlVerdict{Storage: s.Name + " created timestamps", OK: c.Verdict == "kept", Text: createdText(c)})
 		}
 	}
 	return out
+}
+
+// metadataText is the metadata read-back's verdict and counts; no counts when none was
+// looked for (issue 29: not "0 of 0").
+func metadataText(m *results.Metadata) string {
+	if m.Verdict == results.VerdictUnknown {
+		return "unknown: no family looked for"
+	}
+	return fmt.Sprintf("%s: %d of %d families kept, %d changed, %d missing", m.Verdict, m.Kept, m.Families, m.Changed, m.Missing)
+}
+
+// createdText is the created timestamps' read-back verdict and counts, as metadataText.
+func createdText(c *results.Created) string {
+	if c.Verdict == results.VerdictUnknown {
+		return "unknown: no series looked for"
+	}
+	return fmt.Sprintf("%s: %d of %d series with a 0 at the start time", c.Verdict, c.Kept, c.Checked)
 }

@@ -23,6 +23,11 @@ func writeNatives(b *strings.Builder, r *results.Run) {
 			continue
 		}
 		n := s.Verify.NativeHistograms
+		if n.Verdict == results.VerdictUnknown {
+			fmt.Fprintf(b, "%snative histograms %s: unknown: no histogram looked for in the window read\n", sep, s.Name)
+			sep = ""
+			continue
+		}
 		fmt.Fprintf(b, "%snative histograms %s: %s: %d of %d kept, %d changed, %d missing, %d float points",
 			sep, s.Name, n.Verdict, n.Kept, n.CheckedHistograms, n.Changed, n.Missing, n.FloatPoints)
 		sep = ""
@@ -46,7 +51,11 @@ func writeNatives(b *strings.Builder, r *results.Run) {
 			continue
 		}
 		e := s.Verify.Exemplars
-		fmt.Fprintf(b, "%sexemplars %s: %s: %d of %d kept, %d changed, %d missing\n", sep, s.Name, e.Verdict, e.Kept, e.Checked, e.Changed, e.Missing)
+		if e.Verdict == results.VerdictUnknown {
+			fmt.Fprintf(b, "%sexemplars %s: unknown: %s\n", sep, s.Name, cmpOr(e.Reason, "none looked for"))
+		} else {
+			fmt.Fprintf(b, "%sexemplars %s: %s: %d of %d kept, %d changed, %d missing\n", sep, s.Name, e.Verdict, e.Kept, e.Checked, e.Changed, e.Missing)
+		}
 		sep = ""
 		for _, x := range e.Examples {
 			fmt.Fprintf(b, "  %s\n", x)

@@ -36,3 +36,31 @@ latency prom Latency: classic p50 2.0 p99 10.5 ms (20 series), native p50 1.0 p9
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestNothingLookedForIsUnknown (issue 29, item 4): a read-back of exemplars, native
+// histograms, metadata or created timestamps that looked for none is unknown, said with
+// why, never "dropped: 0 of 0 kept".
+func TestNothingLookedForIsUnknown(t *testing.T) {
+	e := &results.Exemplars{Percent: 1, Reason: "no exemplar was sent in the window read"}
+	e.Verdict = e.ExemplarVerdict()
+	n := &results.NativeHistograms{Send: "true", FailedRequests: 2}
+	n.Verdict = n.NativeVerdict()
+	m := &results.Metadata{}
+	m.Verdict = m.MetadataVerdict()
+	c := &results.Created{}
+	c.Verdict = c.CreatedVerdict()
+	r := &results.Run{Storages: []results.Storage{{Name: "vm", Verify: &results.Verify{Exemplars: e, NativeHistograms: n, Metadata: m, Created: c}}}}
+	var b strings.Builder
+	writeNatives(&b, r)
+	writeMetadata(&b, r)
+	want := `
+native histograms vm: unknown: no histogram looked for in the window read
+exemplars vm: unknown: no exemplar was sent in the window read
+
+created timestamps vm: unknown: no series looked for
+metadata vm: unknown: no family looked for
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/threshold"
 )
 
 // update rewrites golden files and fixtures: UPDATE=1 go test ./...
@@ -145,14 +145,14 @@ func fixture() *results.Run {
 		Storages:  []results.Storage{prom, vm},
 		Generator: &results.Generator{CPUCoresMean: new(0.05), CPUCoresMax: new(0.11), RSSBytesMean: new(float64(60 << 20)), RSSBytesMax: new(float64(70 << 20))},
 	}
-	ts, err := ParseThresholds([]string{
+	ts, err := threshold.Parse([]string{
 		"query.p99 < 100ms", "write.droppedSamples == 0", "victoriametrics: verify.changedValues == 0",
 		"resources.rssBytesMax<300MiB", "verify.differentProbes == 0", "write.ackedSamples >= 5400000",
 	}, []string{"prometheus", "victoriametrics"})
 	if err != nil {
 		panic(err) // the fixture's own thresholds: a bug in this file
 	}
-	r.Thresholds = EvaluateThresholds(ts, r)
+	r.Thresholds = threshold.Evaluate(ts, r)
 	return r
 }
 
@@ -375,57 +375,6 @@ func TestCompareGolden(t *testing.T) {
 	}
 }
 
-// rateRun is a run whose only figure is an ingestion rate of mean, from 20 per-interval
-// rates of mean ± spread in a +,+,−,− cycle (lag-1 autocorrelation about 0).
-func rateRun(mean, spread float64) *results.Run {
-	w := &results.Write{DroppedSamples: map[string]int64{}, AchievedSamplesPerSecond: mean}
-	for i := range 20 {
-		v := mean + spread
-		if i%4 >= 2 {
-			v = mean - spread
-		}
-		w.Timeline = append(w.Timeline, results.WritePoint{SamplesPerSecs: v})
-	}
-	return &results.Run{Storages: []results.Storage{{Name: "vm", Write: w}}}
-}
-
-// TestCompareNoiseOfMean: the noise of a whole-run mean is its standard error, not the
-// spread of single intervals, so with a 10 % per-interval spread over 20 intervals a 25 %
-// drop is flagged (2σ of single intervals, 28 %, would hide it) and a 2 % one is not.
-func TestCompareNoiseOfMean(t *testing.T) {
-	old := rateRun(30_000, 3_000)
-	for _, tt := range []struct {
-		drop float64
-		want bool
-	}{{0.25, true}, {0.02, false}} {
-		c := Compare(old, rateRun(30_000*(1-tt.drop), 3_000))
-		var row *CompareRow
-		for _, r := range c.Rows {
-			if r.Figure == "write.achievedSamplesPerSecond" {
-				row = &r
-			}
-		}
-		if row == nil || row.Flagged != tt.want {
-			t.Errorf("%.0f%% drop: row %+v, want flagged %v", tt.drop*100, row, tt.want)
-		}
-	}
-}
-
-func TestEffectiveN(t *testing.T) {
-	alternating := []float64{1, -1, 1, -1, 1, -1, 1, -1}
-	trend := []float64{1, 2, 3, 4, 5, 6, 7, 8}
-	if got := effectiveN(alternating); got != 8 {
-		t.Errorf("alternating: n_eff %v, want 8 (clamped to n)", got)
-	}
-	// ρ of a straight line over 8 points is 0.625: n_eff = 8·0.375/1.625.
-	if got := effectiveN(trend); math.Abs(got-8*0.375/1.625) > 1e-9 {
-		t.Errorf("trend: n_eff %v, want %v", got, 8*0.375/1.625)
-	}
-	if got := effectiveN([]float64{5, 5, 5}); got != 3 {
-		t.Errorf("constant: n_eff %v, want 3", got)
-	}
-}
-
 // TestCompareStorageInOneRun: a storage in one run only is listed, flagged, "?" on the
 // side that lacks it.
 func TestCompareStorageInOneRun(t *testing.T) {
@@ -481,5 +430,39 @@ func TestSummaryHistory(t *testing.T) {
 		if !strings.Contains(strings.Join(strings.Fields(b.String()), " "), want) { // columns aligned by spaces
 			t.Errorf("summary lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// TestLatencyUnknownInSummary: a storage none of whose queries completed has no latency: the
+// summary shows "?" and marks no best from it (issue 10).
+func TestLatencyUnknownInSummary(t *testing.T) {
+	r := &results.Run{Storages: []results.Storage{
+		{Name: "idle", Query: &results.Query{Missed: 30, Errors: map[string]int64{}}},
+		{Name: "prom", Query: &results.Query{Executed: 30, OK: 30, Errors: map[string]int64{}, LatencySeconds: results.Latency{
+			P50: new(0.01), P90: new(0.02), P99: new(0.03), Max: new(0.04),
+		}}},
+	}}
+	var b strings.Builder
+	writeTable(&b, r)
+	if !regexp.MustCompile(`(?m)^latency p99 \(s\) +\? +0\.030$`).MatchString(b.String()) {
+		t.Errorf("summary table:\n%s\nwant p99 ? for idle, with no best mark", b.String())
+	}
+}
+
+// TestSummaryReadOnlyStorage: the summary says which storage is only queried, and only that one.
+func TestSummaryReadOnlyStorage(t *testing.T) {
+	r := &results.Run{Storages: []results.Storage{
+		{Name: "ro", Query: &results.Query{LatencySeconds: results.Latency{P99: new(0.2)}}},
+		{Name: "vm", Write: &results.Write{DroppedSamples: map[string]int64{}}, Query: &results.Query{LatencySeconds: results.Latency{P99: new(0.1)}}},
+	}}
+	var b strings.Builder
+	if err := WriteSummary(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "ro: no writes (no writeURL, or disableWrite): only queried, so it has no ingestion figures\n") {
+		t.Errorf("summary does not say ro gets no writes:\n%s", b.String())
+	}
+	if strings.Contains(b.String(), "vm: no writes") {
+		t.Errorf("summary says vm gets no writes:\n%s", b.String())
 	}
 }

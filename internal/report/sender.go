@@ -32,8 +32,12 @@ func SenderLines(r *results.Run) []string {
 	if s.ScrapedSamples != nil {
 		scraped = fmt.Sprintf("scraped %d", *s.ScrapedSamples)
 	}
-	lines = append(lines, fmt.Sprintf("%s %s, took in %d (%+d of its own: up, scrape_* series, staleness markers)",
-		s.Kind, scraped, s.AppendedSamples, s.AgentAddedSamples))
+	if s.AppendedSamples == nil || s.AgentAddedSamples == nil {
+		lines = append(lines, fmt.Sprintf("%s took in ? (unknown: %s)", s.Kind, cmpOr(s.Reasons["appendedSamples"], "not measured")))
+	} else {
+		lines = append(lines, fmt.Sprintf("%s %s, took in %d (%+d of its own: up, scrape_* series, staleness markers)",
+			s.Kind, scraped, *s.AppendedSamples, *s.AgentAddedSamples))
+	}
 	for _, st := range s.Storages {
 		if !st.Known {
 			lines = append(lines, fmt.Sprintf("  %s: in %d, account not known: %s", st.Name, st.InSamples, st.Why))

@@ -11,11 +11,11 @@ import (
 )
 
 func TestSenderLines(t *testing.T) {
-	scraped, cpu, rss, disk, perM := int64(1000), 0.016, 30*float64(1<<20), float64(1<<20), 3.9
+	scraped, appended, added, cpu, rss, disk, perM := int64(1000), int64(1100), int64(100), 0.016, 30*float64(1<<20), float64(1<<20), 3.9
 	r := &results.Run{Sender: &results.Sender{
 		Kind: "vmagent", ServedScrapes: 10, ServedSamples: 1000, FailedScrapes: 2,
 		ScrapeDurationSecondsMean: 0.0003, ScrapeDurationSecondsMax: 0.0018,
-		ScrapedSamples: &scraped, AppendedSamples: 1100, AgentAddedSamples: 100,
+		ScrapedSamples: &scraped, AppendedSamples: &appended, AgentAddedSamples: &added,
 		Storages: []results.SenderStorage{
 			{Name: "prom", InSamples: 1100, AckedSamples: 1090, DroppedSamples: map[string]int64{"failed": 5}, PendingSamples: 3, UnexplainedSamples: 2, Known: true},
 			{Name: "vm", InSamples: 1100, Why: "512 bytes and 0 blocks pending"},
@@ -45,5 +45,23 @@ func TestSenderLines(t *testing.T) {
 	}
 	if !strings.Contains(html.String(), "<h2>Sender</h2>") || !strings.Contains(html.String(), "2 not explained by the agent&#39;s counters") {
 		t.Error("report.html has no sender section")
+	}
+}
+
+// TestSenderLinesUnknownIntake (issue 29, item 4): an agent whose counters could not be read
+// took in an unknown number of samples, said with the reason, never "took in 0".
+func TestSenderLinesUnknownIntake(t *testing.T) {
+	why := "the vmagent's counters could not be read (see problems)"
+	r := &results.Run{Sender: &results.Sender{
+		Kind: "vmagent", ServedScrapes: 10, ServedSamples: 1000,
+		Reasons:  map[string]string{"appendedSamples": why, "agentAddedSamples": why},
+		Problems: []string{"get http://127.0.0.1:8429/metrics: connection refused"},
+	}}
+	lines := strings.Join(SenderLines(r), "\n")
+	if want := "vmagent took in ? (unknown: " + why + ")"; !strings.Contains(lines, want) {
+		t.Errorf("lines lack %q:\n%s", want, lines)
+	}
+	if strings.Contains(lines, "took in 0") {
+		t.Errorf("an unknown intake printed as 0:\n%s", lines)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/threshold"
 )
 
 // better says which way a row's values are better, to mark the best storage.
@@ -81,7 +82,7 @@ func table(r *results.Run) []section {
 			return new(f(s.Write))
 		}
 	}
-	figures := Figures()
+	figures := threshold.Figures()
 	fig := func(name string) func(*results.Storage) *float64 { return figures[name] }
 
 	write := section{title: "ingestion", rows: []row{
@@ -415,6 +416,15 @@ func writeTable(b *strings.Builder, r *results.Run) {
 			b.WriteString(strings.TrimRight(lb.String(), " ") + "\n")
 		}
 	}
+}
+
+// sumCounts is the total of counts by reason or kind.
+func sumCounts(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 func fmtPtr(format string, v *float64, div float64) string {

@@ -59,7 +59,7 @@ func TestMergeChecksOfShards(t *testing.T) {
 		}
 		return v
 	}
-	m := mergeVerifies([]*Verify{shard(2), shard(1)})
+	m := mergeVerifies([]*Verify{shard(2), shard(1)}, false)
 	if len(m.Checks) != 2 || m.Checks[0].Checked != 200 || m.Checks[0].Checks != 1 || m.Checks[1].LostAfterAck != 5 {
 		t.Errorf("merged checks %+v", m.Checks)
 	}

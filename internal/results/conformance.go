@@ -2,7 +2,10 @@ package results
 
 // Conformance is how a storage answered Prometheus' own PromQL test files (tsbench
 // conformance): every eval of the suite is passed, failed or not applicable, so
-// Passed + Failed + NotApplicable is the suite's eval count.
+// Passed + Failed + NotApplicable is the suite's eval count. Not applicable is only what no
+// storage could answer over the query API (a counter reset hint, the clock itself) and an
+// OTLP storage as a whole; data a storage acknowledged and did not keep fails the evals that
+// read it (KindDataDropped).
 type Conformance struct {
 	Passed        int `json:"passed"`
 	Failed        int `json:"failed"`
@@ -15,11 +18,22 @@ type Conformance struct {
 	Suite string `json:"suite"`
 	// SpanHours is how far back the data goes (the storage's retention must cover it).
 	SpanHours float64 `json:"spanHours"`
+	// AddedLabels are the labels the storage adds to every series it stores (Thanos receive's
+	// tenant_id="default-tenant"), name to value, found in its answer to the written data's
+	// first read: answers are compared without them.
+	AddedLabels map[string]string `json:"addedLabels,omitempty"`
+	// PassedWithAddedLabels counts the passed evals whose answer held AddedLabels: they pass
+	// once those are taken off.
+	PassedWithAddedLabels int `json:"passedWithAddedLabels,omitempty"`
 	// Files are per test file, in name order, with the Prometheus feature flags it needs.
 	Files []ConformanceFile `json:"files"`
 	// Functions are per function, aggregation or operator an eval uses (an eval counts
 	// under each of them), in name order.
 	Functions []ConformanceCount `json:"functions"`
+	// Features are the evals per feature, in the order of the Feature constants (floats,
+	// native histograms, experimental): a user who needs no native histograms reads the
+	// floats' figures. Each eval counts under one.
+	Features []ConformanceCount `json:"byFeature"`
 	// Kinds counts the failures by kind; NotApplicableReasons the rest by reason.
 	Kinds                map[string]int `json:"kinds"`
 	NotApplicableReasons map[string]int `json:"notApplicableReasons"`
@@ -53,7 +67,22 @@ const (
 	KindMissingAnnotation = "missing annotation" // an expected warning or info was not returned
 	KindExtraAnnotation   = "extra annotation"   // a warning or info the file does not expect
 	KindDataRejected      = "data rejected"      // the storage refused the block's samples
+	// KindDataDropped: the storage acknowledged the samples the eval reads and does not
+	// answer them (a storage that predates native histograms skips their field).
+	KindDataDropped = "data dropped after ack"
 )
+
+// Features of a conformance eval, for the per-feature figures.
+const (
+	FeatureFloats       = "floats"            // reads and expects floats only, in PromQL every server parses
+	FeatureNative       = "native histograms" // reads or expects a native histogram, in PromQL every server parses
+	FeatureExperimental = "experimental"      // needs an experimental function or syntax (a parser --enable-feature)
+)
+
+// ConformanceFeatures are the features in the order the figures list them.
+func ConformanceFeatures() []string {
+	return []string{FeatureFloats, FeatureNative, FeatureExperimental}
+}
 
 // ConformanceFailure is one failed eval: the file's line, the query as the file has it,
 // and what was expected and got.
@@ -75,3 +104,13 @@ type ConformanceBlock struct {
 
 // Total is every eval counted.
 func (c *Conformance) Total() int { return c.Passed + c.Failed + c.NotApplicable }
+
+// Feature is the figures of one feature, zero when the results have none (an older file).
+func (c *Conformance) Feature(name string) ConformanceCount {
+	for _, f := range c.Features {
+		if f.Name == name {
+			return f
+		}
+	}
+	return ConformanceCount{Name: name}
+}

@@ -3,6 +3,7 @@ package results
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -140,5 +141,35 @@ func TestMergePartialShards(t *testing.T) {
 	}
 	if p, gaps := mergeLongRun([]*Run{{Shard: &Shard{Count: 1}}}); p != nil || gaps != nil {
 		t.Errorf("finished shards merged into partial %+v, gaps %+v", p, gaps)
+	}
+}
+
+// TestSetSlopesOnlyWhenMeaningful (issue 29, item 4): tsbench states its memory slopes only
+// over MinSlopeSpan or more after the warm-up; a short run's are null, with why.
+func TestSetSlopesOnlyWhenMeaningful(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	timeline := func(d time.Duration) []ResourcePoint {
+		var pts []ResourcePoint
+		for s := time.Duration(0); s <= d; s += 10 * time.Second {
+			v := 100e6 + float64(s/time.Second)*1e4 // heap settling: +36 MB/h
+			pts = append(pts, ResourcePoint{Time: t0.Add(s).Format(time.RFC3339Nano), HeapLiveBytes: new(v), RSSBytes: new(2 * v)})
+		}
+		return pts
+	}
+	short := &Generator{Timeline: timeline(195 * time.Second)}
+	short.SetSlopes(t0.Add(39*time.Second), 39*time.Second)
+	if short.HeapLiveBytesPerHour != nil || short.RSSBytesPerHour != nil {
+		t.Errorf("slopes %v, %v over 2m31s: want none", short.HeapLiveBytesPerHour, short.RSSBytesPerHour)
+	}
+	if why := short.Reasons["heapLiveBytesPerHour"]; !strings.Contains(why, "2m31s of the run after the first 39s") || short.Reasons["rssBytesPerHour"] != why {
+		t.Errorf("reasons %q", short.Reasons)
+	}
+	long := &Generator{Timeline: timeline(time.Hour)}
+	long.SetSlopes(t0.Add(10*time.Minute), 10*time.Minute)
+	if long.HeapLiveBytesPerHour == nil || long.RSSBytesPerHour == nil || len(long.Reasons) != 0 || long.SlopeAfterSeconds != 600 {
+		t.Fatalf("an hour's slopes: %+v", long)
+	}
+	if got := *long.HeapLiveBytesPerHour; got < 36e6-1 || got > 36e6+1 {
+		t.Errorf("heap slope %v, want 36e6", got)
 	}
 }

@@ -130,3 +130,121 @@ func TestMergeRefusesIncompleteSets(t *testing.T) {
 		}
 	}
 }
+
+// TestCombineSpansKeepsFindings (issue 29, item 1): a span that found the storage's data under
+// other labels, combined with another span, still says so; the probes and rules both spans
+// asked are counted once; a rule a longer span compared is compared.
+func TestCombineSpansKeepsFindings(t *testing.T) {
+	span := func(renamed int64, probeSame bool, notCompared ...string) *Verify {
+		return &Verify{
+			CheckedSamples: 100, RenamedSamples: renamed, Reads: 2, ReadBackVia: "queryAPI",
+			LabelChanges: []LabelChange{{From: "job", To: "service_name", Series: 4}},
+			Probes: []Probe{
+				{Name: "time() is a scalar", Same: true},
+				{Name: "millisecond timestamps", Same: probeSame},
+			},
+			RuleDiffs:        []RuleDiff{{Rule: "HostDown", Detail: "vs prom: 1 series missing"}},
+			RulesNotCompared: notCompared,
+		}
+	}
+	one := span(100, true)
+	if got, want := one.Verdict(), "stored under other labels (job → service_name): 100 of 100 samples found there"; !strings.HasPrefix(got, want) {
+		t.Fatalf("one span: %q, want it to begin %q", got, want)
+	}
+	c := CombineVerify(span(100, true, "SlowRate", "Week"), span(100, false, "Week"))
+	if got, want := c.Verdict(), "stored under other labels (job → service_name): 200 of 200 samples found there"; !strings.HasPrefix(got, want) {
+		t.Errorf("two spans: %q, want it to begin %q", got, want)
+	}
+	if c.ReadBackVia != "queryAPI" {
+		t.Errorf("readBackVia %q, want queryAPI", c.ReadBackVia)
+	}
+	if diff := cmp.Diff([]LabelChange{{From: "job", To: "service_name", Series: 8}}, c.LabelChanges); diff != "" {
+		t.Errorf("label changes (-want +got):\n%s", diff)
+	}
+	if len(c.Probes) != 2 || c.DifferentProbes() != 1 {
+		t.Errorf("probes %+v: want each once, the one a span saw differ as different", c.Probes)
+	}
+	if len(c.RuleDiffs) != 1 {
+		t.Errorf("rule differences %+v: want the rule once", c.RuleDiffs)
+	}
+	if diff := cmp.Diff([]string{"Week"}, c.RulesNotCompared); diff != "" {
+		t.Errorf("rules not compared (-want +got):\n%s", diff)
+	}
+
+	// Stored nothing in every span: still said, with every span's acks.
+	nothing := func() *Verify {
+		return &Verify{CheckedSamples: 50, MissingSamples: 50, StoredNothing: &StoredNothing{Protocol: "otlp-http", Hint: "h", Acked: 7}}
+	}
+	if s := CombineVerify(nothing(), nothing()).StoredNothing; s == nil || s.Acked != 14 {
+		t.Errorf("stored nothing %+v, want it kept with 14 acked", s)
+	}
+	if s := CombineVerify(nothing(), &Verify{CheckedSamples: 50}).StoredNothing; s != nil {
+		t.Errorf("stored nothing %+v, but one span found its samples", s)
+	}
+}
+
+// TestMergeShardsKeepsFindingsAndFreshness (issue 29, item 1): merged shards keep the label
+// changes their read-backs found, count each probe once, and keep the lead shard's
+// freshness (it alone runs the canary).
+func TestMergeShardsKeepsFindingsAndFreshness(t *testing.T) {
+	runs := []*Run{shardRun(0, 2, true, 10, 10, 0), shardRun(1, 2, false, 10, 10, 0)}
+	for _, r := range runs {
+		v := r.Storages[0].Verify
+		v.RenamedSamples, v.ReadBackVia = v.CheckedSamples, "queryAPI"
+		v.LabelChanges = []LabelChange{{From: "instance", To: "service_instance_id", Series: 3}}
+		v.Probes = []Probe{{Name: "time() is a scalar", Same: false}}
+	}
+	fresh := &Freshness{Written: 39, Acked: 39, AckedSamples: 78}
+	runs[0].Storages[0].Freshness = fresh
+	m, err := Merge(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.Storages[0]
+	if got, want := s.Verify.Verdict(), "stored under other labels (instance → service_instance_id): 200 of 200 samples found there"; !strings.HasPrefix(got, want) {
+		t.Errorf("verdict %q, want it to begin %q", got, want)
+	}
+	if n := s.Verify.DifferentProbes(); n != 1 {
+		t.Errorf("%d different probes, want 1: each shard asked the same", n)
+	}
+	if s.Freshness != fresh {
+		t.Errorf("freshness %+v, want the lead shard's", s.Freshness)
+	}
+}
+
+// TestMergeShardsKeepsSampleTypes (issue 29, item 1): merged shards keep what each read back
+// of the HA pair, native histograms, exemplars, created timestamps and metadata, added up
+// with their verdicts recomputed.
+func TestMergeShardsKeepsSampleTypes(t *testing.T) {
+	runs := []*Run{shardRun(0, 2, true, 10, 10, 0), shardRun(1, 2, false, 10, 10, 0)}
+	for i, r := range runs {
+		v := r.Storages[0].Verify
+		h := &VerifyHA{Replicas: 2, CheckedScrapes: 10, StoredByReplica: map[string]int64{"a": int64(6 + i), "b": int64(4 - i)}}
+		h.SetCounts(HACounts{OneCopy: 10, Switchovers: 1}, "")
+		v.HA = h
+		v.NativeHistograms = &NativeHistograms{Send: "true", CheckedHistograms: 20, Kept: 20 - int64(i)*5, Missing: int64(i) * 5}
+		v.Exemplars = &Exemplars{Percent: 10, Checked: 9, Kept: 9}
+		v.Created = &Created{Checked: 5, Kept: 5}
+		v.Metadata = &Metadata{Families: 40, Kept: 40, Verdict: "kept"}
+	}
+	m, err := Merge(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := m.Storages[0].Verify
+	if h := v.HA; h == nil || h.CheckedScrapes != 20 || *h.OneCopy != 20 || *h.Switchovers != 2 || h.Stored != HAStoredOne || h.Winner != "a" {
+		t.Errorf("HA %+v, want 20 scrapes, one copy each, replica a won", h)
+	}
+	if n := v.NativeHistograms; n == nil || n.CheckedHistograms != 40 || n.Kept != 35 || n.Missing != 5 || n.Verdict != "partial" {
+		t.Errorf("native histograms %+v, want 35 of 40 kept, partial", n)
+	}
+	if e := v.Exemplars; e == nil || e.Checked != 18 || e.Verdict != "kept" {
+		t.Errorf("exemplars %+v, want 18 kept", e)
+	}
+	if c := v.Created; c == nil || c.Checked != 10 || c.Verdict != "kept" {
+		t.Errorf("created %+v, want 10 kept", c)
+	}
+	if md := v.Metadata; md == nil || md.Families != 40 || md.Verdict != "kept" {
+		t.Errorf("metadata %+v, want the storage's 40 families, once", md)
+	}
+}

@@ -1,5 +1,9 @@
 package results
 
+// VerdictUnknown is the verdict of a read-back of metadata, created timestamps, exemplars or
+// native histograms that looked for nothing: none was sent in the window it checked.
+const VerdictUnknown = "unknown"
+
 // WriteMetadata counts the metadata-only requests remote write 1.0 sent with sendMetadata
 // (issue 23): they carry no sample, so they are outside the sample account and its requests
 // and bytes.
@@ -25,7 +29,8 @@ type Metadata struct {
 	// Missing did not come back.
 	Missing int `json:"missing"`
 	// Verdict: "kept" (every family as sent), "changed" (some came back different),
-	// "partial" (some missing), "dropped" (none came back), or "error" (the read failed).
+	// "partial" (some missing), "dropped" (none came back), "error" (the read failed), or
+	// "unknown" (no family looked for).
 	Verdict  string   `json:"verdict"`
 	Examples []string `json:"examples,omitempty"`
 	Errors   []string `json:"errors,omitempty"`
@@ -37,11 +42,14 @@ func (m *Metadata) MetadataVerdict() string {
 }
 
 // readBackVerdict names what a read-back's counts say: "error" when the read failed (as the
-// caller judges), then "dropped" (nothing came back), "changed", "partial" or "kept".
+// caller judges), "unknown" when nothing was looked for (issue 29: not "dropped", 0 of 0),
+// then "dropped" (nothing came back), "changed", "partial" or "kept".
 func readBackVerdict(kept, changed, missing int64, failed bool) string {
 	switch {
 	case failed:
 		return "error"
+	case kept+changed+missing == 0:
+		return VerdictUnknown
 	case kept+changed == 0:
 		return "dropped"
 	case changed > 0:
@@ -63,7 +71,8 @@ type Created struct {
 	Kept int `json:"kept"`
 	// Missing have none.
 	Missing int `json:"missing"`
-	// Verdict: "kept" (every series), "partial", "dropped" (none) or "error".
+	// Verdict: "kept" (every series), "partial", "dropped" (none), "error", or "unknown"
+	// (no series looked for).
 	Verdict  string   `json:"verdict"`
 	Examples []string `json:"examples,omitempty"`
 	Errors   []string `json:"errors,omitempty"`

@@ -31,7 +31,8 @@ type NativeHistograms struct {
 	// "converted" (returned as numbers, not histograms), "dropped" (acknowledged and nothing
 	// stored), "refused" (nothing stored, and write requests failed: Prometheus 2.x without
 	// its feature flag answers 500 to a request with histograms, floats and all), "partial"
-	// (some kept, some missing), or "error" (the read failed: see Errors).
+	// (some kept, some missing), "error" (the read failed: see Errors), or "unknown" (no
+	// histogram looked for).
 	Verdict  string   `json:"verdict"`
 	Examples []string `json:"examples,omitempty"`
 	Errors   []string `json:"errors,omitempty"`
@@ -43,6 +44,8 @@ func (n *NativeHistograms) NativeVerdict() string {
 	switch {
 	case !returned && len(n.Errors) > 0:
 		return "error"
+	case n.Kept+n.Changed+n.Missing == 0:
+		return VerdictUnknown
 	case !returned && n.FloatPoints > 0:
 		return "converted"
 	case !returned && n.FailedRequests > 0:
@@ -63,10 +66,13 @@ type Exemplars struct {
 	Kept    int64 `json:"kept"`
 	Changed int64 `json:"changed"`
 	Missing int64 `json:"missing"`
-	// Verdict: "kept", "changed", "dropped" (none came back), "partial" or "error".
+	// Verdict: "kept", "changed", "dropped" (none came back), "partial", "error", or
+	// "unknown" when none was looked for (Reason says why).
 	Verdict  string   `json:"verdict"`
 	Examples []string `json:"examples,omitempty"`
 	Errors   []string `json:"errors,omitempty"`
+	// Reason says why no exemplar was looked for, when none was.
+	Reason string `json:"reason,omitempty"`
 }
 
 // ExemplarVerdict names what the counts say.

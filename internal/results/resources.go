@@ -100,8 +100,9 @@ type Generator struct {
 	// HeapLiveBytesPerHour and RSSBytesPerHour are the slopes (least squares) of tsbench's
 	// live heap after GC and of its RSS over the timeline after SlopeAfterSeconds of the
 	// live load (10 minutes, or the first fifth of a shorter run; with history, from the
-	// moment every storage caught up): a long run's memory must stay flat (issue 19). Nil
-	// when too little of the run is left after it.
+	// moment every storage caught up): a long run's memory must stay flat (issue 19). Nil,
+	// with the reason in Reasons, when less than MinSlopeSpan of the run is left after it
+	// (SetSlopes).
 	HeapLiveBytesPerHour *float64 `json:"heapLiveBytesPerHour,omitempty"`
 	RSSBytesPerHour      *float64 `json:"rssBytesPerHour,omitempty"`
 	SlopeAfterSeconds    float64  `json:"slopeAfterSeconds,omitempty"`

@@ -26,13 +26,17 @@ type Sender struct {
 	ScrapeDurationSecondsMax  float64 `json:"scrapeDurationSecondsMax"`
 
 	// ScrapedSamples is what the agent says it scraped (vmagent); nil when it does not count
-	// them (Prometheus). It must equal ServedSamples.
+	// them (Prometheus) or its counters could not be read. It must equal ServedSamples.
 	ScrapedSamples *int64 `json:"scrapedSamples"`
 	// AppendedSamples is everything the agent took in to send: what it scraped, its own
-	// series per scrape (up, scrape_duration_seconds, ...) and its staleness markers.
-	AppendedSamples int64 `json:"appendedSamples"`
-	// AgentAddedSamples is AppendedSamples less ServedSamples: the agent's own series and markers.
-	AgentAddedSamples int64 `json:"agentAddedSamples"`
+	// series per scrape (up, scrape_duration_seconds, ...) and its staleness markers; nil
+	// when its counters could not be read (Reasons says why).
+	AppendedSamples *int64 `json:"appendedSamples"`
+	// AgentAddedSamples is AppendedSamples less ServedSamples: the agent's own series and
+	// markers; nil with AppendedSamples.
+	AgentAddedSamples *int64 `json:"agentAddedSamples"`
+	// Reasons says, for each figure above that is null, why (figure name → why unknown).
+	Reasons map[string]string `json:"reasons,omitempty"`
 
 	Storages []SenderStorage `json:"storages"` // in name order
 

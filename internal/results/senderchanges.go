@@ -7,8 +7,13 @@ import "fmt"
 // storage's read-back is then checked against what the agent sent.
 type SenderChanges struct {
 	// ComparedSamples is how many served samples (NaN ones by their timestamp) were compared
-	// across the storages: those every storage returned.
+	// across the storages: those two storages or more returned.
 	ComparedSamples int64 `json:"comparedSamples"`
+	// SingleAnswers are served samples one storage alone returned: what it holds tells
+	// nothing of what the agent sent, so each is expected as served (at the agent's scrape
+	// time where the other series of that scrape showed it) and a difference is that
+	// storage's own (issue 29).
+	SingleAnswers int64 `json:"singleAnswers"`
 	// ChangedValues came back from every storage with the same other bits than served: the
 	// agent's parsing of the page. MaxRelativeError is the largest |sent − served| / |served|.
 	ChangedValues    int64   `json:"changedValues"`
@@ -30,9 +35,15 @@ func (c *SenderChanges) Line(agent string) string {
 	if c.Note != "" {
 		return fmt.Sprintf("%s's changes: %s", agent, c.Note)
 	}
+	var s string
 	if c.ChangedValues == 0 && c.ShiftedTimestamps == 0 {
-		return fmt.Sprintf("%s's changes: none: every storage returned the %d values compared as served", agent, c.ComparedSamples)
+		s = fmt.Sprintf("%s's changes: none: every storage returned the %d values compared as served", agent, c.ComparedSamples)
+	} else {
+		s = fmt.Sprintf("%s's changes (every storage got them alike, of %d values compared): %d values changed by its parsing (max relative error %.3g), %d timestamps set to its own scrape time (up to %dms)",
+			agent, c.ComparedSamples, c.ChangedValues, c.MaxRelativeError, c.ShiftedTimestamps, c.MaxShiftMillis)
 	}
-	return fmt.Sprintf("%s's changes (every storage got them alike, of %d values compared): %d values changed by its parsing (max relative error %.3g), %d timestamps set to its own scrape time (up to %dms)",
-		agent, c.ComparedSamples, c.ChangedValues, c.MaxRelativeError, c.ShiftedTimestamps, c.MaxShiftMillis)
+	if c.SingleAnswers > 0 {
+		s += fmt.Sprintf("; %d values one storage alone returned are checked as served: that storage answers for any change", c.SingleAnswers)
+	}
+	return s
 }

@@ -1,6 +1,7 @@
-// Package storage is the storages under test: the HTTP client that carries a storage's auth,
-// headers and TLS, and the local storages (VictoriaMetrics, Prometheus, InfluxDB 1.x) that
-// tsbench starts and stops.
+// Package storage is how every reader reaches a storage under test: the HTTP client that
+// carries a storage's auth, headers and TLS to one side of it (write or read), and the kinds
+// of storage tsbench tells apart. Starting and stopping local storages is package local's
+// job; storagetest is an in-process receiver for tests. This package imports neither.
 //
 // Invariant: a secret (token, password) is read from config or file once, goes only into
 // request headers, and never into an error, a log line or a report.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/tsbench/tsbench/internal/query"
 	"github.com/tsbench/tsbench/internal/results"
@@ -70,9 +71,21 @@ func (v *Verifier) agentUnits(ctx context.Context, units []unit) ([]unit, *resul
 
 // agentSeries is u's series with each value as the agent sent it, judged from the storages'
 // answers; the changes are counted in ch.
+//
+// What the agent sent is known from two storages or more that returned the sample: a sample
+// one storage alone returned says what that storage holds, not what it was given (issue 29),
+// so it is expected as served, at the agent's scrape time where other series of the same
+// scrape (u is one target: its series of one time are one scrape) showed it alike in every
+// storage. Its value, changed or not, is then that storage's to answer for.
 func (v *Verifier) agentSeries(u unit, answers []map[string][]point, prom []bool, ch *results.SenderChanges) map[string]*expSeries {
 	limit := v.interval/2 - 1
 	out := make(map[string]*expSeries, len(u.series))
+	scrapedAt := map[int64]int64{} // served time → the agent's scrape time, as the storages agree
+	type lone struct {
+		s *expSeries
+		k int
+	}
+	var lones []lone
 	for key, es := range u.series {
 		ns := &expSeries{labels: es.labels, samples: make([]expSample, len(es.samples))}
 		copy(ns.samples, es.samples)
@@ -82,16 +95,26 @@ func (v *Verifier) agentSeries(u unit, answers []map[string][]point, prom []bool
 				continue
 			}
 			got := make([]agentSample, len(answers))
+			answered := 0
 			for j, a := range answers {
-				got[j] = nearest(a[key], e.t, limit)
+				if got[j] = nearest(a[key], e.t, limit); got[j].ok {
+					answered++
+				}
 			}
-			sent, agreed, ok := agentSent(e, got, prom)
-			if !ok {
+			switch answered {
+			case 0:
+				continue
+			case 1:
+				lones = append(lones, lone{ns, k})
 				continue
 			}
+			sent, agreed := agentSent(e, got, prom)
 			ch.ComparedSamples++
 			if !agreed {
 				ch.Disagreements++
+			}
+			if !slices.ContainsFunc(got, func(g agentSample) bool { return g.ok && g.t != sent.t }) {
+				scrapedAt[e.t] = sent.t // every storage at one time: the agent's scrape
 			}
 			if sent.t != e.t {
 				ch.ShiftedTimestamps++
@@ -106,16 +129,22 @@ func (v *Verifier) agentSeries(u unit, answers []map[string][]point, prom []bool
 			ns.samples[k] = expSample{t: sent.t, v: sent.v}
 		}
 	}
+	for _, l := range lones {
+		ch.SingleAnswers++
+		if t, ok := scrapedAt[l.s.samples[l.k].t]; ok {
+			l.s.samples[l.k].t = t
+		}
+	}
 	return out
 }
 
-// agentSent is what the agent sent for the served sample e, from the storages' answers got:
-// their common answer when the storages that returned it agree; when they do not, what a
-// Prometheus storage returned (its TSDB keeps the float64 bits and milliseconds it receives,
-// where VictoriaMetrics' decimal encoding may turn a value the agent parsed one unit off back
-// into the served one), else as served. A storage that returned nothing for it is left out
-// (VictoriaMetrics drops NaN; a missing sample is its own verdict); ok is false when none did.
-func agentSent(e expSample, got []agentSample, prom []bool) (sent agentSample, agreed, ok bool) {
+// agentSent is what the agent sent for the served sample e, from the answers got of two
+// storages or more: their common answer when the storages that returned it agree; when they
+// do not, what a Prometheus storage returned (its TSDB keeps the float64 bits and
+// milliseconds it receives, where VictoriaMetrics' decimal encoding may turn a value the agent
+// parsed one unit off back into the served one), else as served. A storage that returned
+// nothing for it is left out (VictoriaMetrics drops NaN; a missing sample is its own verdict).
+func agentSent(e expSample, got []agentSample, prom []bool) (sent agentSample, agreed bool) {
 	same := func(a, b agentSample) bool {
 		return a.t == b.t && (math.Float64bits(a.v) == math.Float64bits(b.v) || math.IsNaN(a.v) && math.IsNaN(b.v))
 	}
@@ -129,15 +158,15 @@ func agentSent(e expSample, got []agentSample, prom []bool) (sent agentSample, a
 			agreed = agreed && same(g, sent)
 		}
 	}
-	if !sent.ok || agreed {
-		return sent, agreed, sent.ok
+	if agreed {
+		return sent, true
 	}
 	for j, g := range got {
 		if prom[j] && g.ok {
-			return g, false, true
+			return g, false
 		}
 	}
-	return agentSample{t: e.t, v: e.v, ok: true}, false, true
+	return agentSample{t: e.t, v: e.v, ok: true}, false
 }
 
 // nearest is the point of pts closest in time to t, within limit ms.

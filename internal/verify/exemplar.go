@@ -54,6 +54,9 @@ func (v *Verifier) Exemplars(ctx context.Context, percent float64, from, to time
 			}
 		}
 		res.Verdict = res.ExemplarVerdict()
+		if res.Verdict == results.VerdictUnknown {
+			res.Reason = fmt.Sprintf("no exemplar was sent in the window read (the first %d targets' scrapes in the last %s of the checked window)", nativeTargets, nativeWindow)
+		}
 		v.log.Info("exemplars read back", "storage", t.Name, "verdict", res.Verdict, "checked", res.Checked, "kept", res.Kept)
 	}
 	return out

@@ -40,12 +40,14 @@ func (v *Verifier) HA(ctx context.Context, from, to time.Time) map[string]*resul
 	out := map[string]*results.VerifyHA{}
 	for _, t := range v.targets {
 		h := &results.VerifyHA{Replicas: hs.HAReplicas(), StoredByReplica: map[string]int64{}}
+		var c results.HACounts
 		if r := newReader(t); r.api == nil {
 			h.Error = "no query API (readURL): the HA read-back needs raw samples by PromQL"
 		} else {
-			h.Error = v.readHA(ctx, r, hs, h, from.UnixMilli(), to.UnixMilli())
+			h.Error = v.readHA(ctx, r, hs, h, &c, from.UnixMilli(), to.UnixMilli())
 		}
-		h.Verdict()
+		h.Winner = haWinner(hs, h, c)
+		h.SetCounts(c, "no scrape in the checked window has every copy and its next scrape written in it (a window shorter than a scrape interval and the HA offset)")
 		out[t.Name] = h
 	}
 	return out
@@ -53,7 +55,7 @@ func (v *Verifier) HA(ctx context.Context, from, to time.Time) map[string]*resul
 
 // readHA tallies the copies stored of haSeries series of the first haTargets targets of
 // replica 0; it returns why a read failed, "" if none did.
-func (v *Verifier) readHA(ctx context.Context, r *reader, hs haSource, h *results.VerifyHA, from, to int64) string {
+func (v *Verifier) readHA(ctx context.Context, r *reader, hs haSource, h *results.VerifyHA, c *results.HACounts, from, to int64) string {
 	start := max(from, to-haScrapes*v.interval)
 	seen := 0
 	for j := 0; j < v.wl.Targets() && seen < haTargets; j++ {
@@ -67,17 +69,17 @@ func (v *Verifier) readHA(ctx context.Context, r *reader, hs haSource, h *result
 			if err != nil {
 				return describeErr(err)
 			}
-			v.tallyHA(hs, h, got, j, start, to)
+			v.tallyHA(hs, h, c, got, j, start, to)
 		}
 	}
 	return ""
 }
 
-// tallyHA counts, for each scrape of target j whose every copy lies in (start, to], which
+// tallyHA counts in c (CheckedScrapes and StoredByReplica in h), for each scrape of target j whose every copy lies in (start, to], which
 // replicas' copies the answer holds: a copy is told by its timestamp. A scrape counts once
 // the next one is written too: deduplication by interval (VictoriaMetrics keeps the last
 // sample of each minScrapeInterval) decides on a scrape's copies only beside the next's.
-func (v *Verifier) tallyHA(hs haSource, h *results.VerifyHA, got *result, j int, start, to int64) {
+func (v *Verifier) tallyHA(hs haSource, h *results.VerifyHA, c *results.HACounts, got *result, j int, start, to int64) {
 	at := map[int64]bool{}
 	for _, s := range got.Series {
 		for _, p := range s.Points {
@@ -104,25 +106,24 @@ func (v *Verifier) tallyHA(hs haSource, h *results.VerifyHA, got *result, j int,
 		}
 		switch {
 		case stored == n:
-			h.AllCopies++
+			c.AllCopies++
 		case stored == 0:
-			h.Gaps++
+			c.Gaps++
 		case stored > 1:
-			h.Partial++
+			c.Partial++
 		default:
-			h.OneCopy++
+			c.OneCopy++
 			if last >= 0 && last != only {
-				h.Switchovers++
+				c.Switchovers++
 			}
 			last = only
 		}
 	}
-	h.Winner = haWinner(hs, h)
 }
 
 // haWinner is the replica stored most often, "" when no scrape had one copy.
-func haWinner(hs haSource, h *results.VerifyHA) string {
-	if h.OneCopy == 0 {
+func haWinner(hs haSource, h *results.VerifyHA, c results.HACounts) string {
+	if c.OneCopy == 0 {
 		return ""
 	}
 	best, most := "", int64(-1)

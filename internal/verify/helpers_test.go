@@ -11,7 +11,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/remotewrite"
-	"github.com/tsbench/tsbench/internal/storage/promreceiver"
+	"github.com/tsbench/tsbench/internal/storage/storagetest"
 	"github.com/tsbench/tsbench/internal/workload"
 )
 
@@ -26,9 +26,9 @@ func testProfile(t *testing.T) *workload.Profile {
 }
 
 // startReceiver starts Prometheus' own receiver in a temporary dir, closed with the test.
-func startReceiver(t *testing.T, opts promreceiver.Options) *promreceiver.Receiver {
+func startReceiver(t *testing.T, opts storagetest.Options) *storagetest.Receiver {
 	t.Helper()
-	recv, err := promreceiver.Start(t.TempDir(), slog.New(slog.DiscardHandler), opts)
+	recv, err := storagetest.Start(t.TempDir(), slog.New(slog.DiscardHandler), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/storage/local"
 	"github.com/tsbench/tsbench/internal/workload"
 )
 
@@ -164,12 +165,12 @@ func TestSeededFaultsRealStorages(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	logger := slog.New(slog.DiscardHandler)
-	locals := map[string]*storage.Local{}
+	locals := map[string]*local.Process{}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	for _, kind := range []string{storage.KindVictoriaMetrics, storage.KindPrometheus} {
 		g.Go(func() error {
-			l, err := storage.Start(gctx, kind, kind, false, logger)
+			l, err := local.Start(gctx, kind, kind, false, logger)
 			if err != nil {
 				return err
 			}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/storage"
-	"github.com/tsbench/tsbench/internal/storage/promreceiver"
+	"github.com/tsbench/tsbench/internal/storage/storagetest"
 	"github.com/tsbench/tsbench/internal/workload"
 )
 
@@ -55,12 +55,12 @@ func TestOTLPNames(t *testing.T) {
 // else, the probes as on any Prometheus.
 func TestOTLPReadBackFromPrometheus(t *testing.T) {
 	p := testProfile(t)
-	recv := startReceiver(t, promreceiver.Options{})
+	recv := startReceiver(t, storagetest.Options{})
 	cfg := config.Default()
 	cfg.ScrapeInterval, cfg.TargetsCount, cfg.VerifySamples = 100*time.Millisecond, 4, 10_000
 	cfg.ScrapeConfigUpdatePercent = 50
 	cfg.ScrapeConfigUpdateInterval = 500 * time.Millisecond
-	st := config.Storage{WriteURL: recv.URL + promreceiver.OTLPPath, ReadURL: recv.URL, Protocol: config.ProtocolOTLP}
+	st := config.Storage{WriteURL: recv.URL + storagetest.OTLPPath, ReadURL: recv.URL, Protocol: config.ProtocolOTLP}
 	cfg.RemoteStorages = map[string]config.Storage{"prom": st}
 	start := time.Now()
 	gen, err := workload.New(p, workload.Options{

@@ -8,7 +8,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/storage"
-	"github.com/tsbench/tsbench/internal/storage/promreceiver"
+	"github.com/tsbench/tsbench/internal/storage/storagetest"
 	"github.com/tsbench/tsbench/internal/workload"
 )
 
@@ -22,10 +22,10 @@ func TestSeriesReadBackFromPrometheus(t *testing.T) {
 		t.Run("window="+window.String(), func(t *testing.T) {
 			t.Parallel()
 			p := testProfile(t)
-			recv := startReceiver(t, promreceiver.Options{OutOfOrderWindow: window})
+			recv := startReceiver(t, storagetest.Options{OutOfOrderWindow: window})
 			cfg := config.Default()
 			cfg.ScrapeInterval, cfg.TargetsCount, cfg.VerifySamples = 100*time.Millisecond, 4, 100_000
-			st := config.Storage{WriteURL: recv.URL + promreceiver.WritePath, ReadURL: recv.URL}
+			st := config.Storage{WriteURL: recv.URL + storagetest.WritePath, ReadURL: recv.URL}
 			cfg.RemoteStorages = map[string]config.Storage{"prom": st}
 			start := time.Now()
 			gen, err := workload.New(p, workload.Options{

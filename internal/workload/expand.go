@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -37,15 +38,7 @@ func keepHistogramsCumulative(p *Profile) {
 		index[s.key()] = i
 	}
 	for k, bs := range families {
-		slices.SortFunc(bs, func(a, b bucket) int {
-			switch {
-			case a.le < b.le:
-				return -1
-			case a.le > b.le:
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(bs, func(a, b bucket) int { return cmp.Compare(a.le, b.le) })
 		for j := 1; j < len(bs); j++ {
 			prev, cur := &p.Series[bs[j-1].idx].Shape, &p.Series[bs[j].idx].Shape
 			cur.Value = max(cur.Value, prev.Value)
@@ -180,15 +173,7 @@ func orderQuantiles(p *Profile) {
 		index[s.key()] = i
 	}
 	for key, ms := range families {
-		slices.SortFunc(ms, func(a, b member) int {
-			switch {
-			case a.q < b.q:
-				return -1
-			case a.q > b.q:
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(ms, func(a, b member) int { return cmp.Compare(a.q, b.q) })
 		first := p.Series[ms[0].idx]
 		base := Series{Name: first.Name, Labels: without(first.Labels, "quantile")}
 		changes, tick := 0.0, 0.0
@@ -405,7 +390,7 @@ func compareNatural(a, b string) int {
 	ai, aerr := strconv.Atoi(a)
 	bi, berr := strconv.Atoi(b)
 	if aerr == nil && berr == nil {
-		return ai - bi
+		return cmp.Compare(ai, bi)
 	}
 	return strings.Compare(a, b)
 }

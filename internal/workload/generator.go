@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -211,15 +212,7 @@ func (g *Generator) template(s Series) template {
 	for name := range targetSlots {
 		labels = append(labels, Label{Name: name})
 	}
-	slices.SortFunc(labels, func(a, b Label) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(labels, func(a, b Label) int { return cmp.Compare(a.Name, b.Name) })
 	t := template{labels: labels, slots: make([]slot, len(labels)), shape: compile(s.Shape)}
 	for i, l := range labels {
 		if sl, ok := targetSlots[l.Name]; ok {

@@ -1,4 +1,4 @@
-package storage
+package local
 
 import (
 	"bufio"
@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tsbench/tsbench/internal/storage"
 )
 
 // TestMain lets the test binary stand in for tsbench ("parent": starts a "child" as Start
@@ -89,7 +91,7 @@ func TestStartTriesAnotherPort(t *testing.T) {
 		t.Setenv("TSBENCH_TEST_PROC", "fake-storage")
 		t.Setenv("TSBENCH_TEST_COUNT", filepath.Join(dir, "count"))
 		t.Setenv("TSBENCH_TEST_FAILS", strconv.Itoa(tc.fails))
-		l, err := Start(t.Context(), KindVictoriaMetrics, "vm", false, slog.New(slog.DiscardHandler))
+		l, err := Start(t.Context(), storage.KindVictoriaMetrics, "vm", false, slog.New(slog.DiscardHandler))
 		if tc.wantErr {
 			if err == nil || !strings.Contains(err.Error(), "bind: address already in use") {
 				t.Errorf("%d failing starts: error %v, want one that shows the log's bind error", tc.fails, err)
@@ -173,9 +175,9 @@ func TestStartStop(t *testing.T) {
 	// What each kind must answer once started: its /metrics page, or for InfluxDB (which has
 	// none) the database its URLs name.
 	for kind, check := range map[string]struct{ path, want string }{
-		KindVictoriaMetrics: {"metrics", "process_cpu_seconds_total"},
-		KindPrometheus:      {"metrics", "process_cpu_seconds_total"},
-		KindInfluxDB:        {"query?q=SHOW+DATABASES", `["` + InfluxDatabase + `"]`},
+		storage.KindVictoriaMetrics: {"metrics", "process_cpu_seconds_total"},
+		storage.KindPrometheus:      {"metrics", "process_cpu_seconds_total"},
+		storage.KindInfluxDB:        {"query?q=SHOW+DATABASES", `["` + InfluxDatabase + `"]`},
 	} {
 		t.Run(kind, func(t *testing.T) {
 			requireBinary(t, specs()[kind].binary)
@@ -211,7 +213,7 @@ func TestStartStop(t *testing.T) {
 
 func TestStartMissingBinary(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	_, err := Start(context.Background(), KindPrometheus, "prom", false, slog.New(slog.DiscardHandler))
+	_, err := Start(context.Background(), storage.KindPrometheus, "prom", false, slog.New(slog.DiscardHandler))
 	want := `prometheus not found on PATH: install the Debian package "prometheus"`
 	if err == nil || len(err.Error()) < len(want) || err.Error()[:len(want)] != want {
 		t.Errorf("got %v, want prefix %q", err, want)
@@ -226,12 +228,12 @@ func TestRetentionCoversHistory(t *testing.T) {
 		history time.Duration
 		want    string
 	}{
-		{KindVictoriaMetrics, 0, "-retentionPeriod=31d"},
-		{KindVictoriaMetrics, 6 * time.Hour, "-retentionPeriod=31d"},
-		{KindVictoriaMetrics, 40 * 24 * time.Hour, "-retentionPeriod=41d"},
-		{KindPrometheus, 0, "--storage.tsdb.retention.time=15d"},
-		{KindPrometheus, 14 * 24 * time.Hour, "--storage.tsdb.retention.time=15d"},
-		{KindPrometheus, 20*24*time.Hour + time.Hour, "--storage.tsdb.retention.time=22d"},
+		{storage.KindVictoriaMetrics, 0, "-retentionPeriod=31d"},
+		{storage.KindVictoriaMetrics, 6 * time.Hour, "-retentionPeriod=31d"},
+		{storage.KindVictoriaMetrics, 40 * 24 * time.Hour, "-retentionPeriod=41d"},
+		{storage.KindPrometheus, 0, "--storage.tsdb.retention.time=15d"},
+		{storage.KindPrometheus, 14 * 24 * time.Hour, "--storage.tsdb.retention.time=15d"},
+		{storage.KindPrometheus, 20*24*time.Hour + time.Hour, "--storage.tsdb.retention.time=22d"},
 	}
 	for _, tc := range tests {
 		args, err := specs()[tc.kind].args("127.0.0.1:1", t.TempDir(), t.TempDir(), RetentionDays(tc.kind, tc.history))

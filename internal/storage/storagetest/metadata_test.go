@@ -1,4 +1,4 @@
-package promreceiver
+package storagetest
 
 import (
 	"encoding/json"

@@ -1,8 +1,9 @@
-package report
+package threshold
 
 import (
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,7 +47,7 @@ func FuzzParseThresholds(f *testing.F) {
 	storages := []string{"prom", "vm"}
 	figures := FigureNames()
 	f.Fuzz(func(t *testing.T, expr string) {
-		ts, err := ParseThresholds([]string{expr}, storages)
+		ts, err := Parse([]string{expr}, storages)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "thresholds[0]: ") || len(ts) != 0 {
 				t.Fatalf("error %q, %d parsed: want one error naming thresholds[0], nothing parsed", err, len(ts))
@@ -62,12 +63,59 @@ func FuzzParseThresholds(f *testing.F) {
 		if th.Storage != "" {
 			again = th.Storage + ": " + again
 		}
-		back, err := ParseThresholds([]string{again}, storages)
+		back, err := Parse([]string{again}, storages)
 		if err != nil {
 			t.Fatalf("%q parsed to %+v, but its parts written back, %q, do not parse: %v", expr, th, again, err)
 		}
 		th.Expr = again
 		if diff := cmp.Diff(th, back[0], cmp.Comparer(func(a, b float64) bool { return a == b || math.Abs(a-b) <= 1e-5*math.Abs(a) })); diff != "" {
+			t.Fatalf("%q and %q parse differently (-first +again):\n%s", expr, again, diff)
+		}
+	})
+}
+
+// FuzzParseCompareRules: any rule either fails with an error naming its key, index and
+// expression, or parses to a known figure, < or >, a storage of the list and a limit that is a
+// number, and parses the same again when written back from its parts (~noise kept).
+func FuzzParseCompareRules(f *testing.F) {
+	for _, s := range []string{
+		"query.p99>+20%", "vm: bytesPerSample > +10%", "achievedSamplesPerSecond<-5%", "query.p99>+50ms",
+		"rssBytesMax>+64MiB", "query.p99>+20%~noise", "p99 > +1% ~noise", "query.p99>=+1%", "query.p99>+NaN%",
+		"mimir: p99>+1%", "Samples>+1%", "query.p99>~noise", "write.droppedSamples>+0",
+	} {
+		f.Add(s)
+	}
+	storages := []string{"prom", "vm"}
+	figures := FigureNames()
+	f.Fuzz(func(t *testing.T, expr string) {
+		rules, err := ParseCompareRules("-fail-on", []string{expr}, storages)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "-fail-on[0]: ") || len(rules) != 0 {
+				t.Fatalf("error %q, %d parsed: want one error naming -fail-on[0], nothing parsed", err, len(rules))
+			}
+			return
+		}
+		r := rules[0]
+		if !slices.Contains(figures, r.Figure) || (r.Op != "<" && r.Op != ">") ||
+			(r.Storage != "" && !slices.Contains(storages, r.Storage)) || math.IsNaN(r.Limit) {
+			t.Fatalf("%q parsed to %+v", expr, r)
+		}
+		again := r.Figure + r.Op + strconv.FormatFloat(r.Limit, 'g', -1, 64)
+		if r.Percent {
+			again += "%"
+		}
+		if r.Noise {
+			again += "~noise"
+		}
+		if r.Storage != "" {
+			again = r.Storage + ":" + again
+		}
+		back, err := ParseCompareRules("-fail-on", []string{again}, storages)
+		if err != nil {
+			t.Fatalf("%q parsed to %+v, but its parts written back, %q, do not parse: %v", expr, r, again, err)
+		}
+		r.Expr = again
+		if diff := cmp.Diff(r, back[0]); diff != "" {
 			t.Fatalf("%q and %q parse differently (-first +again):\n%s", expr, again, diff)
 		}
 	})

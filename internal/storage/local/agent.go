@@ -1,4 +1,4 @@
-package storage
+package local
 
 import (
 	"context"
@@ -46,7 +46,7 @@ func agentSpec(kind string, setup AgentSetup) (spec, error) {
 // loopback port with a temporary dir for its queue, configured by setup, and waits until it
 // is ready. It is stopped as a storage is: Stop, or with tsbench unless keep is set. Its
 // Storage holds its /metrics URL, pid and queue dir, for observe.
-func StartAgent(ctx context.Context, kind, name string, setup AgentSetup, keep bool, logger *slog.Logger) (*Local, error) {
+func StartAgent(ctx context.Context, kind, name string, setup AgentSetup, keep bool, logger *slog.Logger) (*Process, error) {
 	sp, err := agentSpec(kind, setup)
 	if err != nil {
 		return nil, err
@@ -69,6 +69,3 @@ func StartAgent(ctx context.Context, kind, name string, setup AgentSetup, keep b
 		return l, nil
 	}
 }
-
-// WorkDir is the temporary dir of a local process: its data dir, log and config files.
-func (l *Local) WorkDir() string { return l.workDir }

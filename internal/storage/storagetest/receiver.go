@@ -1,13 +1,15 @@
-// Package promreceiver serves the receive side of Prometheus itself, in-process, for tests:
-// its remote-write handler (1.0 and 2.0 messages accepted) and its OTLP handler, from the
-// github.com/prometheus/prometheus module, over a real on-disk TSDB from the same module, with
-// its PromQL engine behind /api/v1/query and /api/v1/query_range so that tsbench's read-back
-// and queries run against it as against a Prometheus server.
+// Package storagetest is a storage for tests, in-process, as net/http/httptest is a server for
+// tests: the receive side of Prometheus itself, its remote-write handler (1.0 and 2.0 messages
+// accepted) and its OTLP handler, from the github.com/prometheus/prometheus module, over a real
+// on-disk TSDB from the same module, with its PromQL engine behind /api/v1/query and
+// /api/v1/query_range so that tsbench's read-back and queries run against it as against a
+// Prometheus server.
 //
-// Only tests import it: the handlers pull in the OTLP collector's packages, which the tsbench
-// binary has no use for. Invariant: Appended is the TSDB's own count of samples appended
+// For tests only: no package of the tsbench binary imports it, as its handlers pull in the
+// OTLP collector's packages, which tsbench has no use for (storage's TestLayout fails when one
+// does). Invariant: Appended is the TSDB's own count of samples appended
 // (prometheus_tsdb_head_samples_appended_total), not a count kept beside it.
-package promreceiver
+package storagetest
 
 import (
 	"context"

@@ -1,4 +1,11 @@
-package storage
+// Package local starts and stops the storages (VictoriaMetrics, Prometheus, InfluxDB 1.x) and
+// the scrape agents (vmagent, Prometheus in agent mode) tsbench runs on this machine: each from
+// its Debian package's binary, on a free loopback port, with a temporary dir. bench starts the
+// embedded default's storages and scrape mode's agent with it; the e2e tests start theirs.
+//
+// Invariant: a process started here dies with tsbench unless it is kept (-keep), and Stop
+// leaves neither the process nor its dir behind.
+package local
 
 import (
 	"context"
@@ -18,22 +25,15 @@ import (
 	"time"
 
 	"github.com/tsbench/tsbench/internal/config"
-)
-
-// Kinds of storage tsbench knows how to start, and how to tell apart in verify and observe.
-const (
-	KindVictoriaMetrics = "victoriametrics"
-	KindPrometheus      = "prometheus"
-	// KindInfluxDB is InfluxDB 1.x: Prometheus remote write and remote read, no query API.
-	// tsbench starts it for the tests of that case, never as a default storage.
-	KindInfluxDB = "influxdb"
+	"github.com/tsbench/tsbench/internal/storage"
 )
 
 // InfluxDatabase is the database a local InfluxDB is given, named in its URLs' ?db=.
 const InfluxDatabase = "tsbench"
 
-// Local is a storage process tsbench started on a free loopback port with a temporary data dir.
-type Local struct {
+// Process is a storage or an agent tsbench started on a free loopback port with a temporary
+// data dir.
+type Process struct {
 	Name    string
 	Kind    string
 	URL     string // http://127.0.0.1:PORT/
@@ -63,7 +63,7 @@ type spec struct {
 // VictoriaMetrics refuses to ingest it: a shorter one would lose the history being written.
 func RetentionDays(kind string, history time.Duration) int {
 	days := 15
-	if kind == KindVictoriaMetrics {
+	if kind == storage.KindVictoriaMetrics {
 		days = 31
 	}
 	return max(days, int((history+24*time.Hour-1)/(24*time.Hour))+1)
@@ -71,8 +71,8 @@ func RetentionDays(kind string, history time.Duration) int {
 
 func specs() map[string]spec {
 	return map[string]spec{
-		KindVictoriaMetrics: {
-			kind: KindVictoriaMetrics, binary: "victoria-metrics", pkg: "victoria-metrics", readyPath: "/health",
+		storage.KindVictoriaMetrics: {
+			kind: storage.KindVictoriaMetrics, binary: "victoria-metrics", pkg: "victoria-metrics", readyPath: "/health",
 			args: func(addr, dataDir, _ string, retentionDays int) ([]string, error) {
 				return []string{
 					"-httpListenAddr=" + addr,
@@ -87,8 +87,8 @@ func specs() map[string]spec {
 				}, nil
 			},
 		},
-		KindPrometheus: {
-			kind: KindPrometheus, binary: "prometheus", pkg: "prometheus", readyPath: "/-/ready",
+		storage.KindPrometheus: {
+			kind: storage.KindPrometheus, binary: "prometheus", pkg: "prometheus", readyPath: "/-/ready",
 			args: func(addr, dataDir, workDir string, retentionDays int) ([]string, error) {
 				cfg := filepath.Join(workDir, "prometheus.yml")
 				// No scrape configs: every sample comes over remote write.
@@ -105,8 +105,8 @@ func specs() map[string]spec {
 				}, nil
 			},
 		},
-		KindInfluxDB: {
-			kind: KindInfluxDB, binary: "influxd", pkg: "influxdb", readyPath: "/ping",
+		storage.KindInfluxDB: {
+			kind: storage.KindInfluxDB, binary: "influxd", pkg: "influxdb", readyPath: "/ping",
 			args: influxArgs, urls: influxURLs, setup: createInfluxDatabase,
 		},
 	}
@@ -189,21 +189,21 @@ func (e *ErrMissingBinary) Error() string {
 
 // Start starts a storage of the given kind named name on a free loopback port and waits until
 // it is ready (or ctx ends, or it exits). Unless keep is set, the storage dies with tsbench.
-func Start(ctx context.Context, kind, name string, keep bool, logger *slog.Logger) (*Local, error) {
+func Start(ctx context.Context, kind, name string, keep bool, logger *slog.Logger) (*Process, error) {
 	return StartFor(ctx, kind, name, keep, 0, logger)
 }
 
 // StartFor is Start for a run whose workload begins history in the past: the storage's
 // retention covers it (RetentionDays).
-func StartFor(ctx context.Context, kind, name string, keep bool, history time.Duration, logger *slog.Logger) (*Local, error) {
+func StartFor(ctx context.Context, kind, name string, keep bool, history time.Duration, logger *slog.Logger) (*Process, error) {
 	return StartWith(ctx, kind, name, keep, history, nil, logger)
 }
 
-// StartWith is StartFor with extra command-line flags for the storage (NativeHistogramFlags).
-func StartWith(ctx context.Context, kind, name string, keep bool, history time.Duration, extra []string, logger *slog.Logger) (*Local, error) {
+// StartWith is StartFor with extra command-line flags for the storage (SampleTypeFlags).
+func StartWith(ctx context.Context, kind, name string, keep bool, history time.Duration, extra []string, logger *slog.Logger) (*Process, error) {
 	sp, ok := specs()[kind]
 	if !ok {
-		return nil, fmt.Errorf("storage kind %q: tsbench starts only %s, %s and %s", kind, KindVictoriaMetrics, KindPrometheus, KindInfluxDB)
+		return nil, fmt.Errorf("storage kind %q: tsbench starts only %s, %s and %s", kind, storage.KindVictoriaMetrics, storage.KindPrometheus, storage.KindInfluxDB)
 	}
 	bin, err := exec.LookPath(sp.binary)
 	if err != nil {
@@ -225,7 +225,7 @@ var errPortTaken = errors.New("port taken")
 
 // startOnce starts the storage on a free port and waits until it is ready. On failure it
 // stops it and removes its dir, so the error carries the end of its log.
-func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, retentionDays int, extra []string, logger *slog.Logger) (*Local, error) {
+func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, retentionDays int, extra []string, logger *slog.Logger) (*Process, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -234,7 +234,7 @@ func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, 
 	if err != nil {
 		return nil, err
 	}
-	l := &Local{
+	l := &Process{
 		Name: name, Kind: kind, URL: fmt.Sprintf("http://127.0.0.1:%d/", port),
 		DataDir: filepath.Join(workDir, "data"), LogPath: filepath.Join(workDir, "log.txt"),
 		workDir: workDir, done: make(chan struct{}),
@@ -309,7 +309,7 @@ func procAttr(keep bool) *syscall.SysProcAttr {
 }
 
 // waitReady polls the readiness URL for up to a minute.
-func (l *Local) waitReady(ctx context.Context, url string) error {
+func (l *Process) waitReady(ctx context.Context, url string) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	client := &http.Client{Timeout: 2 * time.Second}
@@ -337,12 +337,15 @@ func (l *Local) waitReady(ctx context.Context, url string) error {
 	}
 }
 
+// WorkDir is the temporary dir of the process: its data dir, log and config files.
+func (l *Process) WorkDir() string { return l.workDir }
+
 // Exited is closed when the process has exited.
-func (l *Local) Exited() <-chan struct{} { return l.done }
+func (l *Process) Exited() <-chan struct{} { return l.done }
 
 // Stop terminates the process (SIGTERM, then SIGKILL after 15 s) and removes its data dir.
 // With -keep, bench does not call it: the storage outlives tsbench.
-func (l *Local) Stop() error {
+func (l *Process) Stop() error {
 	select {
 	case <-l.done:
 	default:

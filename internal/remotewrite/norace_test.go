@@ -1,0 +1,5 @@
+//go:build !race
+
+package remotewrite
+
+const raceEnabled = false
