@@ -44,9 +44,9 @@ func TestOTLPLabelMapping(t *testing.T) {
 	}
 	cfg := `
 duration: 15s
-targetsCount: 10
+targetsCount: 5
 scrapeInterval: 5s
-queryInterval: 10s
+queryInterval: 5s
 freshness: {interval: 0s}
 remoteStorages:
 ` + storages.String()
@@ -90,7 +90,10 @@ remoteStorages:
 			t.Errorf("mapped was sent rule %s as %s, want it under service_name", q.Name, q.Expr)
 		}
 	}
-	if found["mapped"][0] < found["unmapped"][0]+5 || found["unmapped"][1] >= found["mapped"][1] {
+	// A margin of 2 rules, not more: on a loaded machine the last evaluations run early and find
+	// fewer series on every storage (mapped 3 rules, rw 7, unmapped 0 seen once); without
+	// otlpLabels in the queries mapped finds what unmapped finds.
+	if found["mapped"][0] < found["unmapped"][0]+2 || found["unmapped"][1] >= found["mapped"][1] {
 		t.Errorf("rules and panels with series, series: %v; want the mapped storage's well above the unmapped one's", found)
 	}
 	// The rule comparison reads mapped's answers back under job and instance: against rw, a

@@ -97,10 +97,7 @@ func TestConformanceDebian(t *testing.T) {
 	cfg := fmt.Sprintf("remoteStorages:\n  prometheus: {writeURL: %s, readURL: %s}\n  victoriametrics: {writeURL: %s, readURL: %s}\n",
 		prom.Storage.WriteURL, prom.Storage.ReadURL, vm.Storage.WriteURL, vm.Storage.ReadURL)
 	res := runConformance(t, cfg)
-	suite, err := conformance.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
+	suite := builtinSuite
 	for _, s := range res.Storages {
 		c := s.Conformance
 		if c == nil {

@@ -9,12 +9,13 @@ import (
 )
 
 // TestEmbeddedDefault runs `tsbench run` with no config, as `make run` does (shortened to
-// 1 minute): tsbench starts VictoriaMetrics and Prometheus itself and reports write, query
+// 2 minutes: every default rule and panel gets its turn even when a busy machine makes a
+// storage drop ticks): tsbench starts VictoriaMetrics and Prometheus itself and reports write, query
 // (every default rule, under the write load), resources and verification for both.
 func TestEmbeddedDefault(t *testing.T) {
 	t.Parallel()
 	requireBinaries(t, "victoria-metrics", "prometheus")
-	rr := runTsbench(t, 4*time.Minute, "", "-duration", "1m")
+	rr := runTsbench(t, 6*time.Minute, "", "-duration", "2m")
 	if rr.code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", rr.code, rr.stderr)
 	}

@@ -38,6 +38,10 @@ import (
 // tsbenchBin is the binary built once for every test; set in TestMain, only read after.
 var tsbenchBin string
 
+// builtinSuite is Prometheus' PromQL test files as conformance parses them, parsed once in
+// TestMain; only read after.
+var builtinSuite *conformance.Suite
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "tsbench-e2e-")
 	if err != nil {
@@ -62,6 +66,12 @@ func TestMain(m *testing.M) {
 	// The in-process Prometheus receivers parse PromQL as the test runner does: the parser's
 	// features are package variables, set once before any test starts (conformance_test.go).
 	conformance.EnableParserFeatures()
+	// Parsing the suite's files flips those variables to learn what each eval needs: done here,
+	// before any test's receiver parses a query beside it (a data race otherwise).
+	if builtinSuite, err = conformance.Builtin(); err != nil {
+		fmt.Fprintln(os.Stderr, "conformance suite:", err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)

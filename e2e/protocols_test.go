@@ -12,7 +12,7 @@ import (
 	"github.com/tsbench/tsbench/internal/storage/storagetest"
 )
 
-// TestProtocolsIntoPrometheusReceiver runs the same 20-target workload over each protocol into
+// TestProtocolsIntoPrometheusReceiver runs the same 10-target workload over each protocol into
 // Prometheus' own receive side (its remote-write handler with 2.0 on, its OTLP handler, a
 // real TSDB), served in this test process while the tsbench binary writes to it over
 // loopback: every storage acks what its TSDB appended, and reads back exactly what it was
@@ -22,7 +22,7 @@ func TestProtocolsIntoPrometheusReceiver(t *testing.T) {
 	recvs, storages := startReceivers(t)
 	cfg := `
 duration: 20s
-targetsCount: 20
+targetsCount: 10
 scrapeInterval: 5s
 queryInterval: 10s
 remoteStorages:
