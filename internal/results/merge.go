@@ -458,19 +458,9 @@ func addExamples(lines, add []string) []string {
 
 func addVerify(m, v *Verify) {
 	first := m.CheckedFrom.IsZero() && m.CheckedTo.IsZero() && m.Reads == 0
-	m.CheckedSamples += v.CheckedSamples
-	m.MissingSamples += v.MissingSamples
-	m.DuplicateSamples += v.DuplicateSamples
-	m.UnexpectedSamples += v.UnexpectedSamples
-	m.ChangedValues += v.ChangedValues
-	m.MaxRelativeError = math.Max(m.MaxRelativeError, v.MaxRelativeError)
-	m.ChangedWithoutRelativeError += v.ChangedWithoutRelativeError
-	m.NaNAltered += v.NaNAltered
+	m.AddSampleCounts(v.SampleCounts())
 	m.StalenessIgnored += v.StalenessIgnored
-	m.MissingStaleMarkers += v.MissingStaleMarkers
-	m.ShiftedTimestamps += v.ShiftedTimestamps
 	m.MaxShiftMillis = max(m.MaxShiftMillis, v.MaxShiftMillis)
-	m.CheckedStaleMarkers += v.CheckedStaleMarkers
 	m.CheckedSeries += v.CheckedSeries
 	m.RenamedSamples += v.RenamedSamples
 	m.LabelChanges = addLabelChanges(m.LabelChanges, v.LabelChanges)
@@ -503,18 +493,7 @@ func addVerify(m, v *Verify) {
 		if m.Export == nil {
 			m.Export = &ExportCheck{}
 		}
-		e, x := m.Export, v.Export
-		e.CheckedSamples += x.CheckedSamples
-		e.MissingSamples += x.MissingSamples
-		e.DuplicateSamples += x.DuplicateSamples
-		e.UnexpectedSamples += x.UnexpectedSamples
-		e.ChangedValues += x.ChangedValues
-		e.MaxRelativeError = math.Max(e.MaxRelativeError, x.MaxRelativeError)
-		e.NaNAltered += x.NaNAltered
-		e.ShiftedTimestamps += x.ShiftedTimestamps
-		e.ChangedWithoutRelativeError += x.ChangedWithoutRelativeError
-		e.CheckedStaleMarkers += x.CheckedStaleMarkers
-		e.MissingStaleMarkers += x.MissingStaleMarkers
+		m.Export.Add(v.Export.SampleCounts)
 	}
 }
 

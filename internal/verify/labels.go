@@ -314,7 +314,7 @@ func (v *Verifier) attribute(ctx context.Context, r *reader, t Target, units []u
 	res.MissingSamples -= written
 	res.NaNAltered -= nan
 	res.UnexpectedSamples -= unexpected
-	res.RenamedSamples += written + nan - tt.missing - tt.nanAltered
+	res.RenamedSamples += written + nan - tt.MissingSamples - tt.NaNAltered
 	res.LabelChanges = m.changes(series)
 	// Examples the second read explained: every missing sample found, every unexpected one
 	// placed.
@@ -322,7 +322,7 @@ func (v *Verifier) attribute(ctx context.Context, r *reader, t Target, units []u
 		return res.MissingSamples == 0 && (strings.HasPrefix(e, "missing ") || strings.HasPrefix(e, "NaN missing: ")) ||
 			res.UnexpectedSamples == 0 && strings.HasPrefix(e, "unexpected ")
 	})
-	tt.checked, tt.series = 0, 0
+	tt.CheckedSamples, tt.series = 0, 0
 	tt.fill(res)
 }
 
