@@ -51,7 +51,7 @@ func compareUnit(u *unit, got *result, copies int, shiftLimit int64, markers boo
 	var keys []string
 	for _, s := range got.Series {
 		ls, replica := splitReplica(s.Labels)
-		key := keyOfLabels(ls)
+		key := keyOf(ls)
 		cs := byKey[key]
 		if cs == nil {
 			cs = copySet{}
@@ -97,7 +97,7 @@ func compareUnit(u *unit, got *result, copies int, shiftLimit int64, markers boo
 				if len(t.examples) < maxExamples {
 					ls := labelsFromKey(key)
 					if r != "" {
-						ls = append(ls, label{urlReplicaLabel, r})
+						ls = append(ls, label{Name: urlReplicaLabel, Value: r})
 					}
 					t.example("unexpected series %s at %d", render(ls), p.T)
 				}
@@ -257,7 +257,7 @@ func labelsFromKey(key string) []label {
 			continue
 		}
 		n, v, _ := strings.Cut(pair, "\xfe")
-		ls = append(ls, label{n, v})
+		ls = append(ls, label{Name: n, Value: v})
 	}
 	return ls
 }

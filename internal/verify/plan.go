@@ -298,7 +298,7 @@ func (c *collector) Append(ls []workload.Label, t int64, v float64) {
 			c.init = true
 			for _, l := range ls {
 				if l.Name != "__name__" {
-					c.common = append(c.common, label{strings.Clone(l.Name), strings.Clone(l.Value)})
+					c.common = append(c.common, label{Name: strings.Clone(l.Name), Value: strings.Clone(l.Value)})
 				}
 			}
 			return
@@ -360,24 +360,13 @@ func toLabels(ls []workload.Label) []label {
 	out := make([]label, len(ls))
 	for i, l := range ls {
 		// The generator's label strings are valid only during Append: keep copies.
-		out[i] = label{strings.Clone(l.Name), strings.Clone(l.Value)}
+		out[i] = label{Name: strings.Clone(l.Name), Value: strings.Clone(l.Value)}
 	}
 	return out
 }
 
 // keyOf is the identity of a label set sorted by name.
 func keyOf(ls []workload.Label) string {
-	var b strings.Builder
-	for _, l := range ls {
-		b.WriteString(l.Name)
-		b.WriteByte(0xfe)
-		b.WriteString(l.Value)
-		b.WriteByte(0xff)
-	}
-	return b.String()
-}
-
-func keyOfLabels(ls []label) string {
 	var b strings.Builder
 	for _, l := range ls {
 		b.WriteString(l.Name)

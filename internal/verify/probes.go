@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -43,7 +44,7 @@ func probes(units []unit, w window, interval int64, replica string) []probe {
 		if u.marker && churn == nil && u.markerT <= w.to {
 			churn = u
 		}
-		for _, key := range sortedKeys(u.series) {
+		for _, key := range slices.Sorted(maps.Keys(u.series)) {
 			s := u.series[key]
 			last, ok := lastValue(s)
 			if !ok {
@@ -66,7 +67,7 @@ func probes(units []unit, w window, interval int64, replica string) []probe {
 		if nan != nil {
 			break
 		}
-		for _, key := range sortedKeys(units[i].series) {
+		for _, key := range slices.Sorted(maps.Keys(units[i].series)) {
 			s := units[i].series[key]
 			if last, ok := lastValue(s); ok && math.IsNaN(last.v) {
 				nan = s
@@ -130,7 +131,7 @@ func probes(units []unit, w window, interval int64, replica string) []probe {
 		})
 	}
 	if churn != nil {
-		for _, key := range sortedKeys(churn.series) {
+		for _, key := range slices.Sorted(maps.Keys(churn.series)) {
 			s := churn.series[key]
 			last, ok := lastValue(s)
 			if !ok || math.IsNaN(last.v) || len(s.samples) == 0 || !s.samples[len(s.samples)-1].stale {
@@ -188,13 +189,13 @@ func withReplica(ls []label, replica string) []label {
 	added := false
 	for _, l := range ls {
 		if !added && l.Name > urlReplicaLabel {
-			out = append(out, label{urlReplicaLabel, replica})
+			out = append(out, label{Name: urlReplicaLabel, Value: replica})
 			added = true
 		}
 		out = append(out, l)
 	}
 	if !added {
-		out = append(out, label{urlReplicaLabel, replica})
+		out = append(out, label{Name: urlReplicaLabel, Value: replica})
 	}
 	return out
 }
@@ -219,15 +220,6 @@ func dropName(ls []label) []label {
 		}
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // runProbes asks one storage every probe.
@@ -283,7 +275,7 @@ func renderResult(r *result) string {
 		return b.String()
 	}
 	ss := append([]series{}, r.Series...)
-	sort.Slice(ss, func(i, j int) bool { return keyOfLabels(ss[i].Labels) < keyOfLabels(ss[j].Labels) })
+	sort.Slice(ss, func(i, j int) bool { return keyOf(ss[i].Labels) < keyOf(ss[j].Labels) })
 	for i, s := range ss {
 		if i == 5 {
 			fmt.Fprintf(&b, " … %d series", len(ss))
@@ -309,10 +301,10 @@ func sameResult(want, got *result, tol float64) bool {
 	}
 	index := map[string]series{}
 	for _, s := range got.Series {
-		index[keyOfLabels(s.Labels)] = s
+		index[keyOf(s.Labels)] = s
 	}
 	for _, w := range want.Series {
-		g, ok := index[keyOfLabels(w.Labels)]
+		g, ok := index[keyOf(w.Labels)]
 		if !ok || len(g.Points) != len(w.Points) {
 			return false
 		}

@@ -374,7 +374,7 @@ func (v *Verifier) checkStaleness(ctx context.Context, r *reader, u *unit, n int
 	returned := map[string]bool{}
 	for _, s := range got.Series {
 		ls, replica := splitReplica(s.Labels)
-		returned[keyOfLabels(ls)+"\x00"+replica] = true
+		returned[keyOf(ls)+"\x00"+replica] = true
 	}
 	for key, es := range u.series {
 		if len(es.samples) == 0 || es.held || !es.samples[len(es.samples)-1].stale {
@@ -424,7 +424,7 @@ func (v *Verifier) dropAgentMarkers(u *unit, got *result) {
 	for i := range got.Series {
 		s := &got.Series[i]
 		ls, _ := splitReplica(s.Labels)
-		es := u.series[keyOfLabels(ls)]
+		es := u.series[keyOf(ls)]
 		if es == nil || len(es.samples) == 0 {
 			continue
 		}
@@ -467,7 +467,7 @@ func (v *Verifier) scrapedAt(u *unit, got *result, t int64) map[int64]bool {
 	at := map[int64]bool{}
 	for _, s := range got.Series {
 		ls, _ := splitReplica(s.Labels)
-		es := u.series[keyOfLabels(ls)]
+		es := u.series[keyOf(ls)]
 		if es == nil {
 			continue
 		}

@@ -261,7 +261,7 @@ func TestRuleDiffs(t *testing.T) {
 
 func TestCompareSeries(t *testing.T) {
 	es := func(samples ...expSample) *expSeries {
-		return &expSeries{labels: []label{{"__name__", "m"}}, samples: samples}
+		return &expSeries{labels: []label{{Name: "__name__", Value: "m"}}, samples: samples}
 	}
 	stale := math.Float64frombits(staleNaNBits)
 	for _, tc := range []struct {
@@ -392,7 +392,7 @@ func TestRelativeErrorStaysFinite(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var tl tally
-			es := &expSeries{labels: []label{{"__name__", "m"}}, samples: []expSample{tc.want}}
+			es := &expSeries{labels: []label{{Name: "__name__", Value: "m"}}, samples: []expSample{tc.want}}
 			compareSeries(es, []point{{1000, tc.got}}, 499, false, &tl)
 			v := &results.Verify{}
 			tl.fill(v)
