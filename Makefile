@@ -15,6 +15,17 @@ $(TSBENCH): FORCE
 
 FORCE:
 
+# A go that builds tsbench, or one line saying what to install (scripts/install-go.sh). An older
+# go (1.21 or newer) fetches the toolchain go.mod names through the module proxy: GOTOOLCHAIN=auto
+# overrides a distribution's GOTOOLCHAIN=local, and a go that is new enough is used as it is.
+# deps and deps-browser depend on it too, so that a machine without one stops before the
+# packages are installed.
+export GOTOOLCHAIN ?= auto
+.PHONY: go
+go:
+	@bash scripts/install-go.sh
+deps deps-browser build $(TSBENCH) run conformance test check lint e2e bench fuzz golden helm-check image fidelity soak: go
+
 deps:
 	bash scripts/install-deps.sh
 

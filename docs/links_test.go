@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path"
@@ -14,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/tsbench/tsbench/internal/cli"
 )
@@ -276,4 +279,122 @@ func shellWords(s string) []string {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	return line
+}
+
+// citedTest is a test a page names as the check of a claim: `TestEncodeV2Exemplar`.
+var citedTest = regexp.MustCompile("`(Test[A-Z][A-Za-z0-9_]*)`")
+
+// TestCitedTestsExist: every test a page of docs/ cites as the check of a claim (the
+// protocols' sample types, the encoders' bytes) is a test of the repository, so a renamed
+// or removed check does not leave the claim standing unchecked.
+func TestCitedTestsExist(t *testing.T) {
+	defined := map[string]bool{}
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range regexp.MustCompile(`(?m)^func (Test[A-Za-z0-9_]*)\(`).FindAllStringSubmatch(string(b), -1) {
+			defined[m[1]] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(pages, "../README.md") {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range citedTest.FindAllStringSubmatch(string(b), -1) {
+			if !defined[m[1]] {
+				t.Errorf("%s cites %s, which no _test.go defines", p, m[1])
+			}
+		}
+	}
+}
+
+// TestCommandsListMatchesHelp: docs/commands.md's list of every subcommand is the synopsis
+// `tsbench --help` prints, line for line, and each synopsis names every flag its command's
+// -h lists, each flag shown with its type (issue 31: the list lacked profile metadata, --help
+// lacked -history and -hold, and run -h showed "-hold report merge").
+func TestCommandsListMatchesHelp(t *testing.T) {
+	var help bytes.Buffer
+	cli.Main(context.Background(), []string{"--help"}, &help, &help)
+	var synopsis []string
+	for line := range strings.Lines(help.String()) {
+		if strings.HasPrefix(line, "  tsbench ") {
+			synopsis = append(synopsis, strings.TrimSpace(line))
+		}
+	}
+	if len(synopsis) < 9 {
+		t.Fatalf("tsbench --help lists %d commands:\n%s", len(synopsis), help.String())
+	}
+	doc, err := os.ReadFile("commands.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, _ := strings.Cut(string(doc), "Every subcommand:\n\n```text\n")
+	block, _, _ = strings.Cut(block, "```")
+	if diff := cmp.Diff(synopsis, strings.Split(strings.TrimSpace(block), "\n")); diff != "" {
+		t.Errorf("docs/commands.md's list of every subcommand is not tsbench --help's (-help +doc):\n%s", diff)
+	}
+	flagLine := regexp.MustCompile(`(?m)^  -([A-Za-z][\w-]*)`)
+	for _, s := range synopsis {
+		words := strings.Fields(s)[1:]
+		cmd := []string{words[0]}
+		if len(words) > 1 && regexp.MustCompile(`^[a-z]+$`).MatchString(words[1]) {
+			cmd = append(cmd, words[1])
+		}
+		var out bytes.Buffer
+		cli.Main(context.Background(), append(cmd, "-h"), &out, &out)
+		// flag.PrintDefaults shows a back-quoted word of a usage as the flag's argument: a
+		// bool flag then reads as if it took one ("-hold report merge").
+		for _, m := range regexp.MustCompile(`(?m)^  -([\w-]+) (.+)$`).FindAllStringSubmatch(out.String(), -1) {
+			if !slices.Contains([]string{"string", "int", "duration", "float", "uint", "value", "int64", "uint64"}, m[2]) {
+				t.Errorf("tsbench %s -h shows -%s taking %q: a back-quoted word in its usage", strings.Join(cmd, " "), m[1], m[2])
+			}
+		}
+		for _, m := range flagLine.FindAllStringSubmatch(out.String(), -1) {
+			if !regexp.MustCompile(`[\[ |]-` + regexp.QuoteMeta(m[1]) + `\b`).MatchString(s) {
+				t.Errorf("tsbench %s -h has -%s; its synopsis in --help does not: %s", strings.Join(cmd, " "), m[1], s)
+			}
+		}
+	}
+}
+
+// TestTablesUnbroken: every table of docs/ starts with its header and separator rows, so a
+// blank line inside one (which ends it and leaves the rows after it as plain text) fails.
+func TestTablesUnbroken(t *testing.T) {
+	pages, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(pages, "../README.md") {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(b), "\n")
+		fence := false
+		for i, l := range lines {
+			if strings.HasPrefix(l, "```") {
+				fence = !fence
+			}
+			if fence || !strings.HasPrefix(l, "|") || (i > 0 && strings.HasPrefix(lines[i-1], "|")) {
+				continue
+			}
+			if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "|--") && !strings.HasPrefix(lines[i+1], "| --") && !strings.HasPrefix(lines[i+1], "|:-") {
+				t.Errorf("%s:%d: a table row without a header and separator above it (a blank line inside a table?): %.60s", p, i+1, l)
+			}
+		}
+	}
 }

@@ -22,7 +22,12 @@ import (
 
 // scrapeRun runs scrape mode with sender against fresh VictoriaMetrics and Prometheus: 20
 // targets at 5 s, 10 % churn every 10 s, for 30 s; the agent then drops the targets and
-// drains (about 20 s) before the read-back.
+// drains (about 20 s) before the read-back. One remote-write queue (writeConcurrency: 1):
+// vmagent's queues send blocks side by side, so a block can reach Prometheus after a newer one
+// of the same series (a target's last scrape after its staleness markers); Prometheus 2.42
+// refuses it as out of order (400), vmagent drops it, and tsbench rightly reports the account
+// not known ("1 packets dropped"). That failed 1 run in about 16 here; the test is about the
+// account and the read-back, not vmagent's ordering.
 func scrapeRun(t *testing.T, sender string, exposeTimestamps bool) (*results.Run, map[string]func() float64) {
 	t.Helper()
 	vm := startStorage(t, storage.KindVictoriaMetrics, "vm")
@@ -34,6 +39,7 @@ scrapeInterval: 5s
 scrapeConfigUpdatePercent: 10
 scrapeConfigUpdateInterval: 10s
 observeInterval: 5s
+writeConcurrency: 1
 sender: %s
 exposeTimestamps: %t
 remoteStorages:

@@ -123,6 +123,7 @@ func storageNames(cfg *config.Config) []string {
 // Warnings are the things a user should know before the run starts.
 func (p *Prepared) Warnings() []string {
 	w := append(p.Config.Warnings(), p.Plan.Warnings()...)
+	w = append(w, p.Config.NativeHistogramWarnings(p.Profile.HasType("histogram"), p.Profile.HasType("summary"))...)
 	return append(w, p.Config.HistoryWarnings(len(p.Profile.Series))...)
 }
 

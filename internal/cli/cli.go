@@ -27,16 +27,19 @@ const (
 const usage = `tsbench benchmarks Prometheus-compatible time-series storages.
 
 Usage:
-  tsbench run [-config FILE] [-duration D] [-out DIR] [-httpListenAddr ADDR] [-keep] [-logLevel L] [-shard I/N]
+  tsbench run [-config FILE] [-duration D] [-history D] [-out DIR] [-httpListenAddr ADDR] [-keep] [-logLevel L] [-shard I/N] [-hold]
       Write a production-shaped load to every storage over remote_write, query it as a ruler
       and a dashboard would, observe each storage's resources, verify what it stored, and
       write DIR/results.json and DIR/report.html. Without -config: starts a local
-      VictoriaMetrics and Prometheus and benchmarks both for 3 minutes. -shard I/N generates
-      only shard I of N of the workload, to be merged with the others' results.
+      VictoriaMetrics and Prometheus and benchmarks both for 3 minutes. -history D first
+      catches each storage up on D of data. -shard I/N generates only shard I of N of the
+      workload, to be merged with the others' results; -hold serves them until interrupted.
   tsbench validate -config FILE
       Check a config file; print every problem with its key.
-  tsbench profile capture -url URL -out FILE
+  tsbench profile capture -url URL -out FILE [-duration D | -scrapes N] [-interval D] [-expand prefix:label=count,...]
       Scrape an exporter several times and record its series and value shapes.
+  tsbench profile metadata -url URL -profile FILE
+      Fill a profile's help and units in place from the exporter's /metrics.
   tsbench report RESULTS.json [-out DIR]
       Print the summary of a results file and render its report.html again.
   tsbench report compare OLD.json NEW.json [-out DIR] [-fail-on RULES] [-map OLD=NEW]
@@ -44,7 +47,7 @@ Usage:
       -fail-on 'query.p99>+20%,bytesPerSample>+10%' (and NEW's compareThresholds) exits 3
       when a change passes its limit (a rule ending in ~noise: and the old run's noise);
       -map pairs storages whose names differ.
-  tsbench report merge -out DIR SHARD.json...
+  tsbench report merge -out DIR|- SHARD.json|URL...
       Add up the results of every shard of one run (tsbench run -shard I/N) into one.
   tsbench conformance [-config FILE] [-out DIR] [-keep] [-logLevel L]
       Run Prometheus' own PromQL test files against every storage over the wire and write

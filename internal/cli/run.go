@@ -82,7 +82,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 	fs.StringVar(&f.listen, "httpListenAddr", "127.0.0.1:8436", "address of tsbench's own /metrics (\"\" for none)")
 	fs.BoolVar(&f.keep, "keep", false, "leave the storages tsbench started running, and print their URLs")
 	fs.StringVar(&f.logLevel, "logLevel", "info", "debug, info, warn or error")
-	fs.BoolVar(&f.hold, "hold", false, "after the run, serve the -out directory (results.json, report.html) on -httpListenAddr until interrupted: for pods, whose results `report merge` fetches")
+	fs.BoolVar(&f.hold, "hold", false, "after the run, serve the -out directory (results.json, report.html) on -httpListenAddr until interrupted: for pods, whose results tsbench report merge fetches")
 	fs.StringVar(&f.shard, "shard", "", "i/n: generate shard i of n of the workload, overriding the config's shard (e.g. 0/3)")
 	if err := parseFlags(fs, args); err != nil {
 		return f, err

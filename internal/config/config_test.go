@@ -686,4 +686,23 @@ func TestZeroDuration(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "line 2 (targetsCount)") {
 		t.Errorf("error %v, want one naming line 2 (targetsCount)", err)
 	}
+	// Nested durations take a plain 0 as the top-level ones do (issue 31: freshness:
+	// {interval: 0} was refused), in flow and block style.
+	for _, doc := range []string{"freshness: {interval: 0}\n", "freshness:\n  interval: 0\n"} {
+		c, err := Parse([]byte(doc))
+		if err != nil {
+			t.Errorf("%q: %v", doc, err)
+			continue
+		}
+		if c.Freshness.Interval != 0 {
+			t.Errorf("%q: freshness.interval %s, want 0", doc, c.Freshness.Interval)
+		}
+	}
+	// Two on one line, in a list: each rewritten at its own column; a plain 0 of another type
+	// and a 0 inside a string stay as they are.
+	in := "rangeQueries: [{name: a, expr: up, range: 0, step: 0, interval: 0}]\ntargetsCount: 0\nqueryRules: \"0\"\n"
+	want := "rangeQueries: [{name: a, expr: up, range: 0s, step: 0s, interval: 0s}]\ntargetsCount: 0\nqueryRules: \"0\"\n"
+	if got := string(zeroDurations([]byte(in))); got != want {
+		t.Errorf("zeroDurations:\n%s\nwant\n%s", got, want)
+	}
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"maps"
 	"reflect"
@@ -30,21 +31,25 @@ func (l LongRun) problems() []error {
 	return nil
 }
 
-// zeroDurations rewrites a plain 0 given to a top-level duration key as 0s: yaml v3 decodes a
+// zeroDurations rewrites a plain 0 given to a duration key, at the top level or nested
+// (`freshness: {interval: 0}`, `rangeQueries: [{interval: 0}]`), as 0s: yaml v3 decodes a
 // time.Duration only from a string, and `duration: 0` (endless, as the prometheus-benchmark
-// chart runs) must load. The rewrite is in place, at the value's line and column, so every
-// other error still names its line.
+// chart runs) must load, and so must every other duration the same way (issue 31). The
+// rewrite is in place, at the value's line and column (from the last so that two on one line
+// keep their columns), so every other error still names its line.
 func zeroDurations(b []byte) []byte {
 	var doc yaml.Node
-	if yaml.Unmarshal(b, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+	if yaml.Unmarshal(b, &doc) != nil || len(doc.Content) == 0 {
 		return b
 	}
-	keys := durationKeys(reflect.TypeFor[Config]())
+	var at []yaml.Node // the plain zeros' positions
+	zeroDurationsIn(doc.Content[0], reflect.TypeFor[Config](), &at)
+	slices.SortFunc(at, func(a, b yaml.Node) int { // last first
+		return cmp.Or(cmp.Compare(b.Line, a.Line), cmp.Compare(b.Column, a.Column))
+	})
 	lines := bytes.SplitAfter(b, []byte("\n"))
-	m := doc.Content[0].Content
-	for i := 0; i+1 < len(m); i += 2 {
-		k, v := m[i], m[i+1]
-		if !keys[k.Value] || v.Kind != yaml.ScalarNode || v.Tag != "!!int" || v.Value != "0" || v.Line > len(lines) {
+	for _, v := range at {
+		if v.Line > len(lines) {
 			continue
 		}
 		l, col := lines[v.Line-1], v.Column-1
@@ -55,17 +60,47 @@ func zeroDurations(b []byte) []byte {
 	return bytes.Join(lines, nil)
 }
 
-// durationKeys are the YAML keys of t's time.Duration fields, inline structs' included.
-func durationKeys(t reflect.Type) map[string]bool {
-	keys := map[string]bool{}
+// zeroDurationsIn adds to at every plain 0 under n that decodes into a time.Duration of t:
+// n's keys are matched with t's yaml tags, into structs (inline ones included), maps and
+// slices.
+func zeroDurationsIn(n *yaml.Node, t reflect.Type, at *[]yaml.Node) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == reflect.TypeFor[time.Duration]():
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!int" && n.Value == "0" {
+			*at = append(*at, yaml.Node{Line: n.Line, Column: n.Column})
+		}
+	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
+		fields := yamlFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if ft, ok := fields[n.Content[i].Value]; ok {
+				zeroDurationsIn(n.Content[i+1], ft, at)
+			}
+		}
+	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
+		for i := 1; i < len(n.Content); i += 2 {
+			zeroDurationsIn(n.Content[i], t.Elem(), at)
+		}
+	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
+		for _, c := range n.Content {
+			zeroDurationsIn(c, t.Elem(), at)
+		}
+	}
+}
+
+// yamlFields are the types of t's fields by YAML key, inline structs' included.
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	fields := map[string]reflect.Type{}
 	for f := range t.Fields() {
 		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		switch {
-		case f.Type == reflect.TypeFor[time.Duration]() && name != "":
-			keys[name] = true
 		case f.Anonymous && f.Type.Kind() == reflect.Struct && strings.Contains(opts, "inline"):
-			maps.Copy(keys, durationKeys(f.Type))
+			maps.Copy(fields, yamlFields(f.Type))
+		case name != "" && name != "-" && f.IsExported():
+			fields[name] = f.Type
 		}
 	}
-	return keys
+	return fields
 }

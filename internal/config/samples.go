@@ -73,6 +73,27 @@ func (n *NativeHistograms) UnmarshalYAML(v *yaml.Node) error {
 // On reports whether native histograms are sent.
 func (n NativeHistograms) On() bool { return n.Send == NativeOn || n.Send == NativeBoth }
 
+// NativeHistogramWarnings says when nativeHistograms, as set, sends no native histogram
+// with a profile that has histogram families (histograms) or summaries (summaries) or
+// neither: send true or both with no histogram family, and fromSummaries unset or without
+// summaries to turn. The default node_exporter profile has summaries and no histogram, so
+// there `true` alone sends none (issue 31). `true` keeps meaning "the profile's histograms
+// as native", as a Prometheus scrape does: turning summaries into histograms changes the
+// workload's series and the rules over them, so it stays the user's explicit choice.
+func (c *Config) NativeHistogramWarnings(histograms, summaries bool) []string {
+	n := c.NativeHistograms
+	switch {
+	case !n.On() && n.FromSummaries:
+		return []string{fmt.Sprintf("nativeHistograms.fromSummaries: has no effect with send: %s; set nativeHistograms: {send: true, fromSummaries: true} to send the summaries as native histograms", n.Send)}
+	case !n.On() || histograms || (n.FromSummaries && summaries):
+		return nil
+	case summaries:
+		return []string{fmt.Sprintf("nativeHistograms: %s sends no native histogram: the profile has no histogram family, only summaries; "+
+			"set nativeHistograms: {send: %s, fromSummaries: true} to send its summaries as native histograms", n.Send, n.Send)}
+	}
+	return []string{fmt.Sprintf("nativeHistograms: %s sends no native histogram: the profile has neither histogram families nor summaries", n.Send)}
+}
+
 func (c *Config) sampleTypeProblems() []error {
 	var errs []error
 	bad := func(key, format string, args ...any) {

@@ -103,7 +103,7 @@ func (w *Writer) Results(name string) *results.Write {
 	}
 	r.MaxScheduleDriftSeconds = float64(ln.maxDrift.Load()) / 1000
 	w.withBase(name, r)
-	r.Notes = s.notesLocked()
+	r.Notes, r.Limits = s.notesLocked(), s.limits.results()
 	start := w.start.Load()
 	if start != 0 && s.lastAck > start {
 		r.AchievedSamplesPerSecond = float64(s.acked) / (float64(s.lastAck-start) / 1000)

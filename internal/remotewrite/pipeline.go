@@ -109,6 +109,8 @@ type sink struct {
 	onHistoryDone                         func(at int64)
 
 	held [heldKinds]heldAccount // the held samples' own account (series.go)
+
+	limits limitLog // the storage's limits its refusals named (limits.go)
 }
 
 // endpoint is one URL a storage's data goes to, with a queue and a sender per shard.
@@ -421,6 +423,7 @@ func (s *sink) post(ctx context.Context, ep *endpoint, b *batch, userAgent strin
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	detail := string(body)
+	s.limits.note(resp.StatusCode, detail, s.log)
 	if resp.StatusCode/100 == 3 {
 		detail = resp.Header.Get("Location")
 	}

@@ -410,6 +410,7 @@ svg.chart{border:1px solid #ddd;background:#fff}
 {{range .LongRun}}<p class="fail">{{.}}</p>
 {{end}}{{range .R.Storages}}{{$name := .Name}}{{range .Problems}}<p class="fail">Problem with {{$name}}: {{.}}</p>
 {{end}}{{with .Write}}{{range .Notes}}<p>Note on {{$name}}: {{.}}</p>
+{{end}}{{range .Limits}}<p class="fail">Limit of {{$name}}: {{.Family}} refused {{.Requests}} requests (HTTP {{.Status}}) at its {{.Limit}} limit{{with .Value}} ({{.}}){{end}}; raise {{.Raise}}</p>
 {{end}}{{end}}{{end}}{{range .R.AccountingErrors}}<p class="fail">Accounting error: {{.}}</p>
 {{end}}<table><tr><th></th>{{range .R.Storages}}<th>{{.Name}}</th>{{end}}</tr>
 {{range .Sections}}<tr class="sec"><td colspan="{{$.Cols}}">{{.Title}}</td></tr>

@@ -83,6 +83,14 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 			for _, n := range s.Write.Notes {
 				fmt.Fprintf(&b, "\nnote %s: %s\n", s.Name, n)
 			}
+			for _, l := range s.Write.Limits { // issue 31: which limit, and how it is raised
+				value := ""
+				if l.Value != "" {
+					value = " (" + l.Value + ")"
+				}
+				fmt.Fprintf(&b, "\nlimit %s: %s refused %d requests (HTTP %d) at its %s limit%s; raise %s\n",
+					s.Name, l.Family, l.Requests, l.Status, l.Limit, value, l.Raise)
+			}
 		}
 		for _, p := range s.Problems {
 			fmt.Fprintf(&b, "\nproblem %s: %s\n", s.Name, p)

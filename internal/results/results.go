@@ -141,6 +141,10 @@ type Write struct {
 	// Notes say, in words, what the storage's answers mean for the account: unconfirmed 2.0
 	// writes, a storage that does not take 2.0 (415), OTLP partial successes.
 	Notes []string `json:"notes,omitempty"`
+	// Limits are the storage's own limits its refusals named (a tenant's series or
+	// ingestion rate, concurrent inserts, out-of-order samples), in the order first met:
+	// nil when none was recognized.
+	Limits []WriteLimit `json:"limits,omitempty"`
 	// Copies is how many times each generated sample is sent to this storage
 	// (writeURLReplicas × URLs in writeURL); GeneratedSamples counts every copy.
 	Copies int `json:"copies"`
@@ -154,6 +158,27 @@ type Write struct {
 	// nil without them.
 	Late       *WriteHeld `json:"late,omitempty"`
 	OutOfOrder *WriteHeld `json:"outOfOrder,omitempty"`
+}
+
+// WriteLimit is one limit a storage named when it refused writes (issue 31), recognized in
+// the body of its answer, with what raises it.
+type WriteLimit struct {
+	// Limit names it: "series per tenant", "ingestion rate", "concurrent inserts", ...
+	Limit string `json:"limit"`
+	// Family is the storage whose message it is: Mimir, Cortex, VictoriaMetrics, or
+	// "Prometheus TSDB" for the TSDB's own refusals, which Prometheus, Thanos receive and
+	// Cortex answer alike.
+	Family string `json:"family"`
+	// Value is the limit's value as the message gives it, "" when it gives none.
+	Value string `json:"value,omitempty"`
+	// Raise is the flags or config keys that raise it.
+	Raise string `json:"raise"`
+	// Status is the HTTP status of the first answer that named it.
+	Status int `json:"status"`
+	// Requests counts the answers that named it (each retry of a 429 or 5xx is one).
+	Requests int64 `json:"requests"`
+	// Message is the first such answer's body, as much of it as tsbench reads (512 bytes).
+	Message string `json:"message"`
 }
 
 // WriteHistory is a storage's catch-up (config history, issue 12): the batches generated

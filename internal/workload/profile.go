@@ -282,3 +282,9 @@ func (p *Profile) Kinds() []string {
 	slices.Sort(kinds)
 	return kinds
 }
+
+// HasType reports whether any of the profile's series is of the # TYPE typ (histogram,
+// summary, ...).
+func (p *Profile) HasType(typ string) bool {
+	return slices.ContainsFunc(p.Series, func(s Series) bool { return s.Type == typ })
+}
