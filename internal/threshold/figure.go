@@ -42,15 +42,22 @@ func figureTable() map[string]figure {
 	return figs
 }
 
+// partFigure is a figure read from one part of a storage's results (its write, query or
+// read-back section), unknown where the storage has no such part.
+func partFigure[T any](u unit, part func(*results.Storage) *T, f func(*T) float64) figure {
+	return figure{unit: u, get: func(s *results.Storage) *float64 {
+		p := part(s)
+		if p == nil {
+			return nil
+		}
+		return new(f(p))
+	}}
+}
+
 // writeFigures are the write account's figures, unknown for a storage not written to.
 func writeFigures() map[string]figure {
 	w := func(u unit, f func(*results.Write) float64) figure {
-		return figure{unit: u, get: func(s *results.Storage) *float64 {
-			if s.Write == nil {
-				return nil
-			}
-			return new(f(s.Write))
-		}}
+		return partFigure(u, func(s *results.Storage) *results.Write { return s.Write }, f)
 	}
 	return map[string]figure{
 		"write.generatedSamples":         w(unitCount, func(w *results.Write) float64 { return float64(w.GeneratedSamples) }),
@@ -70,12 +77,7 @@ func writeFigures() map[string]figure {
 // queryFigures are the read load's figures, unknown for a storage not queried.
 func queryFigures() map[string]figure {
 	q := func(u unit, f func(*results.Query) float64) figure {
-		return figure{unit: u, get: func(s *results.Storage) *float64 {
-			if s.Query == nil {
-				return nil
-			}
-			return new(f(s.Query))
-		}}
+		return partFigure(u, func(s *results.Storage) *results.Query { return s.Query }, f)
 	}
 	latency := func(f func(results.Latency) *float64) figure { // unknown when nothing completed
 		return figure{unit: unitSeconds, get: func(s *results.Storage) *float64 {
@@ -133,12 +135,7 @@ func resourceFigures() map[string]figure {
 // verifyFigures are the read-back's figures, unknown for a storage not read back.
 func verifyFigures() map[string]figure {
 	v := func(u unit, f func(*results.Verify) float64) figure {
-		return figure{unit: u, get: func(s *results.Storage) *float64 {
-			if s.Verify == nil {
-				return nil
-			}
-			return new(f(s.Verify))
-		}}
+		return partFigure(u, func(s *results.Storage) *results.Verify { return s.Verify }, f)
 	}
 	// among is a count over the checked samples (or markers), unknown when none was checked:
 	// "0 missing" of nothing would pass verify.missingSamples == 0 and look best.
