@@ -359,74 +359,17 @@ func (r *run) scrapeResults(sc *scrape, c *targets.Counters, verified map[string
 		}
 		res.Workload.ActiveSeries = int64(res.Workload.Targets * res.Workload.SeriesPerTarget)
 	}
-	var accounting []string
-	if c == nil {
-		accounting = append(accounting, fmt.Sprintf("the %s's counters could not be read: no storage's account is known", r.cfg.Sender))
-		why := fmt.Sprintf("the %s's counters could not be read (see problems)", r.cfg.Sender)
-		for _, figure := range []string{"scrapedSamples", "appendedSamples", "agentAddedSamples", "cpuSecondsPerMillionSamples"} {
-			snd.Reasons = withReason(snd.Reasons, figure, why)
-		}
-	} else {
-		added := c.Appended - served.Samples
-		snd.ScrapedSamples, snd.AppendedSamples, snd.AgentAddedSamples = c.Scraped, &c.Appended, &added
-		if c.Scraped == nil {
-			snd.Reasons = withReason(snd.Reasons, "scrapedSamples", fmt.Sprintf("%s does not count the samples it scraped", r.cfg.Sender))
-		}
-		if c.Scraped != nil && *c.Scraped != served.Samples {
-			msg := fmt.Sprintf("tsbench served %d samples, %s says it scraped %d (off by %d)",
-				served.Samples, r.cfg.Sender, *c.Scraped, served.Samples-*c.Scraped)
-			if c.ScrapesTimedOut != nil && *c.ScrapesTimedOut > 0 {
-				msg += fmt.Sprintf("; it timed out %d scrapes, whose pages tsbench may have written", *c.ScrapesTimedOut)
-			}
-			accounting = append(accounting, msg)
-		}
-		if added < 0 {
-			accounting = append(accounting, fmt.Sprintf("tsbench served %d samples, %s took in only %d", served.Samples, r.cfg.Sender, c.Appended))
-		}
-		switch ar := snd.Resources; {
-		case ar == nil || ar.CPUCoresMean == nil:
-			snd.Reasons = withReason(snd.Reasons, "cpuSecondsPerMillionSamples", fmt.Sprintf("the %s's CPU is unknown (resources.reasons)", r.cfg.Sender))
-		case c.Appended == 0:
-			snd.Reasons = withReason(snd.Reasons, "cpuSecondsPerMillionSamples", fmt.Sprintf("the %s took in no sample", r.cfg.Sender))
-		default:
-			v := *ar.CPUCoresMean * loadEnd.Sub(res.StartTime).Seconds() / float64(c.Appended) * 1e6
-			snd.CPUSecondsPerMillionSamples = &v
-		}
-	}
+	accounting := r.senderCounters(snd, c, served, loadEnd.Sub(res.StartTime))
 	elapsed := time.Since(r.start).Seconds()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, name := range r.cfg.StorageNames() {
 		s := results.Storage{Name: name, Verify: verified[name], QueryAPI: r.queryAPI[name], Problems: r.problems[name]}
 		if st := r.cfg.RemoteStorages[name]; c != nil && !st.DisableWrite {
-			a := c.Storages[name]
-			if a == nil {
-				a = &targets.Account{Dropped: map[string]int64{}}
-				a.Why = "the agent has no counters for it"
-			}
-			ss := results.SenderStorage{
-				Name: name, ServedSamples: served.Samples, InSamples: a.In, AckedSamples: a.Acked,
-				DroppedSamples: a.Dropped, PendingSamples: a.Pending, Retries: a.Retried,
-				UnexplainedSamples: a.Unexplained(), Known: a.Known, Why: a.Why, PendingBytes: a.PendingBytes,
-			}
+			ss, w, problems := r.agentAccount(name, c.Storages[name], served, res.Workload.ActiveSeries, elapsed)
 			snd.Storages = append(snd.Storages, ss)
-			switch {
-			case !a.Known:
-				accounting = append(accounting, fmt.Sprintf("%s: the account is not known from %s's counters: %s", name, r.cfg.Sender, a.Why))
-			case ss.UnexplainedSamples != 0:
-				accounting = append(accounting, fmt.Sprintf("%s: %s queued %d samples = acked %d + dropped %d + pending %d, off by %d its counters do not explain",
-					name, r.cfg.Sender, a.In, a.Acked, a.In-a.Acked-a.Pending-ss.UnexplainedSamples, a.Pending, ss.UnexplainedSamples))
-			}
-			if a.Known {
-				s.Write = &results.Write{
-					GeneratedSamples: a.In, AckedSamples: a.Acked, DroppedSamples: a.Dropped, PendingSamples: a.Pending,
-					Retries: a.Retried, RequestsByStatus: map[string]int64{}, Copies: max(1, r.cfg.URLReplicas(name)),
-					TargetSamplesPerSecond: float64(res.Workload.ActiveSeries) / r.cfg.ScrapeInterval.Seconds() * float64(max(1, r.cfg.URLReplicas(name))),
-				}
-				if elapsed > 0 {
-					s.Write.AchievedSamplesPerSecond = float64(a.Acked) / elapsed
-				}
-			}
+			s.Write = w
+			accounting = append(accounting, problems...)
 		}
 		if q := r.runners[name]; q != nil {
 			s.Query = q.Results()
@@ -446,6 +389,82 @@ func (r *run) scrapeResults(sc *scrape, c *targets.Counters, verified map[string
 	}
 	res.Thresholds = threshold.Evaluate(r.p.Thresholds, res)
 	return res
+}
+
+// senderCounters fills the sender's figures from the agent's counters c (nil when they could
+// not be read, every figure then unknown with its reason) and says what does not add up:
+// the samples tsbench served against those the agent scraped and took in. load is how
+// long the load ran, over which the agent's CPU is counted per sample.
+func (r *run) senderCounters(snd *results.Sender, c *targets.Counters, served targets.Served, load time.Duration) []string {
+	if c == nil {
+		why := fmt.Sprintf("the %s's counters could not be read (see problems)", r.cfg.Sender)
+		for _, figure := range []string{"scrapedSamples", "appendedSamples", "agentAddedSamples", "cpuSecondsPerMillionSamples"} {
+			snd.Reasons = withReason(snd.Reasons, figure, why)
+		}
+		return []string{fmt.Sprintf("the %s's counters could not be read: no storage's account is known", r.cfg.Sender)}
+	}
+	var accounting []string
+	added := c.Appended - served.Samples
+	snd.ScrapedSamples, snd.AppendedSamples, snd.AgentAddedSamples = c.Scraped, &c.Appended, &added
+	if c.Scraped == nil {
+		snd.Reasons = withReason(snd.Reasons, "scrapedSamples", fmt.Sprintf("%s does not count the samples it scraped", r.cfg.Sender))
+	}
+	if c.Scraped != nil && *c.Scraped != served.Samples {
+		msg := fmt.Sprintf("tsbench served %d samples, %s says it scraped %d (off by %d)",
+			served.Samples, r.cfg.Sender, *c.Scraped, served.Samples-*c.Scraped)
+		if c.ScrapesTimedOut != nil && *c.ScrapesTimedOut > 0 {
+			msg += fmt.Sprintf("; it timed out %d scrapes, whose pages tsbench may have written", *c.ScrapesTimedOut)
+		}
+		accounting = append(accounting, msg)
+	}
+	if added < 0 {
+		accounting = append(accounting, fmt.Sprintf("tsbench served %d samples, %s took in only %d", served.Samples, r.cfg.Sender, c.Appended))
+	}
+	switch ar := snd.Resources; {
+	case ar == nil || ar.CPUCoresMean == nil:
+		snd.Reasons = withReason(snd.Reasons, "cpuSecondsPerMillionSamples", fmt.Sprintf("the %s's CPU is unknown (resources.reasons)", r.cfg.Sender))
+	case c.Appended == 0:
+		snd.Reasons = withReason(snd.Reasons, "cpuSecondsPerMillionSamples", fmt.Sprintf("the %s took in no sample", r.cfg.Sender))
+	default:
+		v := *ar.CPUCoresMean * load.Seconds() / float64(c.Appended) * 1e6
+		snd.CPUSecondsPerMillionSamples = &v
+	}
+	return accounting
+}
+
+// agentAccount is one storage's account from the agent's counters a (nil when the agent has
+// none for it): its line of the sender section, its write section when the account is
+// known (else nil), and what of it does not add up.
+func (r *run) agentAccount(name string, a *targets.Account, served targets.Served, activeSeries int64, elapsed float64) (results.SenderStorage, *results.Write, []string) {
+	if a == nil {
+		a = &targets.Account{Dropped: map[string]int64{}}
+		a.Why = "the agent has no counters for it"
+	}
+	ss := results.SenderStorage{
+		Name: name, ServedSamples: served.Samples, InSamples: a.In, AckedSamples: a.Acked,
+		DroppedSamples: a.Dropped, PendingSamples: a.Pending, Retries: a.Retried,
+		UnexplainedSamples: a.Unexplained(), Known: a.Known, Why: a.Why, PendingBytes: a.PendingBytes,
+	}
+	var accounting []string
+	switch {
+	case !a.Known:
+		accounting = append(accounting, fmt.Sprintf("%s: the account is not known from %s's counters: %s", name, r.cfg.Sender, a.Why))
+	case ss.UnexplainedSamples != 0:
+		accounting = append(accounting, fmt.Sprintf("%s: %s queued %d samples = acked %d + dropped %d + pending %d, off by %d its counters do not explain",
+			name, r.cfg.Sender, a.In, a.Acked, a.In-a.Acked-a.Pending-ss.UnexplainedSamples, a.Pending, ss.UnexplainedSamples))
+	}
+	if !a.Known {
+		return ss, nil, accounting
+	}
+	w := &results.Write{
+		GeneratedSamples: a.In, AckedSamples: a.Acked, DroppedSamples: a.Dropped, PendingSamples: a.Pending,
+		Retries: a.Retried, RequestsByStatus: map[string]int64{}, Copies: max(1, r.cfg.URLReplicas(name)),
+		TargetSamplesPerSecond: float64(activeSeries) / r.cfg.ScrapeInterval.Seconds() * float64(max(1, r.cfg.URLReplicas(name))),
+	}
+	if elapsed > 0 {
+		w.AchievedSamplesPerSecond = float64(a.Acked) / elapsed
+	}
+	return ss, w, accounting
 }
 
 // withReason is reasons with figure's reason added, made when nil.

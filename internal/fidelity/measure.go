@@ -94,24 +94,36 @@ func measure(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // VictoriaMetrics' merges have ended.
 func measurePipeline(ctx context.Context, client *http.Client, p pipeline, targets int, exportInstances string, poll time.Duration) (figures, error) {
 	f := figures{changed: map[string][2]float64{}}
+	if err := f.measureVM(ctx, client, p, poll); err != nil {
+		return f, err
+	}
+	if err := f.measureProm(ctx, client, p, targets); err != nil {
+		return f, err
+	}
+	return f, f.measureExport(ctx, client, p, exportInstances)
+}
+
+// measureVM merges VictoriaMetrics' data into one part and measures it: samples, the data
+// directory and the whole with the index.
+func (f *figures) measureVM(ctx context.Context, client *http.Client, p pipeline, poll time.Duration) error {
 	// VictoriaMetrics: flush, force-merge every partition, wait for the merges to end; twice,
 	// so rows that were still arriving during the first merge end up in the one part too.
 	for range 2 {
 		if err := get(ctx, client, p.vmURL+"/internal/force_flush", nil); err != nil {
-			return f, err
+			return err
 		}
 		if err := get(ctx, client, p.vmURL+"/internal/force_merge", nil); err != nil {
-			return f, err
+			return err
 		}
 		for {
 			select {
 			case <-ctx.Done():
-				return f, ctx.Err()
+				return ctx.Err()
 			case <-time.After(poll):
 			}
 			m, err := vmMetrics(ctx, client, p.vmURL)
 			if err != nil {
-				return f, err
+				return err
 			}
 			if m["vm_active_force_merges"] == 0 && m["vm_active_merges_total"] == 0 {
 				f.vmSamples = m["vm_rows_total"]
@@ -121,23 +133,29 @@ func measurePipeline(ctx context.Context, client *http.Client, p pipeline, targe
 	}
 	var err error
 	if f.vmData, err = dirSize(filepath.Join(p.vmDir, "data")); err != nil {
-		return f, err
+		return err
 	}
 	var idx float64
 	if idx, err = dirSize(filepath.Join(p.vmDir, "indexdb")); err != nil {
-		return f, err
+		return err
 	}
 	f.vmTotal = f.vmData + idx
-	// Prometheus: a snapshot with the head, which writes the head out as a block.
+	return nil
+}
+
+// measureProm snapshots Prometheus and measures the snapshot: its bytes, its chunks' bytes,
+// its samples and series per target.
+func (f *figures) measureProm(ctx context.Context, client *http.Client, p pipeline, targets int) error {
+	// A snapshot with the head, which writes the head out as a block.
 	var snap struct {
 		Data struct{ Name string } `json:"data"`
 	}
 	if err := post(ctx, client, p.promURL+"/api/v1/admin/tsdb/snapshot?skip_head=false", &snap); err != nil {
-		return f, err
+		return err
 	}
 	dir := filepath.Join(p.promDir, "snapshots", snap.Data.Name)
 	var series float64
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -169,14 +187,19 @@ func measurePipeline(ctx context.Context, client *http.Client, p pipeline, targe
 		return nil
 	})
 	if err != nil {
-		return f, err
+		return err
 	}
 	f.seriesPerTarget = series / float64(targets)
-	// Changed samples per series kind, from the exported samples of a few targets.
+	return nil
+}
+
+// measureExport counts, from the samples VictoriaMetrics exports of the targets matching
+// exportInstances, how often a sample differs from the one before it, by series kind.
+func (f *figures) measureExport(ctx context.Context, client *http.Client, p pipeline, exportInstances string) error {
 	q := url.Values{"match[]": {`{instance=~"` + exportInstances + `"}`}}
 	export, err := fetch(ctx, client, http.MethodGet, p.vmURL+"/api/v1/export?"+q.Encode())
 	if err != nil {
-		return f, err
+		return err
 	}
 	sc := bufio.NewScanner(bytes.NewReader(export))
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
@@ -186,7 +209,7 @@ func measurePipeline(ctx context.Context, client *http.Client, p pipeline, targe
 			Values []any             `json:"values"`
 		}
 		if err := json.Unmarshal(quoteNonFinite(sc.Bytes()), &line); err != nil {
-			return f, fmt.Errorf("export: %w", err)
+			return fmt.Errorf("export: %w", err)
 		}
 		k := kind(line.Metric["__name__"])
 		c := f.changed[k]
@@ -204,7 +227,7 @@ func measurePipeline(ctx context.Context, client *http.Client, p pipeline, targe
 		}
 		f.changed[k] = c
 	}
-	return f, sc.Err()
+	return sc.Err()
 }
 
 // quoteNonFinite quotes the NaN and ±Inf that VictoriaMetrics' export writes bare in "values",

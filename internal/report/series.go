@@ -43,14 +43,12 @@ func seriesSection(r *results.Run) section {
 		sec.rows = append(sec.rows,
 			count(k.name+" sent", noBest, func(h *results.WriteHeld) int64 { return h.Sent }),
 			count(k.name+" acked", higher, func(h *results.WriteHeld) int64 { return h.Acked }))
-		for _, reason := range unionKeys(r, func(s *results.Storage) map[string]int64 {
+		sec.rows = append(sec.rows, keyRows(r, "  "+k.name+" refused ", noBest, func(s *results.Storage) (map[string]int64, bool) {
 			if h := held(s); h != nil {
-				return h.Refused
+				return h.Refused, true
 			}
-			return nil
-		}) {
-			sec.rows = append(sec.rows, count("  "+k.name+" refused "+reason, noBest, func(h *results.WriteHeld) int64 { return h.Refused[reason] }))
-		}
+			return nil, false
+		})...)
 		sec.rows = append(sec.rows, cells(r, k.name+" read back", noBest, func(s *results.Storage) (string, *float64) {
 			if s.Verify == nil || k.read(s.Verify) == nil {
 				return "?", nil
@@ -60,15 +58,6 @@ func seriesSection(r *results.Run) section {
 		}))
 	}
 	return sec
-}
-
-// cells makes a row of one cell per storage.
-func cells(r *results.Run, label string, best better, f func(s *results.Storage) (string, *float64)) row {
-	rw := row{label: label, best: best, cells: make([]string, len(r.Storages)), values: make([]*float64, len(r.Storages))}
-	for i := range r.Storages {
-		rw.cells[i], rw.values[i] = f(&r.Storages[i])
-	}
-	return rw
 }
 
 // EventLines says, per cardinality event of the run, how each storage's CPU, RSS and query

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -246,5 +247,45 @@ func TestMergeShardsKeepsSampleTypes(t *testing.T) {
 	}
 	if md := v.Metadata; md == nil || md.Families != 40 || md.Verdict != "kept" {
 		t.Errorf("metadata %+v, want the storage's 40 families, once", md)
+	}
+}
+
+// TestSampleCountsAddUp: every sample count of a read-back adds up when shards merge, in
+// Verify and in its export check alike, the largest relative error kept; a count added to
+// SampleCounts and left out of Add, or of Verify's SampleCounts or AddSampleCounts, fails.
+func TestSampleCountsAddUp(t *testing.T) {
+	var c SampleCounts
+	fields := reflect.ValueOf(&c).Elem()
+	for i := range fields.NumField() {
+		switch f := fields.Field(i); f.Kind() {
+		case reflect.Int64:
+			f.SetInt(int64(i + 1))
+		case reflect.Float64:
+			f.SetFloat(float64(i+1) / 10)
+		default:
+			t.Fatalf("SampleCounts.%s is a %s: Add knows int64 and float64", fields.Type().Field(i).Name, f.Kind())
+		}
+	}
+	want := c
+	for i := range fields.NumField() {
+		if f := reflect.ValueOf(&want).Elem().Field(i); f.Kind() == reflect.Int64 {
+			f.SetInt(2 * f.Int())
+		}
+	}
+	want.MaxRelativeError = 0.9 // the larger of 0.9 and c's
+
+	m := &Verify{}
+	for range 2 {
+		v := &Verify{}
+		v.AddSampleCounts(c)
+		v.Export = &ExportCheck{SampleCounts: c}
+		addVerify(m, v)
+		c.MaxRelativeError = 0.9
+	}
+	if diff := cmp.Diff(want, m.SampleCounts()); diff != "" {
+		t.Errorf("merged Verify's counts (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, m.Export.SampleCounts); diff != "" {
+		t.Errorf("merged export check's counts (-want +got):\n%s", diff)
 	}
 }

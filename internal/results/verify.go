@@ -115,6 +115,14 @@ type Verify struct {
 // ExportCheck is the read-back of raw samples through a storage's export API: the counts
 // mean what they mean in Verify; MissingStaleMarkers are markers written but not stored.
 type ExportCheck struct {
+	SampleCounts
+}
+
+// SampleCounts are what comparing the samples read back with those written counts: Verify
+// has them among its own fields (in an order results.json keeps), ExportCheck embeds them.
+// Add is the one place they add up, for the read-back's reads, the export and the shards
+// of a merge alike.
+type SampleCounts struct {
 	CheckedSamples    int64   `json:"checkedSamples"`
 	MissingSamples    int64   `json:"missingSamples"`
 	DuplicateSamples  int64   `json:"duplicateSamples"`
@@ -127,6 +135,41 @@ type ExportCheck struct {
 	ChangedWithoutRelativeError int64 `json:"changedWithoutRelativeError"`
 	CheckedStaleMarkers         int64 `json:"checkedStaleMarkers"`
 	MissingStaleMarkers         int64 `json:"missingStaleMarkers"`
+}
+
+// Add adds o to c: every count summed, the largest relative error kept.
+func (c *SampleCounts) Add(o SampleCounts) {
+	c.CheckedSamples += o.CheckedSamples
+	c.MissingSamples += o.MissingSamples
+	c.DuplicateSamples += o.DuplicateSamples
+	c.UnexpectedSamples += o.UnexpectedSamples
+	c.ChangedValues += o.ChangedValues
+	c.MaxRelativeError = max(c.MaxRelativeError, o.MaxRelativeError)
+	c.NaNAltered += o.NaNAltered
+	c.ShiftedTimestamps += o.ShiftedTimestamps
+	c.ChangedWithoutRelativeError += o.ChangedWithoutRelativeError
+	c.CheckedStaleMarkers += o.CheckedStaleMarkers
+	c.MissingStaleMarkers += o.MissingStaleMarkers
+}
+
+// SampleCounts are v's sample counts as one value.
+func (v *Verify) SampleCounts() SampleCounts {
+	return SampleCounts{
+		CheckedSamples: v.CheckedSamples, MissingSamples: v.MissingSamples, DuplicateSamples: v.DuplicateSamples,
+		UnexpectedSamples: v.UnexpectedSamples, ChangedValues: v.ChangedValues, MaxRelativeError: v.MaxRelativeError,
+		NaNAltered: v.NaNAltered, ShiftedTimestamps: v.ShiftedTimestamps, ChangedWithoutRelativeError: v.ChangedWithoutRelativeError,
+		CheckedStaleMarkers: v.CheckedStaleMarkers, MissingStaleMarkers: v.MissingStaleMarkers,
+	}
+}
+
+// AddSampleCounts adds o to v's sample counts (SampleCounts.Add).
+func (v *Verify) AddSampleCounts(o SampleCounts) {
+	c := v.SampleCounts()
+	c.Add(o)
+	v.CheckedSamples, v.MissingSamples, v.DuplicateSamples = c.CheckedSamples, c.MissingSamples, c.DuplicateSamples
+	v.UnexpectedSamples, v.ChangedValues, v.MaxRelativeError = c.UnexpectedSamples, c.ChangedValues, c.MaxRelativeError
+	v.NaNAltered, v.ShiftedTimestamps, v.ChangedWithoutRelativeError = c.NaNAltered, c.ShiftedTimestamps, c.ChangedWithoutRelativeError
+	v.CheckedStaleMarkers, v.MissingStaleMarkers = c.CheckedStaleMarkers, c.MissingStaleMarkers
 }
 
 // Probe is one PromQL behaviour: the correct Prometheus answer and this storage's.

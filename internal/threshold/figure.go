@@ -30,23 +30,54 @@ type figure struct {
 	unit unit
 }
 
-// figureTable is the one home of the figures thresholds and compare can name.
+// figureTable is the one home of the figures thresholds and compare can name, each area's
+// in a function of its own below.
 func figureTable() map[string]figure {
+	figs := writeFigures()
+	maps.Copy(figs, queryFigures())
+	maps.Copy(figs, resourceFigures())
+	maps.Copy(figs, verifyFigures())
+	maps.Copy(figs, seriesFigures())
+	maps.Copy(figs, haFigures())
+	return figs
+}
+
+// partFigure is a figure read from one part of a storage's results (its write, query or
+// read-back section), unknown where the storage has no such part.
+func partFigure[T any](u unit, part func(*results.Storage) *T, f func(*T) float64) figure {
+	return figure{unit: u, get: func(s *results.Storage) *float64 {
+		p := part(s)
+		if p == nil {
+			return nil
+		}
+		return new(f(p))
+	}}
+}
+
+// writeFigures are the write account's figures, unknown for a storage not written to.
+func writeFigures() map[string]figure {
 	w := func(u unit, f func(*results.Write) float64) figure {
-		return figure{unit: u, get: func(s *results.Storage) *float64 {
-			if s.Write == nil {
-				return nil
-			}
-			return new(f(s.Write))
-		}}
+		return partFigure(u, func(s *results.Storage) *results.Write { return s.Write }, f)
 	}
+	return map[string]figure{
+		"write.generatedSamples":         w(unitCount, func(w *results.Write) float64 { return float64(w.GeneratedSamples) }),
+		"write.ackedSamples":             w(unitCount, func(w *results.Write) float64 { return float64(w.AckedSamples) }),
+		"write.droppedSamples":           w(unitCount, func(w *results.Write) float64 { return float64(w.Dropped()) }),
+		"write.pendingSamples":           w(unitCount, func(w *results.Write) float64 { return float64(w.PendingSamples) }),
+		"write.retries":                  w(unitCount, func(w *results.Write) float64 { return float64(w.Retries) }),
+		"write.bytesSent":                w(unitBytes, func(w *results.Write) float64 { return float64(w.BytesSent) }),
+		"write.lagSeconds":               w(unitSeconds, func(w *results.Write) float64 { return w.LagSeconds }),
+		"write.maxLagSeconds":            w(unitSeconds, func(w *results.Write) float64 { return w.MaxLagSeconds }),
+		"write.maxScheduleDriftSeconds":  w(unitSeconds, func(w *results.Write) float64 { return w.MaxScheduleDriftSeconds }),
+		"write.targetSamplesPerSecond":   w(unitPlain, func(w *results.Write) float64 { return w.TargetSamplesPerSecond }),
+		"write.achievedSamplesPerSecond": w(unitPlain, func(w *results.Write) float64 { return w.AchievedSamplesPerSecond }),
+	}
+}
+
+// queryFigures are the read load's figures, unknown for a storage not queried.
+func queryFigures() map[string]figure {
 	q := func(u unit, f func(*results.Query) float64) figure {
-		return figure{unit: u, get: func(s *results.Storage) *float64 {
-			if s.Query == nil {
-				return nil
-			}
-			return new(f(s.Query))
-		}}
+		return partFigure(u, func(s *results.Storage) *results.Query { return s.Query }, f)
 	}
 	latency := func(f func(results.Latency) *float64) figure { // unknown when nothing completed
 		return figure{unit: unitSeconds, get: func(s *results.Storage) *float64 {
@@ -56,6 +87,21 @@ func figureTable() map[string]figure {
 			return f(s.Query.LatencySeconds)
 		}}
 	}
+	return map[string]figure{
+		"query.executed": q(unitCount, func(q *results.Query) float64 { return float64(q.Executed) }),
+		"query.ok":       q(unitCount, func(q *results.Query) float64 { return float64(q.OK) }),
+		"query.errors":   q(unitCount, func(q *results.Query) float64 { return float64(sumCounts(q.Errors)) }),
+		"query.warnings": q(unitCount, func(q *results.Query) float64 { return float64(q.Warnings) }),
+		"query.missed":   q(unitCount, func(q *results.Query) float64 { return float64(q.Missed) }),
+		"query.p50":      latency(func(l results.Latency) *float64 { return l.P50 }),
+		"query.p90":      latency(func(l results.Latency) *float64 { return l.P90 }),
+		"query.p99":      latency(func(l results.Latency) *float64 { return l.P99 }),
+		"query.max":      latency(func(l results.Latency) *float64 { return l.Max }),
+	}
+}
+
+// resourceFigures are the storage's resources, unknown where not observed.
+func resourceFigures() map[string]figure {
 	r := func(u unit, f func(*results.Resources) *float64) figure {
 		return figure{unit: u, get: func(s *results.Storage) *float64 {
 			if s.Resources == nil {
@@ -64,13 +110,32 @@ func figureTable() map[string]figure {
 			return f(s.Resources)
 		}}
 	}
+	return map[string]figure{
+		"resources.cpuCoresMean": r(unitPlain, func(r *results.Resources) *float64 { return r.CPUCoresMean }),
+		"resources.cpuCoresMax":  r(unitPlain, func(r *results.Resources) *float64 { return r.CPUCoresMax }),
+		"resources.rssBytesMean": r(unitBytes, func(r *results.Resources) *float64 { return r.RSSBytesMean }),
+		"resources.rssBytesMax":  r(unitBytes, func(r *results.Resources) *float64 { return r.RSSBytesMax }),
+		"resources.diskBytesEnd": r(unitBytes, func(r *results.Resources) *float64 { return r.DiskBytesEnd }),
+		"resources.diskBytesMax": r(unitBytes, func(r *results.Resources) *float64 { return r.DiskBytesMax }),
+		"resources.diskReadBytesPerSecond": r(unitBytesPerSecond, func(r *results.Resources) *float64 {
+			return r.DiskReadBytesPerSecond
+		}),
+		"resources.diskWriteBytesPerSecond": r(unitBytesPerSecond, func(r *results.Resources) *float64 {
+			return r.DiskWriteBytesPerSecond
+		}),
+		"resources.ingestedSamples": r(unitCount, func(r *results.Resources) *float64 { return r.IngestedSamples }),
+		"resources.bytesPerSample":  r(unitPlain, func(r *results.Resources) *float64 { return r.BytesPerSample }),
+		"resources.snapshotBytes":   r(unitBytes, func(r *results.Resources) *float64 { return r.SnapshotBytes }),
+		"resources.snapshotBytesPerSample": r(unitPlain, func(r *results.Resources) *float64 {
+			return r.SnapshotBytesPerSample
+		}),
+	}
+}
+
+// verifyFigures are the read-back's figures, unknown for a storage not read back.
+func verifyFigures() map[string]figure {
 	v := func(u unit, f func(*results.Verify) float64) figure {
-		return figure{unit: u, get: func(s *results.Storage) *float64 {
-			if s.Verify == nil {
-				return nil
-			}
-			return new(f(s.Verify))
-		}}
+		return partFigure(u, func(s *results.Storage) *results.Verify { return s.Verify }, f)
 	}
 	// among is a count over the checked samples (or markers), unknown when none was checked:
 	// "0 missing" of nothing would pass verify.missingSamples == 0 and look best.
@@ -113,45 +178,7 @@ func figureTable() map[string]figure {
 			return new(f(s.Verify))
 		}}
 	}
-	figs := map[string]figure{
-		"write.generatedSamples":         w(unitCount, func(w *results.Write) float64 { return float64(w.GeneratedSamples) }),
-		"write.ackedSamples":             w(unitCount, func(w *results.Write) float64 { return float64(w.AckedSamples) }),
-		"write.droppedSamples":           w(unitCount, func(w *results.Write) float64 { return float64(w.Dropped()) }),
-		"write.pendingSamples":           w(unitCount, func(w *results.Write) float64 { return float64(w.PendingSamples) }),
-		"write.retries":                  w(unitCount, func(w *results.Write) float64 { return float64(w.Retries) }),
-		"write.bytesSent":                w(unitBytes, func(w *results.Write) float64 { return float64(w.BytesSent) }),
-		"write.lagSeconds":               w(unitSeconds, func(w *results.Write) float64 { return w.LagSeconds }),
-		"write.maxLagSeconds":            w(unitSeconds, func(w *results.Write) float64 { return w.MaxLagSeconds }),
-		"write.maxScheduleDriftSeconds":  w(unitSeconds, func(w *results.Write) float64 { return w.MaxScheduleDriftSeconds }),
-		"write.targetSamplesPerSecond":   w(unitPlain, func(w *results.Write) float64 { return w.TargetSamplesPerSecond }),
-		"write.achievedSamplesPerSecond": w(unitPlain, func(w *results.Write) float64 { return w.AchievedSamplesPerSecond }),
-		"query.executed":                 q(unitCount, func(q *results.Query) float64 { return float64(q.Executed) }),
-		"query.ok":                       q(unitCount, func(q *results.Query) float64 { return float64(q.OK) }),
-		"query.errors":                   q(unitCount, func(q *results.Query) float64 { return float64(sumCounts(q.Errors)) }),
-		"query.warnings":                 q(unitCount, func(q *results.Query) float64 { return float64(q.Warnings) }),
-		"query.missed":                   q(unitCount, func(q *results.Query) float64 { return float64(q.Missed) }),
-		"query.p50":                      latency(func(l results.Latency) *float64 { return l.P50 }),
-		"query.p90":                      latency(func(l results.Latency) *float64 { return l.P90 }),
-		"query.p99":                      latency(func(l results.Latency) *float64 { return l.P99 }),
-		"query.max":                      latency(func(l results.Latency) *float64 { return l.Max }),
-		"resources.cpuCoresMean":         r(unitPlain, func(r *results.Resources) *float64 { return r.CPUCoresMean }),
-		"resources.cpuCoresMax":          r(unitPlain, func(r *results.Resources) *float64 { return r.CPUCoresMax }),
-		"resources.rssBytesMean":         r(unitBytes, func(r *results.Resources) *float64 { return r.RSSBytesMean }),
-		"resources.rssBytesMax":          r(unitBytes, func(r *results.Resources) *float64 { return r.RSSBytesMax }),
-		"resources.diskBytesEnd":         r(unitBytes, func(r *results.Resources) *float64 { return r.DiskBytesEnd }),
-		"resources.diskBytesMax":         r(unitBytes, func(r *results.Resources) *float64 { return r.DiskBytesMax }),
-		"resources.diskReadBytesPerSecond": r(unitBytesPerSecond, func(r *results.Resources) *float64 {
-			return r.DiskReadBytesPerSecond
-		}),
-		"resources.diskWriteBytesPerSecond": r(unitBytesPerSecond, func(r *results.Resources) *float64 {
-			return r.DiskWriteBytesPerSecond
-		}),
-		"resources.ingestedSamples": r(unitCount, func(r *results.Resources) *float64 { return r.IngestedSamples }),
-		"resources.bytesPerSample":  r(unitPlain, func(r *results.Resources) *float64 { return r.BytesPerSample }),
-		"resources.snapshotBytes":   r(unitBytes, func(r *results.Resources) *float64 { return r.SnapshotBytes }),
-		"resources.snapshotBytesPerSample": r(unitPlain, func(r *results.Resources) *float64 {
-			return r.SnapshotBytesPerSample
-		}),
+	return map[string]figure{
 		"verify.checkedSamples":      v(unitCount, func(v *results.Verify) float64 { return float64(v.CheckedSamples) }),
 		"verify.uncheckedSamples":    v(unitCount, func(v *results.Verify) float64 { return float64(v.UncheckedSamples) }),
 		"verify.readErrors":          v(unitCount, func(v *results.Verify) float64 { return float64(v.ReadErrors) }),
@@ -169,9 +196,6 @@ func figureTable() map[string]figure {
 		"verify.lostAfterAck":        among(rechecked, unitCount, func(v *results.Verify) float64 { return float64(v.LostAfterAck) }),
 		"verify.ruleDiffs":           viaAPI(unitCount, func(v *results.Verify) float64 { return float64(len(v.RuleDiffs)) }),
 	}
-	maps.Copy(figs, seriesFigures())
-	maps.Copy(figs, haFigures())
-	return figs
 }
 
 // Figures is the table of figures thresholds and compare can name.

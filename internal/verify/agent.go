@@ -59,7 +59,7 @@ func (v *Verifier) agentUnits(ctx context.Context, units []unit) ([]unit, *resul
 			answers[j] = map[string][]point{}
 			for _, s := range got.Series {
 				ls, _ := splitReplica(s.Labels)
-				answers[j][keyOfLabels(ls)] = append(answers[j][keyOfLabels(ls)], s.Points...)
+				answers[j][keyOf(ls)] = append(answers[j][keyOf(ls)], s.Points...)
 			}
 		}
 		if read {

@@ -13,11 +13,11 @@ import (
 // them (NaN) after a series' last sample, beyond the shift its numbers show; not a NaN within
 // that shift, nor anything without AgentMarkers.
 func TestAgentSeriesAndMarkers(t *testing.T) {
-	ls := []label{{"__name__", "fake"}, {"instance", "h"}}
-	u := &unit{series: map[string]*expSeries{keyOfLabels(ls): {labels: ls, samples: []expSample{{t: 1000, v: 1}, {t: 2000, v: math.NaN()}}}}}
+	ls := []label{{Name: "__name__", Value: "fake"}, {Name: "instance", Value: "h"}}
+	u := &unit{series: map[string]*expSeries{keyOf(ls): {labels: ls, samples: []expSample{{t: 1000, v: 1}, {t: 2000, v: math.NaN()}}}}}
 	answer := func() *result {
 		return &result{Type: "matrix", Series: []series{
-			{Labels: []label{{"__name__", "up"}, {"instance", "h"}}, Points: []point{{T: 1000, V: 1}}},
+			{Labels: []label{{Name: "__name__", Value: "up"}, {Name: "instance", Value: "h"}}, Points: []point{{T: 1000, V: 1}}},
 			{Labels: ls, Points: []point{{T: 1003, V: 1}, {T: 1500, V: math.Float64frombits(staleNaNBits)}, {T: 2002, V: math.NaN()}, {T: 2200, V: math.NaN()}, {T: 7000, V: math.NaN()}}},
 		}}
 	}

@@ -20,14 +20,11 @@ const urlReplicaLabel = "url_replica"
 
 // tally accumulates one storage's read-back counts; results.Verify is filled from it.
 type tally struct {
-	checked, missing, duplicate, unexpected, changed, nanAltered int64
-	shifted, staleChecked, staleIgnored, series                  int64
-	markersMissing                                               int64 // export only: markers not stored
-	changedNoRelErr                                              int64 // changed where relErr is undefined
-	maxRelErr                                                    float64
-	maxShift                                                     int64
-	examples                                                     []string
-	held                                                         [3]heldTally // by held kind (series.go)
+	results.SampleCounts // MissingStaleMarkers: export and remote read only, markers not stored
+	staleIgnored, series int64
+	maxShift             int64
+	examples             []string
+	held                 [3]heldTally // by held kind (series.go)
 }
 
 func (t *tally) example(format string, args ...any) {
@@ -36,29 +33,10 @@ func (t *tally) example(format string, args ...any) {
 	}
 }
 
-// fillExport fills the export cross-check from t.
-func (t *tally) fillExport(e *results.ExportCheck) {
-	e.CheckedSamples, e.MissingSamples, e.DuplicateSamples = t.checked, t.missing, t.duplicate
-	e.UnexpectedSamples, e.ChangedValues, e.MaxRelativeError = t.unexpected, t.changed, t.maxRelErr
-	e.ChangedWithoutRelativeError = t.changedNoRelErr
-	e.NaNAltered, e.ShiftedTimestamps = t.nanAltered, t.shifted
-	e.CheckedStaleMarkers, e.MissingStaleMarkers = t.staleChecked, t.markersMissing
-}
-
 func (t *tally) fill(v *results.Verify) {
-	v.CheckedSamples += t.checked
-	v.MissingSamples += t.missing
-	v.DuplicateSamples += t.duplicate
-	v.UnexpectedSamples += t.unexpected
-	v.ChangedValues += t.changed
-	v.MaxRelativeError = max(v.MaxRelativeError, t.maxRelErr)
-	v.ChangedWithoutRelativeError += t.changedNoRelErr
-	v.NaNAltered += t.nanAltered
+	v.AddSampleCounts(t.SampleCounts)
 	v.StalenessIgnored += t.staleIgnored
-	v.MissingStaleMarkers += t.markersMissing
-	v.ShiftedTimestamps += t.shifted
 	v.MaxShiftMillis = max(v.MaxShiftMillis, t.maxShift)
-	v.CheckedStaleMarkers += t.staleChecked
 	v.CheckedSeries += t.series
 	v.Examples = append(v.Examples, t.examples[:min(len(t.examples), maxExamples-len(v.Examples))]...)
 	t.fillHeld(v)
@@ -73,7 +51,7 @@ func compareUnit(u *unit, got *result, copies int, shiftLimit int64, markers boo
 	var keys []string
 	for _, s := range got.Series {
 		ls, replica := splitReplica(s.Labels)
-		key := keyOfLabels(ls)
+		key := keyOf(ls)
 		cs := byKey[key]
 		if cs == nil {
 			cs = copySet{}
@@ -98,7 +76,7 @@ func compareUnit(u *unit, got *result, copies int, shiftLimit int64, markers boo
 		for i, r := range replicas {
 			if i >= copies {
 				for _, p := range cs[r] {
-					t.unexpected++
+					t.UnexpectedSamples++
 					t.example("unexpected copy %s=%q of %s at %d", urlReplicaLabel, r, render(es.labels), p.T)
 				}
 				continue
@@ -115,11 +93,11 @@ func compareUnit(u *unit, got *result, copies int, shiftLimit int64, markers boo
 	for _, key := range keys {
 		for r, pts := range byKey[key] {
 			for _, p := range pts {
-				t.unexpected++
+				t.UnexpectedSamples++
 				if len(t.examples) < maxExamples {
 					ls := labelsFromKey(key)
 					if r != "" {
-						ls = append(ls, label{urlReplicaLabel, r})
+						ls = append(ls, label{Name: urlReplicaLabel, Value: r})
 					}
 					t.example("unexpected series %s at %d", render(ls), p.T)
 				}
@@ -138,7 +116,7 @@ func compareSeries(es *expSeries, got []point, shiftLimit int64, markers bool, t
 	uniq := got[:0:0]
 	for i, p := range got {
 		if i > 0 && p.T == got[i-1].T {
-			t.duplicate++
+			t.DuplicateSamples++
 			t.example("duplicate %s at %d", render(es.labels), p.T)
 			continue
 		}
@@ -167,9 +145,9 @@ func compareSeries(es *expSeries, got []point, shiftLimit int64, markers bool, t
 			continue
 		}
 		if !e.stale {
-			t.checked++
+			t.CheckedSamples++
 		} else if markers {
-			t.staleChecked++
+			t.CheckedStaleMarkers++
 		}
 		i, ok := at[e.t]
 		if !ok {
@@ -197,14 +175,14 @@ func compareSeries(es *expSeries, got []point, shiftLimit int64, markers bool, t
 			switch {
 			case e.stale:
 				if markers {
-					t.markersMissing++
+					t.MissingStaleMarkers++
 					t.example("staleness marker not stored: %s at %d", render(es.labels), e.t)
 				}
 			case math.IsNaN(e.v):
-				t.nanAltered++
+				t.NaNAltered++
 				t.example("NaN missing: %s at %d", render(es.labels), e.t)
 			default:
-				t.missing++
+				t.MissingSamples++
 				t.example("missing %s at %d (%s)", render(es.labels), e.t, fmtFloat(e.v))
 			}
 			continue
@@ -212,7 +190,7 @@ func compareSeries(es *expSeries, got []point, shiftLimit int64, markers bool, t
 		p := extra[best]
 		extra[best].T = math.MinInt64 // taken
 		if !e.stale {
-			t.shifted++
+			t.ShiftedTimestamps++
 			t.maxShift = max(t.maxShift, bestD)
 			t.example("shifted %s from %d to %d", render(es.labels), e.t, p.T)
 		}
@@ -220,7 +198,7 @@ func compareSeries(es *expSeries, got []point, shiftLimit int64, markers bool, t
 	}
 	for _, p := range extra {
 		if p.T != math.MinInt64 {
-			t.unexpected++
+			t.UnexpectedSamples++
 			t.example("unexpected sample %s at %d (%s)", render(es.labels), p.T, fmtFloat(p.V))
 		}
 	}
@@ -234,21 +212,21 @@ func compareValue(es *expSeries, e expSample, got float64, t *tally) {
 		// A marker returned as NaN is the marker; a number instead is a changed value, with
 		// no relative error.
 		if !math.IsNaN(got) {
-			t.changed++
-			t.changedNoRelErr++
+			t.ChangedValues++
+			t.ChangedWithoutRelativeError++
 			t.example("staleness marker of %s at %d returned as %s", render(es.labels), e.t, fmtFloat(got))
 		}
 	case math.IsNaN(e.v):
 		if !math.IsNaN(got) {
-			t.nanAltered++
+			t.NaNAltered++
 			t.example("NaN altered: %s at %d returned as %s", render(es.labels), e.t, fmtFloat(got))
 		}
 	case math.Float64bits(got) != math.Float64bits(e.v):
-		t.changed++
+		t.ChangedValues++
 		if d, ok := relErr(e.v, got); ok {
-			t.maxRelErr = max(t.maxRelErr, d)
+			t.MaxRelativeError = max(t.MaxRelativeError, d)
 		} else {
-			t.changedNoRelErr++
+			t.ChangedWithoutRelativeError++
 		}
 		t.example("changed %s at %d: wrote %s, got %s", render(es.labels), e.t, fmtFloat(e.v), fmtFloat(got))
 	}
@@ -279,7 +257,7 @@ func labelsFromKey(key string) []label {
 			continue
 		}
 		n, v, _ := strings.Cut(pair, "\xfe")
-		ls = append(ls, label{n, v})
+		ls = append(ls, label{Name: n, Value: v})
 	}
 	return ls
 }

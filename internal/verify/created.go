@@ -111,7 +111,7 @@ func compareCreated(want map[string]bool, start int64, got *query.Result, res *r
 		m := maps.Clone(s.Metric)
 		delete(m, "url_replica")
 		if slices.Contains(s.Points, query.Point{T: start, V: 0}) {
-			zero[keyOfLabels(sortedLabels(m))] = true
+			zero[keyOf(sortedLabels(m))] = true
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(want)) {

@@ -104,7 +104,7 @@ func compareExemplars(rd exemplarRead, got []query.ExemplarSeries, res *results.
 	seen := map[string]query.ExemplarPoint{}
 	for _, s := range got {
 		delete(s.SeriesLabels, "url_replica")
-		key := keyOfLabels(sortedLabels(s.SeriesLabels))
+		key := keyOf(sortedLabels(s.SeriesLabels))
 		for _, e := range s.Exemplars {
 			seen[exemplarKey(key, e.T)] = e
 		}

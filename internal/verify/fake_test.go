@@ -114,7 +114,7 @@ func newFakeProm() *fakeProm {
 // of its series (same timestamp, same bits).
 func (p *fakeProm) Append(ls []workload.Label, t int64, v float64) {
 	lab := toLabels(ls)
-	key := keyOfLabels(lab)
+	key := keyOf(lab)
 	p.labels[key] = lab
 	if ss := p.series[key]; len(ss) > 0 && ss[len(ss)-1].t == t && math.Float64bits(ss[len(ss)-1].v) == math.Float64bits(v) {
 		return
@@ -132,7 +132,7 @@ func parseSel(s string) []label {
 	var ls []label
 	for _, m := range matcher.FindAllStringSubmatch(s, -1) {
 		v, _ := strconv.Unquote(`"` + m[2] + `"`)
-		ls = append(ls, label{m[1], v})
+		ls = append(ls, label{Name: m[1], Value: v})
 	}
 	return ls
 }

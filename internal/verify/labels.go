@@ -78,7 +78,7 @@ func mapUnit(u unit, m labelMap) unit {
 	series := make(map[string]*expSeries, len(u.series))
 	for _, s := range u.series {
 		ls := m.apply(s.labels)
-		series[keyOfLabels(ls)] = &expSeries{labels: ls, samples: s.samples}
+		series[keyOf(ls)] = &expSeries{labels: ls, samples: s.samples}
 	}
 	u.series = series
 	return u
@@ -246,7 +246,7 @@ func missedBy(i int, u *unit, got *result) (missedUnit, bool) {
 	m := missedUnit{unit: i}
 	for _, s := range got.Series {
 		ls, _ := splitReplica(s.Labels)
-		if u.series[keyOfLabels(ls)] != nil {
+		if u.series[keyOf(ls)] != nil {
 			return m, false
 		}
 		m.unexpected += int64(len(s.Points))
@@ -300,7 +300,7 @@ func (v *Verifier) attribute(ctx context.Context, r *reader, t Target, units []u
 		v.dropAgentMarkers(&mu, got)
 		for j := range got.Series {
 			got.Series[j].Labels = slices.DeleteFunc(got.Series[j].Labels, func(l label) bool { return m.add[l.Name] })
-			if mu.series[keyOfLabels(got.Series[j].Labels)] != nil {
+			if mu.series[keyOf(got.Series[j].Labels)] != nil {
 				series++
 			}
 		}
@@ -314,7 +314,7 @@ func (v *Verifier) attribute(ctx context.Context, r *reader, t Target, units []u
 	res.MissingSamples -= written
 	res.NaNAltered -= nan
 	res.UnexpectedSamples -= unexpected
-	res.RenamedSamples += written + nan - tt.missing - tt.nanAltered
+	res.RenamedSamples += written + nan - tt.MissingSamples - tt.NaNAltered
 	res.LabelChanges = m.changes(series)
 	// Examples the second read explained: every missing sample found, every unexpected one
 	// placed.
@@ -322,7 +322,7 @@ func (v *Verifier) attribute(ctx context.Context, r *reader, t Target, units []u
 		return res.MissingSamples == 0 && (strings.HasPrefix(e, "missing ") || strings.HasPrefix(e, "NaN missing: ")) ||
 			res.UnexpectedSamples == 0 && strings.HasPrefix(e, "unexpected ")
 	})
-	tt.checked, tt.series = 0, 0
+	tt.CheckedSamples, tt.series = 0, 0
 	tt.fill(res)
 }
 

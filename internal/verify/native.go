@@ -139,7 +139,7 @@ func compareNatives(rd nativeRead, got []query.HistogramSeries, res *results.Nat
 	seen := map[string]map[int64]query.HistogramPoint{}
 	for _, s := range got {
 		delete(s.Metric, "url_replica")
-		key := keyOfLabels(sortedLabels(s.Metric))
+		key := keyOf(sortedLabels(s.Metric))
 		if _, ok := rd.want[key]; !ok {
 			continue // another series of the name: a summary's quantiles
 		}
@@ -182,7 +182,7 @@ func countConverted(rd nativeRead, got []query.HistogramSeries, res *results.Nat
 		_, le := s.Metric["le"]
 		delete(s.Metric, "vmrange")
 		delete(s.Metric, "le")
-		if _, ok := rd.want[keyOfLabels(sortedLabels(s.Metric))]; ok && (vmrange || le && !rd.bucketsSent) {
+		if _, ok := rd.want[keyOf(sortedLabels(s.Metric))]; ok && (vmrange || le && !rd.bucketsSent) {
 			res.FloatPoints += int64(s.Floats)
 		}
 	}

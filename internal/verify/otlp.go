@@ -95,7 +95,7 @@ func renameUnits(units []unit, names map[string]string) []unit {
 					ls[j].Value = n
 				}
 			}
-			out[i].series[keyOfLabels(ls)] = &expSeries{labels: ls, samples: s.samples}
+			out[i].series[keyOf(ls)] = &expSeries{labels: ls, samples: s.samples}
 		}
 	}
 	return out

@@ -115,20 +115,19 @@ func segments(wl Workload, target int, first, last int64, kind string) []unit {
 // samples in all. The choice depends only on seed, workload and window.
 func plan(wl Workload, seed uint64, w window, interval int64, budget int) []unit {
 	n, perScrape := wl.Targets(), int64(wl.SeriesPerTarget())
-	type span struct{ first, last int64 }
-	spans := make([]span, n)
+	spans := make([]scrapeSpan, n)
 	var total int64
 	for i := range n {
 		f, l, ok := scrapeRange(wl, i, w, interval)
 		if !ok {
-			spans[i] = span{0, -1}
+			spans[i] = scrapeSpan{0, -1}
 			continue
 		}
-		spans[i] = span{f, l}
+		spans[i] = scrapeSpan{f, l}
 		total += (l - f + 1) * perScrape
 	}
-	var us []unit
 	if total <= int64(budget) {
+		var us []unit
 		for i := range n {
 			if spans[i].last >= spans[i].first {
 				us = append(us, segments(wl, i, spans[i].first, spans[i].last, kindAll)...)
@@ -137,79 +136,12 @@ func plan(wl Workload, seed uint64, w window, interval int64, budget int) []unit
 		return split(us, perScrape)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x766572696679)) // "verify"
-	claimed := map[[2]int64]bool{}                     // (target, scrape) already read
-	var planned int64
-	add := func(u unit) bool {
-		for k := u.kFrom; k <= u.kTo; k++ {
-			if claimed[[2]int64{int64(u.target), k}] {
-				return false
-			}
-		}
-		for k := u.kFrom; k <= u.kTo; k++ {
-			claimed[[2]int64{int64(u.target), k}] = true
-		}
-		us = append(us, u)
-		planned += (u.kTo - u.kFrom + 1) * perScrape
-		return true
-	}
+	p := &planner{wl: wl, perScrape: perScrape, spans: spans, claimed: map[[2]int64]bool{}}
 	order := rng.Perm(n)
-
-	// The newest minute of one target: where a storage that hides recent data shows it.
-	recent := int64(math.Ceil(60_000 / float64(interval)))
-	for _, i := range order {
-		sp := spans[i]
-		if sp.last < sp.first {
-			continue
-		}
-		from := max(sp.first, sp.last-recent+1)
-		segs := segments(wl, i, from, sp.last, kindRecent)
-		if len(segs) == 0 || segs[len(segs)-1].kTo != sp.last {
-			continue // inactive at the end (series events)
-		}
-		u := segs[len(segs)-1] // the current revision only: no marker inside the newest minute
-		add(u)
-		break
-	}
-
-	// Churned-out revisions: their last two scrapes and their staleness markers, at least one
-	// and up to half the budget. Targets are scanned in seed order; only those whose revision changed in
-	// the window are walked scrape by scrape.
-	const scanLimit = 100_000
-	before := planned
-	churnFull := func() bool { return planned > before && planned-before >= int64(budget)/2 }
-	for j, i := range order {
-		if churnFull() || j >= scanLimit {
-			break
-		}
-		sp := spans[i]
-		if sp.last <= sp.first || !changes(wl, i, sp.first, sp.last) {
-			continue
-		}
-		for _, seg := range segments(wl, i, sp.first, sp.last, kindChurn) {
-			if !seg.marker || churnFull() {
-				continue
-			}
-			seg.kFrom = max(seg.kFrom, seg.kTo-1)
-			add(seg)
-		}
-	}
-
-	// Seed-picked scrapes of seed-picked targets: three scrapes each, trimmed to a revision.
-	for attempts := 0; planned < int64(budget) && attempts < 20*n+1000; attempts++ {
-		i := order[rng.IntN(n)]
-		sp := spans[i]
-		if sp.last < sp.first {
-			continue
-		}
-		k := sp.first + rng.Int64N(sp.last-sp.first+1)
-		segs := segments(wl, i, k, min(k+2, sp.last), kindSample)
-		if len(segs) == 0 {
-			continue // inactive then (series events)
-		}
-		u := segs[0]
-		u.marker = false // a marker is checked with churn units, where it ends a revision
-		add(u)
-	}
+	p.recent(order, interval)
+	p.churned(order, budget)
+	p.sampled(rng, order, budget)
+	us := p.us
 	sort.SliceStable(us, func(a, b int) bool {
 		if us[a].target != us[b].target {
 			return us[a].target < us[b].target
@@ -217,6 +149,100 @@ func plan(wl Workload, seed uint64, w window, interval int64, budget int) []unit
 		return us[a].kFrom < us[b].kFrom
 	})
 	return split(us, perScrape)
+}
+
+// scrapeSpan is a target's scrapes in the window, first to last; empty when last < first.
+type scrapeSpan struct{ first, last int64 }
+
+// planner is a sampled plan as it is chosen: the units, the scrapes they claim, the samples
+// they read.
+type planner struct {
+	wl        Workload
+	perScrape int64
+	spans     []scrapeSpan      // by target
+	claimed   map[[2]int64]bool // (target, scrape) already read
+	us        []unit
+	planned   int64
+}
+
+// add plans u unless a scrape of it is planned already.
+func (p *planner) add(u unit) {
+	for k := u.kFrom; k <= u.kTo; k++ {
+		if p.claimed[[2]int64{int64(u.target), k}] {
+			return
+		}
+	}
+	for k := u.kFrom; k <= u.kTo; k++ {
+		p.claimed[[2]int64{int64(u.target), k}] = true
+	}
+	p.us = append(p.us, u)
+	p.planned += (u.kTo - u.kFrom + 1) * p.perScrape
+}
+
+// recent plans the newest minute of one target: where a storage that hides recent data
+// shows it.
+func (p *planner) recent(order []int, interval int64) {
+	recent := int64(math.Ceil(60_000 / float64(interval)))
+	for _, i := range order {
+		sp := p.spans[i]
+		if sp.last < sp.first {
+			continue
+		}
+		from := max(sp.first, sp.last-recent+1)
+		segs := segments(p.wl, i, from, sp.last, kindRecent)
+		if len(segs) == 0 || segs[len(segs)-1].kTo != sp.last {
+			continue // inactive at the end (series events)
+		}
+		u := segs[len(segs)-1] // the current revision only: no marker inside the newest minute
+		p.add(u)
+		break
+	}
+}
+
+// churned plans churned-out revisions: their last two scrapes and their staleness markers,
+// at least one and up to half the budget. Targets are scanned in seed order; only those
+// whose revision changed in the window are walked scrape by scrape.
+func (p *planner) churned(order []int, budget int) {
+	const scanLimit = 100_000
+	before := p.planned
+	churnFull := func() bool { return p.planned > before && p.planned-before >= int64(budget)/2 }
+	for j, i := range order {
+		if churnFull() || j >= scanLimit {
+			break
+		}
+		sp := p.spans[i]
+		if sp.last <= sp.first || !changes(p.wl, i, sp.first, sp.last) {
+			continue
+		}
+		for _, seg := range segments(p.wl, i, sp.first, sp.last, kindChurn) {
+			if !seg.marker || churnFull() {
+				continue
+			}
+			seg.kFrom = max(seg.kFrom, seg.kTo-1)
+			p.add(seg)
+		}
+	}
+}
+
+// sampled plans seed-picked scrapes of seed-picked targets until the budget is spent: three
+// scrapes each, trimmed to a revision.
+func (p *planner) sampled(rng *rand.Rand, order []int, budget int) {
+	n := len(order)
+	for attempts := 0; p.planned < int64(budget) && attempts < 20*n+1000; attempts++ {
+		i := order[rng.IntN(n)]
+		sp := p.spans[i]
+		if sp.last < sp.first {
+			continue
+		}
+		k := sp.first + rng.Int64N(sp.last-sp.first+1)
+		segs := segments(p.wl, i, k, min(k+2, sp.last), kindSample)
+		if len(segs) == 0 {
+			continue // inactive then (series events)
+		}
+		u := segs[0]
+		u.marker = false // a marker is checked with churn units, where it ends a revision
+		p.add(u)
+	}
 }
 
 // split cuts units longer than maxSamplesPerRead; a marker stays with the last piece.
@@ -298,7 +324,7 @@ func (c *collector) Append(ls []workload.Label, t int64, v float64) {
 			c.init = true
 			for _, l := range ls {
 				if l.Name != "__name__" {
-					c.common = append(c.common, label{strings.Clone(l.Name), strings.Clone(l.Value)})
+					c.common = append(c.common, label{Name: strings.Clone(l.Name), Value: strings.Clone(l.Value)})
 				}
 			}
 			return
@@ -360,24 +386,13 @@ func toLabels(ls []workload.Label) []label {
 	out := make([]label, len(ls))
 	for i, l := range ls {
 		// The generator's label strings are valid only during Append: keep copies.
-		out[i] = label{strings.Clone(l.Name), strings.Clone(l.Value)}
+		out[i] = label{Name: strings.Clone(l.Name), Value: strings.Clone(l.Value)}
 	}
 	return out
 }
 
 // keyOf is the identity of a label set sorted by name.
 func keyOf(ls []workload.Label) string {
-	var b strings.Builder
-	for _, l := range ls {
-		b.WriteString(l.Name)
-		b.WriteByte(0xfe)
-		b.WriteString(l.Value)
-		b.WriteByte(0xff)
-	}
-	return b.String()
-}
-
-func keyOfLabels(ls []label) string {
 	var b strings.Builder
 	for _, l := range ls {
 		b.WriteString(l.Name)

@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -33,47 +34,7 @@ type probe struct {
 // that url_replica copy, for a storage that keeps writeURLReplicas copies apart: each probe
 // asks about one series.
 func probes(units []unit, w window, interval int64, replica string) []probe {
-	// The reference series: a numeric one with the newest sample in the window.
-	var ref *expSeries
-	var refLast expSample
-	var nan *expSeries
-	var churn *unit
-	for i := range units {
-		u := &units[i]
-		if u.marker && churn == nil && u.markerT <= w.to {
-			churn = u
-		}
-		for _, key := range sortedKeys(u.series) {
-			s := u.series[key]
-			last, ok := lastValue(s)
-			if !ok {
-				continue
-			}
-			if math.IsNaN(last.v) {
-				if nan == nil {
-					nan = s
-				}
-				continue
-			}
-			if ref == nil || last.t > refLast.t {
-				ref, refLast = s, last
-			}
-			break // one candidate per unit is enough
-		}
-	}
-	// NaN series may sort after the first numeric one: look for one in every unit.
-	for i := range units {
-		if nan != nil {
-			break
-		}
-		for _, key := range sortedKeys(units[i].series) {
-			s := units[i].series[key]
-			if last, ok := lastValue(s); ok && math.IsNaN(last.v) {
-				nan = s
-				break
-			}
-		}
-	}
+	ref, refLast, nan, churn := probeSeries(units, w)
 	var ps []probe
 	if ref == nil {
 		return ps
@@ -130,38 +91,89 @@ func probes(units []unit, w window, interval int64, replica string) []probe {
 		})
 	}
 	if churn != nil {
-		for _, key := range sortedKeys(churn.series) {
-			s := churn.series[key]
-			last, ok := lastValue(s)
-			if !ok || math.IsNaN(last.v) || len(s.samples) == 0 || !s.samples[len(s.samples)-1].stale {
-				continue
-			}
-			// Steps of half an interval from two scrapes before the marker to two after:
-			// Prometheus returns the last value up to the marker and nothing from it on.
-			// Evaluation times are multiples of the step, as a storage that aligns a range
-			// query's start to its step (VictoriaMetrics) would make them anyway.
-			step := max(1, interval/2)
-			start := (churn.markerT-2*interval)/step*step + step
-			end := (churn.markerT + 2*interval) / step * step
-			want := &result{Type: "matrix"}
-			var pts []point
-			for ts := start; ts <= end; ts += step {
-				if v, ok := valueAt(s, ts); ok {
-					pts = append(pts, point{ts, v})
-				}
-			}
-			ls := withReplica(s.labels, replica)
-			if len(pts) > 0 {
-				want.Series = []series{{Labels: ls, Points: pts}}
-			}
-			ps = append(ps, probe{
-				name: "range query stops at the staleness marker", query: render(ls),
-				start: start, end: end, step: step, want: want,
-			})
-			break
+		if p, ok := stalenessProbe(churn, interval, replica); ok {
+			ps = append(ps, p)
 		}
 	}
 	return ps
+}
+
+// probeSeries picks the series the probes ask about, from the units read: the reference, a
+// numeric series with the newest sample in the window (nil when there is none); a series
+// whose last sample is NaN; and the first unit with a staleness marker in the window.
+func probeSeries(units []unit, w window) (ref *expSeries, refLast expSample, nan *expSeries, churn *unit) {
+	for i := range units {
+		u := &units[i]
+		if u.marker && churn == nil && u.markerT <= w.to {
+			churn = u
+		}
+		for _, key := range slices.Sorted(maps.Keys(u.series)) {
+			s := u.series[key]
+			last, ok := lastValue(s)
+			if !ok {
+				continue
+			}
+			if math.IsNaN(last.v) {
+				if nan == nil {
+					nan = s
+				}
+				continue
+			}
+			if ref == nil || last.t > refLast.t {
+				ref, refLast = s, last
+			}
+			break // one candidate per unit is enough
+		}
+	}
+	// NaN series may sort after the first numeric one: look for one in every unit.
+	for i := range units {
+		if nan != nil {
+			break
+		}
+		for _, key := range slices.Sorted(maps.Keys(units[i].series)) {
+			s := units[i].series[key]
+			if last, ok := lastValue(s); ok && math.IsNaN(last.v) {
+				nan = s
+				break
+			}
+		}
+	}
+	return ref, refLast, nan, churn
+}
+
+// stalenessProbe is a range query over the staleness marker of the first of churn's series
+// that ends in one; false when none does.
+func stalenessProbe(churn *unit, interval int64, replica string) (probe, bool) {
+	for _, key := range slices.Sorted(maps.Keys(churn.series)) {
+		s := churn.series[key]
+		last, ok := lastValue(s)
+		if !ok || math.IsNaN(last.v) || len(s.samples) == 0 || !s.samples[len(s.samples)-1].stale {
+			continue
+		}
+		// Steps of half an interval from two scrapes before the marker to two after:
+		// Prometheus returns the last value up to the marker and nothing from it on.
+		// Evaluation times are multiples of the step, as a storage that aligns a range
+		// query's start to its step (VictoriaMetrics) would make them anyway.
+		step := max(1, interval/2)
+		start := (churn.markerT-2*interval)/step*step + step
+		end := (churn.markerT + 2*interval) / step * step
+		want := &result{Type: "matrix"}
+		var pts []point
+		for ts := start; ts <= end; ts += step {
+			if v, ok := valueAt(s, ts); ok {
+				pts = append(pts, point{ts, v})
+			}
+		}
+		ls := withReplica(s.labels, replica)
+		if len(pts) > 0 {
+			want.Series = []series{{Labels: ls, Points: pts}}
+		}
+		return probe{
+			name: "range query stops at the staleness marker", query: render(ls),
+			start: start, end: end, step: step, want: want,
+		}, true
+	}
+	return probe{}, false
 }
 
 // valueAt is what an instant selector returns at ts: the newest sample at or before ts within
@@ -188,13 +200,13 @@ func withReplica(ls []label, replica string) []label {
 	added := false
 	for _, l := range ls {
 		if !added && l.Name > urlReplicaLabel {
-			out = append(out, label{urlReplicaLabel, replica})
+			out = append(out, label{Name: urlReplicaLabel, Value: replica})
 			added = true
 		}
 		out = append(out, l)
 	}
 	if !added {
-		out = append(out, label{urlReplicaLabel, replica})
+		out = append(out, label{Name: urlReplicaLabel, Value: replica})
 	}
 	return out
 }
@@ -219,15 +231,6 @@ func dropName(ls []label) []label {
 		}
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // runProbes asks one storage every probe.
@@ -283,7 +286,7 @@ func renderResult(r *result) string {
 		return b.String()
 	}
 	ss := append([]series{}, r.Series...)
-	sort.Slice(ss, func(i, j int) bool { return keyOfLabels(ss[i].Labels) < keyOfLabels(ss[j].Labels) })
+	sort.Slice(ss, func(i, j int) bool { return keyOf(ss[i].Labels) < keyOf(ss[j].Labels) })
 	for i, s := range ss {
 		if i == 5 {
 			fmt.Fprintf(&b, " … %d series", len(ss))
@@ -309,10 +312,10 @@ func sameResult(want, got *result, tol float64) bool {
 	}
 	index := map[string]series{}
 	for _, s := range got.Series {
-		index[keyOfLabels(s.Labels)] = s
+		index[keyOf(s.Labels)] = s
 	}
 	for _, w := range want.Series {
-		g, ok := index[keyOfLabels(w.Labels)]
+		g, ok := index[keyOf(w.Labels)]
 		if !ok || len(g.Points) != len(w.Points) {
 			return false
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tsbench/tsbench/internal/query"
+	"github.com/tsbench/tsbench/internal/workload"
 )
 
 // reader reads one storage back: through its Prometheus query API (query.API, the client the
@@ -30,7 +31,9 @@ type series struct {
 	Points []point
 }
 
-type label struct{ Name, Value string }
+// label is the generator's label type: a label read back is compared with the one written,
+// and both have one key (keyOf).
+type label = workload.Label
 
 // result is a decoded answer.
 type result struct {
@@ -82,7 +85,7 @@ func (r *reader) export(ctx context.Context, selector string, start, end int64) 
 func sortedLabels(m map[string]string) []label {
 	ls := make([]label, 0, len(m))
 	for k, v := range m {
-		ls = append(ls, label{k, v})
+		ls = append(ls, label{Name: k, Value: v})
 	}
 	sort.Slice(ls, func(i, j int) bool { return ls[i].Name < ls[j].Name })
 	return ls

@@ -50,7 +50,7 @@ func (f *fakeRemoteRead) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if m.Type != prompb.LabelMatcher_EQ {
 			f.t.Errorf("matcher %v, want equality", m)
 		}
-		sel = append(sel, label{m.Name, m.Value})
+		sel = append(sel, label{Name: m.Name, Value: m.Value})
 	}
 	res := &prompb.QueryResult{}
 	for _, key := range f.p.match(sel) {

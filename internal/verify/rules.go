@@ -234,7 +234,7 @@ func bySeries(r *result) map[string]series {
 		return m
 	}
 	for _, s := range r.Series {
-		m[keyOfLabels(s.Labels)] = s
+		m[keyOf(s.Labels)] = s
 	}
 	return m
 }

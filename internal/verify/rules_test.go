@@ -38,7 +38,7 @@ func TestRulesAskedUnderTheStoragesNames(t *testing.T) {
 	if len(answers) != 1 || answers[0].err != nil {
 		t.Fatalf("answers %+v", answers)
 	}
-	want := []label{{"device", "sda"}, {"instance", "h:9100"}, {"job", "node"}}
+	want := []label{{Name: "device", Value: "sda"}, {Name: "instance", Value: "h:9100"}, {Name: "job", Value: "node"}}
 	if diff := cmp.Diff(want, answers[0].res.Series[0].Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
 	}

@@ -251,9 +251,9 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 			v.ignore(got)
 			v.dropAgentMarkers(u, got)
 			c.learn(got)
-			before := t.missing
+			before := t.MissingSamples
 			compareUnit(u, got, c.n, v.interval/2-1, true, t)
-			missing[i] = t.missing - before
+			missing[i] = t.MissingSamples - before
 			continue
 		}
 		q := render(u.selector) + fmt.Sprintf("[%dms]", u.hi-u.lo)
@@ -272,9 +272,9 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 		if m, ok := missedBy(i, u, got); ok {
 			missed = append(missed, m)
 		}
-		before := t.missing
+		before := t.MissingSamples
 		compareUnit(u, got, c.n, v.interval/2-1, false, t)
-		missing[i] = t.missing - before
+		missing[i] = t.MissingSamples - before
 		if exp != nil {
 			res.Reads++
 			if err := v.exportUnit(ctx, r, u, c, exp); err != nil {
@@ -294,8 +294,7 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 	t.fill(res)
 	v.attribute(ctx, r, target, units, missed, c.n, res)
 	if exp != nil {
-		res.Export = &results.ExportCheck{}
-		exp.fillExport(res.Export)
+		res.Export = &results.ExportCheck{SampleCounts: exp.SampleCounts}
 		res.Examples = append(res.Examples, exp.examples[:min(len(exp.examples), maxExamples-min(maxExamples, len(res.Examples)))]...)
 	}
 	return res, c.replica, missing
@@ -375,13 +374,13 @@ func (v *Verifier) checkStaleness(ctx context.Context, r *reader, u *unit, n int
 	returned := map[string]bool{}
 	for _, s := range got.Series {
 		ls, replica := splitReplica(s.Labels)
-		returned[keyOfLabels(ls)+"\x00"+replica] = true
+		returned[keyOf(ls)+"\x00"+replica] = true
 	}
 	for key, es := range u.series {
 		if len(es.samples) == 0 || es.held || !es.samples[len(es.samples)-1].stale {
 			continue // no marker, or a held one, which the storage may refuse (series.go)
 		}
-		t.staleChecked += int64(n) // each copy of the series must honour the marker
+		t.CheckedStaleMarkers += int64(n) // each copy of the series must honour the marker
 		for r := range returned {
 			if len(r) > len(key) && r[:len(key)] == key && r[len(key)] == 0 {
 				t.staleIgnored++
@@ -425,7 +424,7 @@ func (v *Verifier) dropAgentMarkers(u *unit, got *result) {
 	for i := range got.Series {
 		s := &got.Series[i]
 		ls, _ := splitReplica(s.Labels)
-		es := u.series[keyOfLabels(ls)]
+		es := u.series[keyOf(ls)]
 		if es == nil || len(es.samples) == 0 {
 			continue
 		}
@@ -468,7 +467,7 @@ func (v *Verifier) scrapedAt(u *unit, got *result, t int64) map[int64]bool {
 	at := map[int64]bool{}
 	for _, s := range got.Series {
 		ls, _ := splitReplica(s.Labels)
-		es := u.series[keyOfLabels(ls)]
+		es := u.series[keyOf(ls)]
 		if es == nil {
 			continue
 		}

@@ -261,7 +261,7 @@ func TestRuleDiffs(t *testing.T) {
 
 func TestCompareSeries(t *testing.T) {
 	es := func(samples ...expSample) *expSeries {
-		return &expSeries{labels: []label{{"__name__", "m"}}, samples: samples}
+		return &expSeries{labels: []label{{Name: "__name__", Value: "m"}}, samples: samples}
 	}
 	stale := math.Float64frombits(staleNaNBits)
 	for _, tc := range []struct {
@@ -273,42 +273,42 @@ func TestCompareSeries(t *testing.T) {
 		{
 			"exact", es(expSample{t: 1000, v: 1}, expSample{t: 2000, v: 0.1 + 0.2}),
 			[]point{{1000, 1}, {2000, 0.1 + 0.2}},
-			tally{checked: 2},
+			tally{SampleCounts: results.SampleCounts{CheckedSamples: 2}},
 		},
 		{
 			"minus zero is a change of bits", es(expSample{t: 1000, v: 0}),
 			[]point{{1000, math.Copysign(0, -1)}},
-			tally{checked: 1, changed: 1, changedNoRelErr: 1},
+			tally{SampleCounts: results.SampleCounts{CheckedSamples: 1, ChangedValues: 1, ChangedWithoutRelativeError: 1}},
 		},
 		{
 			"duplicate and unexpected", es(expSample{t: 1000, v: 1}),
 			[]point{{1000, 1}, {1000, 1}, {5000, 3}},
-			tally{checked: 1, duplicate: 1, unexpected: 1},
+			tally{SampleCounts: results.SampleCounts{CheckedSamples: 1, DuplicateSamples: 1, UnexpectedSamples: 1}},
 		},
 		{
 			"NaN kept, NaN altered, NaN dropped", es(expSample{t: 1000, v: math.NaN()}, expSample{t: 2000, v: math.NaN()}, expSample{t: 3000, v: math.NaN()}),
 			[]point{{1000, math.NaN()}, {2000, 0}},
-			tally{checked: 3, nanAltered: 2},
+			tally{SampleCounts: results.SampleCounts{CheckedSamples: 3, NaNAltered: 2}},
 		},
 		{
 			"marker as NaN or absent is fine", es(expSample{t: 1000, v: 1}, expSample{t: 2000, v: stale, stale: true}),
 			[]point{{1000, 1}, {2000, math.NaN()}},
-			tally{checked: 1},
+			tally{SampleCounts: results.SampleCounts{CheckedSamples: 1}},
 		},
 		{
 			"shift within half an interval", es(expSample{t: 1000, v: 1}, expSample{t: 2000, v: 2}),
 			[]point{{1003, 1}, {2000, 2}},
-			tally{checked: 2, shifted: 1, maxShift: 3},
+			tally{SampleCounts: results.SampleCounts{CheckedSamples: 2, ShiftedTimestamps: 1}, maxShift: 3},
 		},
 		{
 			"too far is missing + unexpected", es(expSample{t: 1000, v: 1}),
 			[]point{{1600, 1}},
-			tally{checked: 1, missing: 1, unexpected: 1},
+			tally{SampleCounts: results.SampleCounts{CheckedSamples: 1, MissingSamples: 1, UnexpectedSamples: 1}},
 		},
 		{
 			"changed value relative error", es(expSample{t: 1000, v: 100}),
 			[]point{{1000, 101}},
-			tally{checked: 1, changed: 1, maxRelErr: 0.01},
+			tally{SampleCounts: results.SampleCounts{CheckedSamples: 1, ChangedValues: 1, MaxRelativeError: 0.01}},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -392,7 +392,7 @@ func TestRelativeErrorStaysFinite(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var tl tally
-			es := &expSeries{labels: []label{{"__name__", "m"}}, samples: []expSample{tc.want}}
+			es := &expSeries{labels: []label{{Name: "__name__", Value: "m"}}, samples: []expSample{tc.want}}
 			compareSeries(es, []point{{1000, tc.got}}, 499, false, &tl)
 			v := &results.Verify{}
 			tl.fill(v)
