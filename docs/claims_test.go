@@ -1,0 +1,190 @@
+package docs_test
+
+import (
+	"encoding/json"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/threshold"
+)
+
+// oneLine is a page's text with every run of blanks, line breaks included, as one space: a
+// claim is found however it is wrapped.
+func oneLine(t *testing.T, page string) string {
+	t.Helper()
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(strings.Fields(string(b)), " ")
+}
+
+// TestThresholdFiguresDocumented: the figures docs/results.md lists after "Figures:" (its
+// thresholds and compare rules) are those internal/threshold knows, no fewer and no more
+// (the list lacked the HA pairs' and the held samples' figures).
+func TestThresholdFiguresDocumented(t *testing.T) {
+	_, list, ok := strings.Cut(oneLine(t, "results.md"), " none was checked. Figures: ")
+	list, _, _ = strings.Cut(list, " `tsbench report compare` flags")
+	if !ok {
+		t.Fatal(`docs/results.md: no "none was checked. Figures:" list`)
+	}
+	got := figureList(list)
+	slices.Sort(got)
+	if diff := cmp.Diff(threshold.FigureNames(), got); diff != "" {
+		t.Errorf("docs/results.md's figures (after \"Figures:\") differ from threshold.FigureNames() (-code +doc):\n%s", diff)
+	}
+}
+
+// figureList reads a list of figures as docs/results.md writes it: `write.ackedSamples`, a
+// brace group `query.{p50,p99}` or `write.{acked,dropped}Samples`, and a bare `retries`
+// under the section of the last figure named with one.
+func figureList(list string) []string {
+	var out []string
+	section := ""
+	for _, m := range regexp.MustCompile("`([A-Za-z0-9.{},]+)`").FindAllStringSubmatch(list, -1) {
+		f := m[1]
+		if s, _, ok := strings.Cut(f, "."); ok {
+			section = s
+		} else {
+			f = section + "." + f
+		}
+		head, rest, ok := strings.Cut(f, "{")
+		if !ok {
+			out = append(out, f)
+			continue
+		}
+		alts, tail, _ := strings.Cut(rest, "}")
+		for a := range strings.SplitSeq(alts, ",") {
+			out = append(out, head+a+tail)
+		}
+	}
+	return out
+}
+
+// TestFigureList: the list reader expands groups and bare names as the page means them.
+func TestFigureList(t *testing.T) {
+	got := figureList("`write.{acked,dropped}Samples`, `retries`; `verify.ha.{gaps,oneCopy}`, `lostAfterAck` ([x](y.md))")
+	want := []string{"write.ackedSamples", "write.droppedSamples", "write.retries", "verify.ha.gaps", "verify.ha.oneCopy", "verify.lostAfterAck"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestEveryPageInReadme: the README's table of pages links every page of docs/, so a new page
+// is found from the front page.
+func TestEveryPageInReadme(t *testing.T) {
+	readme := oneLine(t, "../README.md")
+	for _, p := range pages(t)[1:] {
+		if !strings.Contains(readme, "](docs/"+p+")") {
+			t.Errorf("README.md's Documentation table does not link docs/%s", p)
+		}
+	}
+}
+
+// TestMakeTargetsExist: every `make TARGET` the README and docs/ name, in prose or a shell
+// fence, is a target of the Makefile, and every `NAME ?= value` they quote is the Makefile's.
+func TestMakeTargetsExist(t *testing.T) {
+	b, err := os.ReadFile("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	makefile := string(b)
+	targets := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^([a-z][a-z -]*):`).FindAllStringSubmatch(makefile, -1) {
+		for name := range strings.FieldsSeq(m[1]) {
+			targets[name] = true
+		}
+	}
+	named := regexp.MustCompile("(?:`|^\\s*)make ([a-z][a-z-]*)")
+	assigned := regexp.MustCompile("`([A-Z_]+ \\?= [^`]+)`")
+	for _, p := range pages(t) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n, line := range strings.Split(string(b), "\n") {
+			for _, m := range named.FindAllStringSubmatch(line, -1) {
+				if !targets[m[1]] {
+					t.Errorf("%s:%d names `make %s`, which the Makefile has no target for", name(p), n+1, m[1])
+				}
+			}
+			for _, m := range assigned.FindAllStringSubmatch(line, -1) {
+				if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(m[1]) + `\s*$`).MatchString(makefile) {
+					t.Errorf("%s:%d quotes `%s`, which is not a line of the Makefile", name(p), n+1, m[1])
+				}
+			}
+		}
+	}
+}
+
+// TestSampleTypesProfileFigures: what docs/sample-types.md says the default profile carries
+// (its families, series, and the series with a unit) is what profiles/node_exporter.json has.
+func TestSampleTypesProfileFigures(t *testing.T) {
+	b, err := os.ReadFile("../profiles/node_exporter.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Series []struct {
+			Name string `json:"name"`
+			Type string `json:"type"`
+			Unit string `json:"unit"`
+		} `json:"series"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	families, unit := map[string]bool{}, 0
+	for _, s := range p.Series {
+		name := s.Name
+		if s.Type == "histogram" || s.Type == "summary" { // x_bucket, x_count, x_sum are family x
+			for _, suffix := range []string{"_bucket", "_count", "_sum"} {
+				name = strings.TrimSuffix(name, suffix)
+			}
+		}
+		families[name] = true
+		if s.Unit != "" {
+			unit++
+		}
+	}
+	doc := oneLine(t, "sample-types.md")
+	for _, want := range []string{
+		"`# HELP` text and unit (" + strconv.Itoa(len(families)) + " families, " + strconv.Itoa(len(p.Series)) + " series)",
+		"as OpenMetrics requires a name to; " + strconv.Itoa(unit) + " series have one",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("docs/sample-types.md: want %q, from profiles/node_exporter.json", want)
+		}
+	}
+}
+
+// TestSecretParamsDocumented: each URL query parameter docs/configuration.md says is kept
+// secret is one config.RedactURL hides, and a user-info password reads as it says.
+func TestSecretParamsDocumented(t *testing.T) {
+	_, list, ok := strings.Cut(oneLine(t, "configuration.md"), "the URL query parameters ")
+	list, _, _ = strings.Cut(list, " are replaced by")
+	if !ok {
+		t.Fatal(`docs/configuration.md: no "the URL query parameters" list`)
+	}
+	params := regexp.MustCompile("`([A-Za-z_]+)`").FindAllStringSubmatch(list, -1) // not the example URL after them
+	if len(params) == 0 {
+		t.Fatal("docs/configuration.md: no parameter in the list of secret query parameters")
+	}
+	for _, m := range params {
+		raw := "http://h/api?" + url.QueryEscape(m[1]) + "=hunter2&db=x"
+		if got := config.RedactURL(raw); strings.Contains(got, "hunter2") {
+			t.Errorf("docs/configuration.md says query parameter %s is replaced by <secret>; config.RedactURL(%q) = %q", m[1], raw, got)
+		}
+	}
+	if got := config.RedactURL("http://u:hunter2@h/"); !strings.Contains(oneLine(t, "configuration.md"), "a URL's user-info password by `xxxxx`") || got != "http://u:xxxxx@h/" {
+		t.Errorf("docs/configuration.md: a user-info password is said to read as `xxxxx`; config.RedactURL gives %q", got)
+	}
+}
