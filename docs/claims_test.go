@@ -2,8 +2,11 @@ package docs_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"net/url"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -13,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/threshold"
 )
 
@@ -186,5 +190,112 @@ func TestSecretParamsDocumented(t *testing.T) {
 	}
 	if got := config.RedactURL("http://u:hunter2@h/"); !strings.Contains(oneLine(t, "configuration.md"), "a URL's user-info password by `xxxxx`") || got != "http://u:xxxxx@h/" {
 		t.Errorf("docs/configuration.md: a user-info password is said to read as `xxxxx`; config.RedactURL gives %q", got)
+	}
+}
+
+// TestDefaultsOnEveryPage: a config default a page states, in a key table ("| key | default
+// |", as freshness.md and sample-types.md have, and configuration.md's nested keys such as
+// `series.haReplicas`) or in prose ("`verifyInterval` (default `10m`"), is the value
+// config.Default() sets.
+func TestDefaultsOnEveryPage(t *testing.T) {
+	def := reflect.ValueOf(config.Default())
+	prose := regexp.MustCompile("`([a-zA-Z][a-zA-Z.]*)` \\(default `?([0-9a-zA-Z.]+)`?[),;]")
+	checked := 0
+	for _, p := range pages(t) {
+		claims := map[string]defaultRow{}
+		for n, row := range defaultRows(t, p) {
+			if p == "configuration.md" && !strings.Contains(row.key, ".") {
+				continue // TestConfigDefaultsDocumented checks the top-level rows
+			}
+			claims[fmt.Sprintf("%s:%d", name(p), n)] = row
+		}
+		for _, m := range prose.FindAllStringSubmatch(oneLine(t, p), -1) {
+			claims[fmt.Sprintf("%s (%q)", name(p), m[0])] = defaultRow{m[1], m[2]}
+		}
+		for _, where := range slices.Sorted(maps.Keys(claims)) {
+			c := claims[where]
+			v, ok := fieldByPath(def, c.key)
+			if !ok {
+				continue // not a config key: a value's default, as `otlpLabels`' `prometheus`
+			}
+			checked++
+			if !matchesDefault(v, c.value) && !parsesAsDefault(t, v, c) {
+				t.Errorf("%s: the default of %s is %s there and %v in config.Default()", where, c.key, c.value, v.Interface())
+			}
+		}
+	}
+	t.Logf("%d defaults checked", checked)
+	if checked == 0 {
+		t.Error("no default found on any page: the patterns no longer match how pages state them")
+	}
+}
+
+// fieldByPath finds a key path's field (freshness.interval) in v, through structs and
+// pointers; a nil pointer's field is its zero value.
+func fieldByPath(v reflect.Value, path string) (reflect.Value, bool) {
+	for key := range strings.SplitSeq(path, ".") {
+		if v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				v = reflect.Zero(v.Type().Elem())
+			} else {
+				v = v.Elem()
+			}
+		}
+		if v.Kind() != reflect.Struct {
+			return reflect.Value{}, false
+		}
+		f, ok := fieldByTag(v, key)
+		if !ok {
+			return reflect.Value{}, false
+		}
+		v = f
+	}
+	return v, true
+}
+
+// parsesAsDefault reports whether the value a page gives, written in a config as it is
+// (`nativeHistograms: false`, a short form of a mapping), loads as def, the default's field.
+func parsesAsDefault(t *testing.T, def reflect.Value, c defaultRow) bool {
+	t.Helper()
+	keys := strings.Split(c.key, ".")
+	doc := c.value
+	for _, k := range slices.Backward(keys) {
+		doc = "{" + k + ": " + doc + "}"
+	}
+	got, err := config.Parse([]byte(doc))
+	if err != nil {
+		t.Logf("%s: %v", doc, err)
+		return false
+	}
+	v, ok := fieldByPath(reflect.ValueOf(*got), c.key)
+	return ok && reflect.DeepEqual(v.Interface(), def.Interface())
+}
+
+// TestBoundsDocumented: the bounds a long run's files keep that pages quote (a timeline's
+// "at most 540 points", the checks list's "at most 144 entries") are internal/results'.
+func TestBoundsDocumented(t *testing.T) {
+	bounds := []struct {
+		claim *regexp.Regexp
+		want  int
+		code  string
+	}{
+		{regexp.MustCompile(`at most (\d+) points`), results.TimelinePoints, "results.TimelinePoints"},
+		{regexp.MustCompile(`the (\d+) points a timeline holds`), results.TimelinePoints, "results.TimelinePoints"},
+		{regexp.MustCompile(`at most (\d+) entries`), results.MaxChecks, "results.MaxChecks"},
+	}
+	found := 0
+	for _, p := range pages(t) {
+		doc := oneLine(t, p)
+		for _, b := range bounds {
+			for _, m := range b.claim.FindAllStringSubmatch(doc, -1) {
+				found++
+				if m[1] != strconv.Itoa(b.want) {
+					t.Errorf("%s says %q; %s is %d", name(p), m[0], b.code, b.want)
+				}
+			}
+		}
+	}
+	if found == 0 {
+		t.Error("no bound quoted on any page: the patterns no longer match how pages state them")
 	}
 }
