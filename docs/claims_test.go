@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"net/url"
 	"os"
 	"reflect"
@@ -12,8 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/results"
@@ -298,4 +301,91 @@ func TestBoundsDocumented(t *testing.T) {
 	if found == 0 {
 		t.Error("no bound quoted on any page: the patterns no longer match how pages state them")
 	}
+}
+
+// TestScaleOutSizing: each row of docs/scale-out.md's Sizing table is what the chart's
+// formula (quoted above the table, computed in templates/_helpers.tpl) gives for the example
+// values file it names over the chart's values.yaml: targets, shards, samples/s per shard,
+// cores used and requested, and the memory request.
+func TestScaleOutSizing(t *testing.T) {
+	chart := helmValues(t, "../deploy/helm/tsbench/values.yaml")
+	perTarget, _, _ := defaultProfile(t)
+	rows := 0
+	for n, line := range prose(t, "scale-out.md") {
+		_, file, ok := strings.Cut(line, "](../examples/helm-")
+		if !ok || !strings.HasPrefix(line, "|") {
+			continue
+		}
+		rows++
+		file, _, _ = strings.Cut(file, ")")
+		v := maps.Clone(chart)
+		maps.Copy(v, helmValues(t, "../examples/helm-"+file))
+		interval, err := time.ParseDuration(v["scrapeInterval"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		targets, shards := number(v["targetsCount"]), number(v["shards"])
+		rate := targets * max(1, number(v["writeReplicas"])) * float64(perTarget) / interval.Seconds() / shards
+		cpu := max(100, math.Ceil(1000*rate*number(v["cpuHeadroom"])/number(v["samplesPerCore"])))
+		pending := number(v["maxPendingSamples"])
+		if pending == 0 {
+			pending = 10_000_000
+		}
+		storages := 0.0
+		for _, st := range v["remoteStorages"].(map[string]any) {
+			if st, ok := st.(map[string]any); !ok || st["disableWrite"] != true {
+				storages++
+			}
+		}
+		mem := 64 + math.Ceil(pending*17*storages/(1<<20))
+		cells := strings.Split(line, "|")
+		for i, want := range []string{
+			3: commas(int(targets)),
+			4: strconv.Itoa(int(shards)),
+			5: fmt.Sprintf("%.1f M", rate/1e6),
+			6: fmt.Sprintf("%.2f (%.0fm)", rate/number(v["samplesPerCore"]), cpu),
+			7: fmt.Sprintf("%.0f MiB with a %g M-sample queue", mem, pending/1e6),
+		} {
+			if want != "" && (len(cells) <= i || !strings.Contains(cells[i], want)) {
+				t.Errorf("docs/scale-out.md:%d (examples/helm-%s): column %d should say %q, from the values and the chart's formula", n, file, i, want)
+			}
+		}
+	}
+	if rows == 0 {
+		t.Error("docs/scale-out.md: no Sizing row naming an examples/helm-*.yaml")
+	}
+	doc := oneLine(t, "scale-out.md")
+	for _, want := range []string{
+		fmt.Sprintf("`samplesPerCore` is %g M", number(chart["samplesPerCore"])/1e6),
+		fmt.Sprintf("so `cpuHeadroom: %g` doubles the request", number(chart["cpuHeadroom"])),
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("docs/scale-out.md: want %q, from deploy/helm/tsbench/values.yaml", want)
+		}
+	}
+}
+
+// helmValues reads a values file as Helm does: YAML into maps.
+func helmValues(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := yaml.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return v
+}
+
+// number is a YAML number as a float64; absent, 0.
+func number(v any) float64 {
+	switch n := v.(type) {
+	case int:
+		return float64(n)
+	case float64:
+		return n
+	}
+	return 0
 }
