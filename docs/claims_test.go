@@ -389,3 +389,20 @@ func number(v any) float64 {
 	}
 	return 0
 }
+
+// TestWriteHeadersRefusedDocumented: each header configuration.md says `writeHeaders` cannot
+// set is one the config refuses there.
+func TestWriteHeadersRefusedDocumented(t *testing.T) {
+	_, list, ok := strings.Cut(oneLine(t, "configuration.md"), "`writeHeaders` cannot set ")
+	list, _, _ = strings.Cut(list, " |")
+	names := regexp.MustCompile("`([A-Za-z-]+)`").FindAllStringSubmatch(list, -1)
+	if !ok || len(names) == 0 {
+		t.Fatal("docs/configuration.md: no list of the headers `writeHeaders` cannot set")
+	}
+	for _, m := range names {
+		doc := "remoteStorages: {s: {writeURL: 'http://127.0.0.1:1/', writeHeaders: {" + m[1] + ": x}}}"
+		if _, err := config.Parse([]byte(doc)); err == nil || !strings.Contains(err.Error(), "writeHeaders: "+m[1]) {
+			t.Errorf("docs/configuration.md says writeHeaders cannot set %s; config.Parse(%q) = %v", m[1], doc, err)
+		}
+	}
+}
