@@ -406,3 +406,30 @@ func TestWriteHeadersRefusedDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeGoVersion: the Go the README says tsbench needs is go.mod's `go` line, and the
+// oldest go it says install-go.sh takes is the script's.
+func TestReadmeGoVersion(t *testing.T) {
+	mod, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	need := regexp.MustCompile(`(?m)^go (\d+\.\d+)(\.\d+)?$`).FindStringSubmatch(string(mod))
+	script, err := os.ReadFile("../scripts/install-go.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	switching := regexp.MustCompile(`(?m)^switching=(\S+)$`).FindSubmatch(script)
+	if need == nil || switching == nil {
+		t.Fatal("no go line in go.mod or no switching= in scripts/install-go.sh")
+	}
+	readme := oneLine(t, "../README.md")
+	for _, want := range []string{
+		"tsbench needs the Go `go.mod` names (" + need[0][len("go "):] + ":",
+		"uses the `go` on PATH when it is " + need[1] + " or at least " + string(switching[1]),
+	} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README.md: want %q, from go.mod and scripts/install-go.sh", want)
+		}
+	}
+}
