@@ -19,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/query"
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/threshold"
 )
@@ -432,4 +433,42 @@ func TestReadmeGoVersion(t *testing.T) {
 			t.Errorf("README.md: want %q, from go.mod and scripts/install-go.sh", want)
 		}
 	}
+}
+
+// TestDefaultPlanFigures: what pages say of the default read load (queries.md's count of
+// rules, freshness.md's of the plan's queries, scale-out.md's queries per second) is the plan
+// query.LoadPlan makes of the default config (scale-out.md said ~7.8 rules/s, counting the
+// 78 queries every 10 s where panels and lookups go every 30 s or 1 m).
+func TestDefaultPlanFigures(t *testing.T) {
+	cfg := config.Default()
+	plan, err := query.LoadPlan(os.DirFS(".."), &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perSecond := 0.0
+	for _, q := range plan.Queries {
+		perSecond += 1 / q.Interval.Seconds()
+	}
+	rules := len(plan.RuleExprs())
+	for page, want := range map[string]string{
+		"queries.md":   fmt.Sprintf("(%d alerting and recording rules:", rules),
+		"freshness.md": fmt.Sprintf("of the default plan's %d queries", len(plan.Queries)),
+		"scale-out.md": fmt.Sprintf("(%d rules every `queryInterval`, %d dashboard panels and %d index lookups every 30 s or 1 m: ~%.1f queries/s at `queryInterval: %s`)",
+			rules, kindCount(plan, query.KindRange), len(plan.Queries)-rules-kindCount(plan, query.KindRange), perSecond, cfg.QueryInterval),
+	} {
+		if !strings.Contains(oneLine(t, page), want) {
+			t.Errorf("docs/%s: want %q, from the default config's query plan", page, want)
+		}
+	}
+}
+
+// kindCount counts a plan's queries of one kind.
+func kindCount(p *query.Plan, kind string) int {
+	n := 0
+	for _, q := range p.Queries {
+		if q.Kind == kind {
+			n++
+		}
+	}
+	return n
 }
