@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/prometheus/promql/parser"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/tsbench/tsbench/internal/config"
@@ -471,4 +472,91 @@ func kindCount(p *query.Plan, kind string) int {
 		}
 	}
 	return n
+}
+
+// TestRulesComparedFigures: how many default rules a run of a given length compares, as
+// verification.md and history.md state it, follows from the rules' lookbacks: a rule is
+// compared once the run holds its lookback (internal/verify's ruleSpans), so a 3-minute run
+// compares those under 3 minutes, 5 minutes of history and 3 live those up to 8.
+func TestRulesComparedFigures(t *testing.T) {
+	cfg := config.Default()
+	plan, err := query.LoadPlan(os.DirFS(".."), &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var needs []time.Duration
+	for _, r := range plan.RuleExprs() {
+		needs = append(needs, lookback(t, r.Expr))
+	}
+	compared := func(run time.Duration) int {
+		return len(slices.DeleteFunc(slices.Clone(needs), func(d time.Duration) bool { return d > run }))
+	}
+	live := cfg.Duration
+	longest := slices.Max(needs)
+	left := len(needs) - compared(15*time.Minute+live)
+	shortestLeft := slices.Min(slices.DeleteFunc(slices.Clone(needs), func(d time.Duration) bool { return d <= 15*time.Minute+live }))
+	for page, wants := range map[string][]string{
+		"verification.md": {
+			fmt.Sprintf("in a 3-minute run, the %d default rules with windows of 5 minutes and more", len(needs)-compared(live)),
+			fmt.Sprintf("The %d default rules a 3-minute run can compare", compared(live)),
+			fmt.Sprintf("An 8-minute run compares %d", compared(5*time.Minute+live)),
+		},
+		"history.md": {
+			fmt.Sprintf("| none | | | | not measured here | %d of %d |", compared(live), len(needs)),
+			fmt.Sprintf("| 5 min 42 s | %d |", compared(5*time.Minute+live)),
+			fmt.Sprintf("| 4 min 52 s | %d |", compared(15*time.Minute+live)),
+			fmt.Sprintf("The %d rules left need %s to %s of data", left, words(shortestLeft), words(longest)),
+			fmt.Sprintf("(the longest needs %s of data)", words(longest)),
+		},
+	} {
+		doc := oneLine(t, page)
+		for _, want := range wants {
+			if !strings.Contains(doc, want) {
+				t.Errorf("docs/%s: want %q, from the default rules' windows", page, want)
+			}
+		}
+	}
+}
+
+// lookback is how far before its evaluation time expr reads: its largest range or subquery
+// plus offsets, nested subqueries added up (internal/verify's lookback, which the rule
+// comparison uses).
+func lookback(t *testing.T, expr string) time.Duration {
+	t.Helper()
+	e, err := parser.ParseExpr(expr)
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	var of func(parser.Node) time.Duration
+	of = func(n parser.Node) time.Duration {
+		switch e := n.(type) {
+		case *parser.MatrixSelector:
+			if vs, ok := e.VectorSelector.(*parser.VectorSelector); ok {
+				return e.Range + vs.OriginalOffset
+			}
+			return e.Range
+		case *parser.SubqueryExpr:
+			return e.Range + e.OriginalOffset + of(e.Expr)
+		case *parser.VectorSelector:
+			return e.OriginalOffset
+		}
+		var most time.Duration
+		for _, c := range parser.Children(n) {
+			most = max(most, of(c))
+		}
+		return most
+	}
+	return of(e)
+}
+
+// words writes a duration as the pages do: "30 minutes", "6 h 5 m".
+func words(d time.Duration) string {
+	h, m := int(d.Hours()), int(d.Minutes())%60
+	switch {
+	case h == 0:
+		return fmt.Sprintf("%d minutes", m)
+	case m == 0:
+		return fmt.Sprintf("%d h", h)
+	}
+	return fmt.Sprintf("%d h %d m", h, m)
 }
