@@ -560,3 +560,46 @@ func words(d time.Duration) string {
 	}
 	return fmt.Sprintf("%d h %d m", h, m)
 }
+
+// TestResultsMeaningsReadAsProse: the meanings docs/results.md gives its fields are prose, not
+// Go doc comments carried over, which name fields by their Go names and lose the subject
+// ("And Reads: how many series...", "Are the pages tsbench served...; FailedScrapes were...").
+// A Go field name of internal/results outside backticks, or a meaning that opens with a
+// comment's leftover verb, fails.
+func TestResultsMeaningsReadAsProse(t *testing.T) {
+	goNames, seen := map[string]bool{}, map[reflect.Type]bool{}
+	var walk func(reflect.Type)
+	walk = func(ty reflect.Type) {
+		for ty.Kind() == reflect.Pointer || ty.Kind() == reflect.Slice || ty.Kind() == reflect.Map {
+			ty = ty.Elem()
+		}
+		if ty.Kind() != reflect.Struct || ty.PkgPath() != reflect.TypeFor[results.Run]().PkgPath() || seen[ty] {
+			return
+		}
+		seen[ty] = true
+		for f := range ty.Fields() {
+			if f.IsExported() && regexp.MustCompile(`^[A-Z][a-z0-9]+[A-Z]`).MatchString(f.Name) {
+				goNames[f.Name] = true // two words or more: not a word of prose
+			}
+			walk(f.Type)
+		}
+	}
+	walk(reflect.TypeFor[results.Run]())
+	word := regexp.MustCompile(`[A-Za-z][A-Za-z0-9]*`)
+	leftover := regexp.MustCompile(`^(And|Are|Is|Bound|Bounds) `)
+	for n, line := range prose(t, "results.md") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
+			continue
+		}
+		meaning := strings.TrimSpace(strings.Join(cells[2:len(cells)-1], "|"))
+		if leftover.MatchString(meaning) {
+			t.Errorf("docs/results.md:%d: the meaning opens with %q, a Go comment's leftover: say what the field is", n, leftover.FindString(meaning))
+		}
+		for _, w := range word.FindAllString(inlineCode.ReplaceAllString(meaning, ""), -1) {
+			if goNames[w] {
+				t.Errorf("docs/results.md:%d: %s is a Go name; name the field as results.json does, in backticks", n, w)
+			}
+		}
+	}
+}
