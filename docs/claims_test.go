@@ -603,3 +603,84 @@ func TestResultsMeaningsReadAsProse(t *testing.T) {
 		}
 	}
 }
+
+// TestRuleFileKeysDocumented: the rule file keys queries.md says tsbench accepts without
+// applying them are accepted: each group key it lists is named once in a warning, and each
+// rule key it lists loads without one. A key listed there that a ruler's file cannot carry
+// (or tsbench refuses) fails.
+func TestRuleFileKeysDocumented(t *testing.T) {
+	doc := oneLine(t, "queries.md")
+	keysIn := func(from, to string) []string {
+		_, list, ok := strings.Cut(doc, from)
+		list, _, _ = strings.Cut(list, to)
+		keys := regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(list, -1)
+		if !ok || len(keys) == 0 {
+			t.Fatalf("docs/queries.md: no list of keys after %q", from)
+		}
+		var out []string
+		for _, k := range keys {
+			out = append(out, k[1])
+		}
+		return out
+	}
+	groupKeys := keysIn("The other group keys of either ruler (", ")")
+	ruleKeys := keysIn("Rule keys besides `expr` (", ")")
+	// A value of each key's type, as a rule file writes it.
+	values := map[string]string{
+		"limit": "10", "labels": "{team: a}", "type": "prometheus", "eval_offset": "1m",
+		"eval_alignment": "true", "notifier_headers": `["X-A: b"]`, "debug": "true",
+		"extra_filter_labels": "{env: dev}", "tenant": `"1"`, "for": "5m", "keep_firing_for": "1m",
+		"annotations": "{summary: x}", "update_entries_limit": "5",
+	}
+	file := "groups:\n  - name: g\n"
+	for _, k := range groupKeys {
+		file += "    " + k + ": " + values[k] + "\n"
+	}
+	file += "    rules:\n      - alert: A\n        expr: up == 0\n"
+	for _, k := range ruleKeys {
+		file += "        " + k + ": " + values[k] + "\n"
+	}
+	for _, k := range append(groupKeys, ruleKeys...) {
+		if values[k] == "" {
+			t.Fatalf("docs/queries.md lists %s: give this test a value of its type", k)
+		}
+	}
+	path := t.TempDir() + "/rules.yml"
+	if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.QueryRules = path
+	plan, err := query.LoadPlan(os.DirFS(".."), &cfg)
+	if err != nil {
+		t.Fatalf("docs/queries.md says these keys are accepted; loading them: %v\n%s", err, file)
+	}
+	warnings := strings.Join(plan.Warnings(), "\n")
+	for _, k := range groupKeys {
+		if n := strings.Count(warnings, "group key "+k+" ("); n != 1 {
+			t.Errorf("docs/queries.md: group key %s is named in %d warnings, want 1:\n%s", k, n, warnings)
+		}
+	}
+	// The warning names the group keys tsbench applies: those of queries.md's table.
+	_, applied, _ := strings.Cut(warnings, "of a group's keys tsbench applies ")
+	applied, _, _ = strings.Cut(applied, "\n")
+	var tabled []string
+	for _, line := range prose(t, "queries.md") {
+		if cells := strings.Split(line, "|"); len(cells) > 2 && strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
+			for _, k := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(cells[1], -1) {
+				tabled = append(tabled, k[1])
+			}
+		}
+	}
+	code := strings.Fields(strings.NewReplacer(",", " ", " and ", " ").Replace(applied))
+	slices.Sort(code)
+	slices.Sort(tabled)
+	if diff := cmp.Diff(code, tabled); diff != "" {
+		t.Errorf("docs/queries.md's table of group keys differs from those the rule loader applies (-code +doc):\n%s", diff)
+	}
+	for _, k := range ruleKeys {
+		if strings.Contains(warnings, k) && !slices.Contains(groupKeys, k) {
+			t.Errorf("docs/queries.md: rule key %s is accepted as it is, but a warning names it:\n%s", k, warnings)
+		}
+	}
+}
