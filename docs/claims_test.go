@@ -360,6 +360,7 @@ func TestScaleOutSizing(t *testing.T) {
 	for _, want := range []string{
 		fmt.Sprintf("`samplesPerCore` is %g M", number(chart["samplesPerCore"])/1e6),
 		fmt.Sprintf("so `cpuHeadroom: %g` doubles the request", number(chart["cpuHeadroom"])),
+		fmt.Sprintf("rendered at install as now + `startDelay` (%s)", chart["startDelay"]),
 	} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("docs/scale-out.md: want %q, from deploy/helm/tsbench/values.yaml", want)
