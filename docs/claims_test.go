@@ -3,10 +3,12 @@ package docs_test
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"maps"
 	"math"
 	"net/url"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -684,4 +686,51 @@ func TestRuleFileKeysDocumented(t *testing.T) {
 			t.Errorf("docs/queries.md: rule key %s is accepted as it is, but a warning names it:\n%s", k, warnings)
 		}
 	}
+}
+
+// TestMetricNamesExist: every tsbench_ metric a page names (or a family of them,
+// `tsbench_query_*`) is a name tsbench's code gives a metric or series. Metric names are
+// literals in internal/ (no Namespace or Subsystem is used), so a rename leaves the page's
+// name unmatched.
+func TestMetricNamesExist(t *testing.T) {
+	code := map[string]bool{}
+	literal := regexp.MustCompile(`"(tsbench_[a-z0-9_]+)"`)
+	err := filepath.WalkDir("../internal", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		for _, m := range literal.FindAllSubmatch(b, -1) {
+			code[string(m[1])] = true
+		}
+		return err
+	})
+	if err != nil || len(code) == 0 {
+		t.Fatalf("no tsbench_ metric name in internal/: %v", err)
+	}
+	named := regexp.MustCompile(`tsbench_[a-z0-9_]+\*?`)
+	for _, p := range pages(t) {
+		for n, line := range strings.Split(readPage(t, p), "\n") {
+			for _, m := range named.FindAllString(line, -1) {
+				prefix, family := strings.CutSuffix(m, "*")
+				ok := code[m]
+				for name := range code {
+					ok = ok || family && strings.HasPrefix(name, prefix)
+				}
+				if !ok {
+					t.Errorf("%s:%d names %s, which no code of internal/ names a metric", name(p), n+1, m)
+				}
+			}
+		}
+	}
+}
+
+// readPage is a page's text.
+func readPage(t *testing.T, page string) string {
+	t.Helper()
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
