@@ -734,3 +734,30 @@ func readPage(t *testing.T, page string) string {
 	}
 	return string(b)
 }
+
+// TestReadmeExampleFigures: the load the README's example states, in its header and beside
+// Mimir's limits, is its config's: targets × the default profile's series, over scrapeInterval.
+func TestReadmeExampleFigures(t *testing.T) {
+	readme := readPage(t, "../README.md")
+	_, block, ok := strings.Cut(readme, "```yaml\n# bench.yaml")
+	block, _, _ = strings.Cut(block, "```")
+	if !ok {
+		t.Fatal("README.md: no ```yaml block opening with # bench.yaml")
+	}
+	c, err := config.Parse([]byte("#" + block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	perTarget, _, _ := defaultProfile(t)
+	series := c.TargetsCount * perTarget
+	rate := float64(series) / c.ScrapeInterval.Seconds()
+	for _, want := range []string{
+		fmt.Sprintf("# bench.yaml: %d targets × %d series / %g s ≈ %.0fk samples/s to each storage, for %g minutes",
+			c.TargetsCount, perTarget, c.ScrapeInterval.Seconds(), rate/1000, c.Duration.Minutes()),
+		fmt.Sprintf("this is %s samples/s and %s series", commas(int(rate)), commas(series)),
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(readme), " "), want) {
+			t.Errorf("README.md: want %q, from its example's config", want)
+		}
+	}
+}
