@@ -281,8 +281,9 @@ func firstLine(s string) string {
 	return line
 }
 
-// citedTest is a test a page names as the check of a claim: `TestEncodeV2Exemplar`.
-var citedTest = regexp.MustCompile("`(Test[A-Z][A-Za-z0-9_]*)`")
+// citedTest is a test, benchmark or fuzz test a page names as the check or the source of a
+// claim: `TestEncodeV2Exemplar`, `BenchmarkCatchUp`.
+var citedTest = regexp.MustCompile("`((?:Test|Benchmark|Fuzz)[A-Z][A-Za-z0-9_]*)`")
 
 // TestCitedTestsExist: every test a page of docs/ cites as the check of a claim (the
 // protocols' sample types, the encoders' bytes) is a test of the repository, so a renamed
@@ -297,7 +298,7 @@ func TestCitedTestsExist(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		for _, m := range regexp.MustCompile(`(?m)^func (Test[A-Za-z0-9_]*)\(`).FindAllStringSubmatch(string(b), -1) {
+		for _, m := range regexp.MustCompile(`(?m)^func ((?:Test|Benchmark|Fuzz)[A-Za-z0-9_]*)\(`).FindAllStringSubmatch(string(b), -1) {
 			defined[m[1]] = true
 		}
 		return nil
