@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/results"
 )
 
@@ -153,5 +154,35 @@ func TestLiveInterval(t *testing.T) {
 		if got := liveInterval(tc.checkpoint, Options{Out: tc.out, LiveEvery: time.Minute}); got != tc.want {
 			t.Errorf("checkpointInterval %s, -out %q: every %s, want %s", tc.checkpoint, tc.out, got, tc.want)
 		}
+	}
+}
+
+// The live page says what is still running: the load with its end, or until interrupted,
+// and the read-back while the load runs.
+func TestLiveState(t *testing.T) {
+	start := time.Date(2026, 11, 26, 14, 0, 0, 0, time.UTC)
+	storages := map[string]config.Storage{"vm": {WriteURL: "http://127.0.0.1:8428/api/v1/write"}}
+	for _, tc := range []struct {
+		name string
+		cfg  config.Config
+		want string
+	}{
+		{
+			name: "duration",
+			cfg:  config.Config{Duration: 10 * time.Minute, RemoteStorages: storages},
+			want: "the load, 2m30s of 10m0s, until 14:10:00Z",
+		},
+		{
+			name: "endless, checked while it runs",
+			cfg:  config.Config{VerifyInterval: 10 * time.Minute, VerifySamples: 100, RemoteStorages: storages},
+			want: "the load, 2m30s so far, until interrupted; the read-back every 10m0s",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &run{cfg: &tc.cfg, start: start}
+			if got := r.liveState(start.Add(150 * time.Second)); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
