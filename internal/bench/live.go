@@ -93,6 +93,7 @@ func (l *live) run(ctx context.Context) {
 		if u == nil {
 			continue
 		}
+		took := time.Now()
 		var b bytes.Buffer
 		if err := l.render(&b, u.res, l.banner(*u), l.every); err != nil {
 			l.log.Error("cannot render the live report; the last one is still served", "err", err)
@@ -101,6 +102,7 @@ func (l *live) run(ctx context.Context) {
 		l.mu.Lock()
 		l.page = b.Bytes()
 		l.mu.Unlock()
+		l.log.Debug("live report rendered", "as_of", u.at.UTC().Format(time.RFC3339), "bytes", b.Len(), "took", time.Since(took).Round(time.Millisecond))
 	}
 }
 

@@ -68,7 +68,7 @@ remoteStorages:
 		done <- Main(ctx, []string{"run", "-config", cfg, "-out", out, "-httpListenAddr", addr}, &stdout, stderr)
 	}()
 	url := "http://" + addr + "/"
-	waitFor(t, 20*time.Second, func() bool {
+	waitFor(t, time.Minute, func() bool {
 		b, err := httpGet(ctx, url)
 		// A checkpoint after the first seconds of queries: their charts have a line.
 		if err != nil || !strings.Contains(b, "live: run in progress") {
@@ -143,7 +143,7 @@ func loadLive(t *testing.T, bin, url string) livePage {
 	if err := os.WriteFile(models, []byte(`{"components":{}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
