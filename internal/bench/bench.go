@@ -36,8 +36,14 @@ func defaultStorages() []string {
 
 // Options are the run's settings that are not part of the benchmark's config.
 type Options struct {
-	// HTTPListenAddr serves tsbench's own /metrics; "" serves nothing.
+	// HTTPListenAddr serves tsbench's own /metrics, and the live report at / with
+	// LiveReport; "" serves nothing.
 	HTTPListenAddr string
+	// LiveReport renders the live report (live.go); nil serves none.
+	LiveReport LiveReport
+	// LiveEvery is how often the live report is updated when no checkpoint comes as often
+	// (default a minute).
+	LiveEvery time.Duration
 	// Keep leaves the storages tsbench started running after the run.
 	Keep bool
 	// Progress receives a progress line every ProgressEvery; nil prints none.
@@ -62,6 +68,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.VerifyTimeout <= 0 {
 		o.VerifyTimeout = 3 * time.Minute
+	}
+	if o.LiveEvery <= 0 {
+		o.LiveEvery = liveEvery
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -18,6 +18,7 @@ func (r *run) checkpoint(now time.Time) {
 	took := time.Now()
 	res := r.results(nil)
 	res.Partial = &results.Partial{At: now.UTC(), Reason: "checkpoint"}
+	r.liveNow(now, res) // the live report as of this checkpoint (live.go)
 	path, err := res.WriteFile(r.opts.Out)
 	if err != nil {
 		r.log.Error("cannot write the checkpoint; the run goes on", "dir", r.opts.Out, "err", err)

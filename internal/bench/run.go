@@ -58,6 +58,8 @@ type run struct {
 	// agentAcked is what the agent acked per storage in scrape mode, by its counters.
 	agentAcked *agentAcked
 	srvAddr    string // the address srv listens on
+	live       *live  // the live report on srv (live.go); nil without
+	stopLive   context.CancelFunc
 	closed     atomic.Bool
 
 	mu         sync.Mutex                                       // guards below
@@ -183,6 +185,14 @@ func (r *run) serve(reg *prometheus.Registry) error {
 	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = r.srv.Serve(ln) }()
 	r.log.Info("serving tsbench's metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	if r.opts.LiveReport != nil {
+		r.live = newLive(r.opts.LiveReport, liveInterval(r.cfg.CheckpointInterval, r.opts), r.log)
+		mux.Handle("GET /{$}", r.live)
+		var ctx context.Context
+		ctx, r.stopLive = context.WithCancel(context.Background())
+		go r.live.run(ctx)
+		r.log.Info("serving the live report", "url", "http://"+ln.Addr().String()+"/", "every", r.live.every)
+	}
 	return nil
 }
 
@@ -190,6 +200,10 @@ func (r *run) close() {
 	r.closed.Store(true)
 	if r.srv != nil {
 		_ = r.srv.Close()
+	}
+	if r.live != nil {
+		r.stopLive()
+		<-r.live.done
 	}
 	for _, c := range r.readers {
 		c.Close()
@@ -270,11 +284,15 @@ func (r *run) run(ctx context.Context) (*results.Run, error) {
 	if r.cfg.VerifyInterval > 0 {
 		g.Go(func() error { r.verifyContinuously(loadCtx); return nil })
 	}
-	if r.cfg.CheckpointInterval > 0 && r.opts.Out != "" {
+	if r.checkpointing() {
 		g.Go(func() error { r.checkpoints(loadCtx); return nil })
+	}
+	if r.live != nil {
+		g.Go(func() error { r.liveUpdates(loadCtx); return nil })
 	}
 	<-loadCtx.Done()
 	loadEnd := time.Now()
+	r.liveLoadStopped(loadEnd)
 	r.obs.LoadEnded(loadEnd)
 	r.log.Info("load stopped; draining pending samples and queries in flight", "deadline", r.opts.DrainTimeout)
 	if err := g.Wait(); err != nil {

@@ -53,6 +53,9 @@ func (r *run) runScrape(ctx context.Context) (*results.Run, error) {
 		return nil, err
 	}
 	defer sc.close(r)
+	if r.live != nil { // its figures are the agent's counters, read at the end
+		r.live.setNote("scrape mode: the report is assembled from the agent's counters when the run ends; until then /metrics has tsbench's figures")
+	}
 
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	if r.cfg.Duration > 0 {

@@ -79,7 +79,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 	fs.DurationVar(&f.duration, "duration", 0, "how long the load runs, overriding the config's duration (0 = until interrupted)")
 	fs.DurationVar(&f.history, "history", 0, "start the workload's clock this far in the past, overriding the config's history: each storage catches up, then the load goes on live (e.g. 6h)")
 	fs.StringVar(&f.out, "out", "out", "directory for results.json and report.html")
-	fs.StringVar(&f.listen, "httpListenAddr", "127.0.0.1:8436", "address of tsbench's own /metrics (\"\" for none)")
+	fs.StringVar(&f.listen, "httpListenAddr", "127.0.0.1:8436", "address of tsbench's own /metrics and, while the run goes, its live report at / (\"\" for none)")
 	fs.BoolVar(&f.keep, "keep", false, "leave the storages tsbench started running, and print their URLs")
 	fs.StringVar(&f.logLevel, "logLevel", "info", "debug, info, warn or error")
 	fs.BoolVar(&f.hold, "hold", false, "after the run, serve the -out directory (results.json, report.html) on -httpListenAddr until interrupted: for pods, whose results tsbench report merge fetches")
@@ -140,6 +140,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	}
 	res, err := bench.Run(ctx, p, bench.Options{
 		HTTPListenAddr: f.listen, Keep: f.keep, Progress: stderr, Logger: logger, Out: f.out,
+		LiveReport: report.WriteLiveHTML,
 	})
 	if err != nil {
 		if _, ok := errors.AsType[*bench.ConfigError](err); ok {

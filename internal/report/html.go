@@ -387,7 +387,8 @@ func heldChart(r *results.Run) chart {
 const htmlPage = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
-<title>tsbench report {{.Start}}</title>
+{{with .Live}}<meta http-equiv="refresh" content="{{.Refresh}}">
+{{end}}<title>tsbench report {{.Start}}</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}
@@ -402,7 +403,8 @@ svg.chart{border:1px solid #ddd;background:#fff}
 .title{font-size:13px;font-weight:600}.tick,.legend{font-size:11px;fill:#333}.nodata{font-size:13px;fill:#666}
 .axis{stroke:#777}.grid{stroke:#d3dae4;stroke-width:1}.ok{color:#0a6b2d}.fail{color:#b00020}
 </style></head><body>
-{{if .ConformanceOnly}}<h1>tsbench conformance: {{len .R.Storages}} storages</h1>
+{{with .Live}}<p class="live" style="padding:8px 12px;background:#fff4d6;border:1px solid #e0b84c">{{.Banner}}</p>
+{{end}}{{if .ConformanceOnly}}<h1>tsbench conformance: {{len .R.Storages}} storages</h1>
 <p>{{.Start}} → {{.End}}</p>
 {{range .R.Storages}}{{$name := .Name}}{{range .Problems}}<p class="fail">Problem with {{$name}}: {{.}}</p>
 {{end}}{{end}}{{else}}<h1>tsbench: {{len .R.Storages}} storages, {{.R.Workload.Targets}} targets × {{.R.Workload.SeriesPerTarget}} series</h1>
@@ -462,7 +464,23 @@ type slowQuery struct {
 }
 
 // WriteHTML writes report.html: one self-contained page, no script, no external resource.
-func WriteHTML(w io.Writer, r *results.Run) error {
+func WriteHTML(w io.Writer, r *results.Run) error { return writeHTML(w, r, nil) }
+
+// liveBanner is what the live page (issue 31) has beyond report.html: a line at its top, and a
+// meta refresh, which reloads it without a script (the page's CSP allows none).
+type liveBanner struct {
+	Banner  string
+	Refresh int // seconds
+}
+
+// WriteLiveHTML writes the report of a run still going, as tsbench run serves it at
+// -httpListenAddr: report.html's page with banner at its top, reloading itself every refresh
+// (at least a second).
+func WriteLiveHTML(w io.Writer, r *results.Run, banner string, refresh time.Duration) error {
+	return writeHTML(w, r, &liveBanner{Banner: banner, Refresh: max(1, int(refresh.Round(time.Second).Seconds()))})
+}
+
+func writeHTML(w io.Writer, r *results.Run, live *liveBanner) error {
 	tmpl, err := template.New("report").Funcs(template.FuncMap{"fmtPtr": fmtPtr, "valueText": ValueText}).Parse(htmlPage)
 	if err != nil {
 		return err
@@ -481,6 +499,7 @@ func WriteHTML(w io.Writer, r *results.Run) error {
 		"Freshness": FreshnessRows(r), "FreshnessTitle": FreshnessTitle(r), "Probes": ProbeRows(r), "Slowest": slowest(r), "SlowestN": slowestPerStorage,
 		"Start": r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), "End": r.EndTime.UTC().Format("2006-01-02 15:04:05Z"),
 		"History": time.Duration(r.Workload.HistorySeconds * float64(time.Second)).String(), "LongRun": LongRunLines(r),
+		"Live": live,
 	})
 }
 

@@ -202,3 +202,30 @@ func TestHTMLNoQueryAPI(t *testing.T) {
 		}
 	}
 }
+
+// The live page (issue 31) is report.html's page with a banner at its top and a meta
+// refresh, nothing else: take both away and the bytes are report.html's.
+func TestLiveHTMLIsTheReportWithABanner(t *testing.T) {
+	r := fixture()
+	var end, live bytes.Buffer
+	if err := WriteHTML(&end, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteLiveHTML(&live, r, "live: run in progress <now>", 1500*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(end.String(), "refresh") || strings.Contains(end.String(), `class="live"`) {
+		t.Error("report.html has the live page's refresh or banner")
+	}
+	refresh := "<meta http-equiv=\"refresh\" content=\"2\">\n"
+	banner := "<p class=\"live\" style=\"padding:8px 12px;background:#fff4d6;border:1px solid #e0b84c\">live: run in progress &lt;now&gt;</p>\n"
+	for _, part := range []string{refresh, banner} {
+		if !strings.Contains(live.String(), part) {
+			t.Errorf("the live page lacks %q", part)
+		}
+	}
+	got := strings.Replace(strings.Replace(live.String(), refresh, "", 1), banner, "", 1)
+	if diff := cmp.Diff(end.String(), got); diff != "" {
+		t.Errorf("the live page less its banner and refresh is not report.html (-want +got):\n%s", diff)
+	}
+}

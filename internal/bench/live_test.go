@@ -1,0 +1,188 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/results"
+)
+
+// getLive is the live page as a browser gets it.
+func getLive(t *testing.T, l *live) string {
+	t.Helper()
+	w := httptest.NewRecorder()
+	l.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+	if w.Code != 200 || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/html") {
+		t.Fatalf("GET / answered %d %q", w.Code, w.Header().Get("Content-Type"))
+	}
+	return w.Body.String()
+}
+
+// liveRun is results with one storage that acked n samples.
+func liveRun(n int64) *results.Run {
+	return &results.Run{Storages: []results.Storage{{Name: "prometheus", Write: &results.Write{AckedSamples: n}}}}
+}
+
+// The live page is the last one rendered, says the run is in progress and as of when, and
+// a newer update replaces it; before the first, a note that reloads itself.
+func TestLiveServesTheLastRenderedPage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var renders atomic.Int64
+		render := func(w io.Writer, res *results.Run, banner string, refresh time.Duration) error {
+			renders.Add(1)
+			_, err := fmt.Fprintf(w, "<p>%s</p><p>refresh %s</p><p>%s acked %d</p>", banner, refresh, res.Storages[0].Name, res.Storages[0].Write.AckedSamples)
+			return err
+		}
+		l := newLive(render, time.Minute, slog.New(slog.DiscardHandler))
+		if got := getLive(t, l); !strings.Contains(got, "live: the run is starting") || !strings.Contains(got, `http-equiv="refresh" content="5"`) {
+			t.Errorf("before the first update: %s", got)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		go l.run(ctx)
+		at := time.Now()
+		l.update(liveUpdate{res: liveRun(100), at: at, state: "the load, 10s of 10m0s"})
+		synctest.Wait()
+		first := getLive(t, l)
+		for _, want := range []string{
+			"live: run in progress, as of " + at.UTC().Format("15:04:05Z") + ". Still running: the load, 10s of 10m0s.",
+			"Next update by " + at.Add(time.Minute).UTC().Format("15:04:05Z"),
+			"refresh 1m0s", "prometheus acked 100",
+		} {
+			if !strings.Contains(first, want) {
+				t.Errorf("the first page lacks %q: %s", want, first)
+			}
+		}
+		if again := getLive(t, l); again != first || renders.Load() != 1 {
+			t.Errorf("a second request rendered again (%d renders) or got another page", renders.Load())
+		}
+		time.Sleep(time.Minute)
+		l.update(liveUpdate{res: liveRun(700), at: time.Now(), state: "the load stopped at …", last: true})
+		synctest.Wait()
+		if got := getLive(t, l); !strings.Contains(got, "prometheus acked 700") || !strings.Contains(got, "No update follows") {
+			t.Errorf("the page after the second update: %s", got)
+		}
+		cancel()
+		<-l.done
+	})
+}
+
+// A render that takes long never holds a request: the page served meanwhile is the previous
+// one, updates that come meanwhile are coalesced into the newest, and that one is rendered
+// next.
+func TestLiveRendersInTheBackground(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var renders atomic.Int64
+		render := func(w io.Writer, res *results.Run, _ string, _ time.Duration) error {
+			if renders.Add(1) == 2 {
+				<-release // the second render hangs until released
+			}
+			_, err := fmt.Fprintf(w, "acked %d", res.Storages[0].Write.AckedSamples)
+			return err
+		}
+		l := newLive(render, time.Minute, slog.New(slog.DiscardHandler))
+		ctx, cancel := context.WithCancel(t.Context())
+		go l.run(ctx)
+		l.update(liveUpdate{res: liveRun(1), at: time.Now()})
+		synctest.Wait()
+		l.update(liveUpdate{res: liveRun(2), at: time.Now()})
+		synctest.Wait() // the renderer hangs in the second render
+		for n := int64(3); n <= 5; n++ {
+			l.update(liveUpdate{res: liveRun(n), at: time.Now()})
+		}
+		if got := getLive(t, l); got != "acked 1" {
+			t.Errorf("while rendering, the page served is %q, want the previous one", got)
+		}
+		close(release)
+		synctest.Wait()
+		if got := getLive(t, l); got != "acked 5" {
+			t.Errorf("after the render, the page is %q, want the newest update's", got)
+		}
+		if n := renders.Load(); n != 3 {
+			t.Errorf("%d renders, want 3: updates 3 and 4 replaced by 5 while 2 rendered", n)
+		}
+		cancel()
+		<-l.done
+	})
+}
+
+// A render that fails keeps the last page.
+func TestLiveKeepsThePageWhenARenderFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		render := func(w io.Writer, res *results.Run, _ string, _ time.Duration) error {
+			if res.Storages[0].Write.AckedSamples == 2 {
+				return fmt.Errorf("template: boom")
+			}
+			_, err := fmt.Fprintf(w, "acked %d", res.Storages[0].Write.AckedSamples)
+			return err
+		}
+		l := newLive(render, time.Minute, slog.New(slog.DiscardHandler))
+		ctx, cancel := context.WithCancel(t.Context())
+		go l.run(ctx)
+		l.update(liveUpdate{res: liveRun(1), at: time.Now()})
+		synctest.Wait()
+		l.update(liveUpdate{res: liveRun(2), at: time.Now()})
+		synctest.Wait()
+		if got := getLive(t, l); got != "acked 1" {
+			t.Errorf("after a failed render the page is %q, want the last one rendered", got)
+		}
+		cancel()
+		<-l.done
+	})
+}
+
+func TestLiveInterval(t *testing.T) {
+	for _, tc := range []struct {
+		checkpoint time.Duration
+		out        string
+		want       time.Duration
+	}{
+		{5 * time.Minute, "out", time.Minute}, // the default checkpoint: every minute
+		{20 * time.Second, "out", 20 * time.Second},
+		{20 * time.Second, "", time.Minute}, // no -out: no checkpoint written
+		{0, "out", time.Minute},
+	} {
+		if got := liveInterval(tc.checkpoint, Options{Out: tc.out, LiveEvery: time.Minute}); got != tc.want {
+			t.Errorf("checkpointInterval %s, -out %q: every %s, want %s", tc.checkpoint, tc.out, got, tc.want)
+		}
+	}
+}
+
+// The live page says what is still running: the load with its end, or until interrupted,
+// and the read-back while the load runs.
+func TestLiveState(t *testing.T) {
+	start := time.Date(2026, 11, 26, 14, 0, 0, 0, time.UTC)
+	storages := map[string]config.Storage{"vm": {WriteURL: "http://127.0.0.1:8428/api/v1/write"}}
+	for _, tc := range []struct {
+		name string
+		cfg  config.Config
+		want string
+	}{
+		{
+			name: "duration",
+			cfg:  config.Config{Duration: 10 * time.Minute, RemoteStorages: storages},
+			want: "the load, 2m30s of 10m0s, until 14:10:00Z",
+		},
+		{
+			name: "endless, checked while it runs",
+			cfg:  config.Config{VerifyInterval: 10 * time.Minute, VerifySamples: 100, RemoteStorages: storages},
+			want: "the load, 2m30s so far, until interrupted; the read-back every 10m0s",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &run{cfg: &tc.cfg, start: start}
+			if got := r.liveState(start.Add(150 * time.Second)); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
