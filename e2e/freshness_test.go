@@ -35,6 +35,7 @@ func TestFreshnessLatencyOffset(t *testing.T) {
 duration: 25s
 targetsCount: 2
 verifySamples: 0
+freshness: {writeInterval: 1s} # a sample a second (24 queries/s): enough samples in 25 s
 remoteStorages:
   vm0: {writeURL: %s, readURL: %s}
   vm5: {writeURL: %s, readURL: %s}

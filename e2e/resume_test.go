@@ -30,6 +30,7 @@ targetsCount: 10
 scrapeInterval: 2s
 queryInterval: 2s
 verifySamples: 500
+freshness: {writeInterval: 1s} # canary samples before the first checkpoints
 remoteStorages:
   vm: {writeURL: %sapi/v1/write, readURL: %s}
 `, start.Format(time.RFC3339), vm.URL, vm.URL)

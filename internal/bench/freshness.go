@@ -13,12 +13,15 @@ import (
 )
 
 // newProbers makes the freshness canary of every storage that gets writes and answered the
-// query API, on the lead shard (once for all shards); none when freshness.interval is 0.
+// query API, on the lead shard (once for all shards); none when freshness.interval is 0. Its
+// schedule is held to a tenth of the query plan's load (freshness.NewSchedule).
 func (r *run) newProbers() error {
 	r.fresh = map[string]*freshness.Prober{}
 	if !r.cfg.Freshness.On() || !r.cfg.Lead() {
 		return nil
 	}
+	load := readLoad(r.p.Plan)
+	logged := false
 	for _, name := range r.cfg.StorageNames() {
 		st := r.cfg.RemoteStorages[name]
 		if qa := r.queryAPI[name]; st.DisableWrite || qa == nil || !qa.Available {
@@ -37,9 +40,33 @@ func (r *run) newProbers() error {
 		if err != nil {
 			return err
 		}
-		r.fresh[name] = freshness.New(name, r.cfg.Freshness, canary, query.NewAPI(rc, st.ReadURL), r.cfg.ObserveInterval, r.log)
+		p := freshness.New(name, r.cfg.Freshness, load, canary, query.NewAPI(rc, st.ReadURL), r.cfg.ObserveInterval, r.log)
+		r.fresh[name] = p
+		if !logged { // one schedule for every storage
+			logged = true
+			sc := p.Schedule()
+			r.log.Info("freshness canary", "write_interval", sc.Write, "polls_per_sample", len(sc.Polls),
+				"first_poll", sc.Polls[0], "last_poll", sc.Polls[len(sc.Polls)-1],
+				"queries_per_second", sc.QueriesPerSecond(), "read_load_queries_per_second", load)
+		}
 	}
 	return nil
+}
+
+// readLoad is the queries per second the plan asks of each storage: each query once per its
+// interval (the default rules, dashboard and index lookups: 55/10s + 8/30s + 3/1m + 12/30s =
+// 6.2). A storage's own pace (missed evaluations) is not in it: it is the load as planned.
+func readLoad(plan *query.Plan) float64 {
+	if plan == nil {
+		return 0
+	}
+	var qps float64
+	for _, q := range plan.Queries {
+		if q.Interval > 0 {
+			qps += 1 / q.Interval.Seconds()
+		}
+	}
+	return qps
 }
 
 // runProbers runs every canary until ctx ends.

@@ -8,13 +8,15 @@ import (
 // Freshness configures the canary series that measure, per storage, how long after its ack a
 // sample becomes visible to a query (issue 21). The canary is tsbench's own: written apart
 // from the workload (not in its account, its read-back or its queries), one request every
-// WriteInterval, and looked for every Interval until it shows or Timeout passes.
+// WriteInterval, each sample looked for at the same fixed times after its ack on every storage
+// (internal/freshness' Schedule: from Interval to WriteInterval, geometrically).
 type Freshness struct {
-	// Interval is how often each storage is asked for the newest canary sample, by an instant
-	// query, a range query over the last 5 minutes and an /api/v1/series lookup; 0 turns
-	// freshness off. It is the resolution of the figures.
+	// Interval is the first time after a sample's ack each storage is asked for it, by an
+	// instant query, a range query over the last 5 minutes and an /api/v1/series lookup: the
+	// figures' finest resolution. 0 turns freshness off.
 	Interval time.Duration `yaml:"interval" json:"interval"`
-	// WriteInterval is how often a canary sample is written to each storage.
+	// WriteInterval is how often a canary sample is written to each storage; 0, the default,
+	// as seldom as keeps the canary's queries at a tenth of the workload's read load.
 	WriteInterval time.Duration `yaml:"writeInterval" json:"writeInterval"`
 	// Timeout is how long after its ack a canary sample may take to become visible before it
 	// is counted as never visible.
@@ -86,11 +88,17 @@ func (f Freshness) problems() []error {
 	if f.Interval < time.Millisecond {
 		bad("interval", "must be >= 1ms, or 0 to turn freshness off")
 	}
-	if f.WriteInterval < f.Interval {
+	switch {
+	case f.WriteInterval < 0:
+		bad("writeInterval", "must be >= 0 (0: a tenth of the read load)")
+	case f.WriteInterval > 0 && f.WriteInterval < f.Interval:
 		bad("writeInterval", "%s is shorter than freshness.interval (%s): write at most as often as you poll", shortDuration(f.WriteInterval), shortDuration(f.Interval))
 	}
-	if f.Timeout < f.WriteInterval {
+	switch {
+	case f.Timeout < f.WriteInterval:
 		bad("timeout", "%s is shorter than freshness.writeInterval (%s)", shortDuration(f.Timeout), shortDuration(f.WriteInterval))
+	case f.Timeout < f.Interval:
+		bad("timeout", "%s is shorter than freshness.interval (%s)", shortDuration(f.Timeout), shortDuration(f.Interval))
 	}
 	return errs
 }

@@ -109,7 +109,7 @@ func newProber(t *testing.T, cfg config.Freshness, w Writer, api http.Handler) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New("fake", cfg, w, query.NewAPI(client, srv.URL+"/"), time.Second, slog.New(slog.DiscardHandler))
+	return New("fake", cfg, 0, w, query.NewAPI(client, srv.URL+"/"), time.Second, slog.New(slog.DiscardHandler))
 }
 
 func writeData(w io.Writer, data any) {
@@ -177,8 +177,8 @@ func TestFreshnessMeasuresTheDelay(t *testing.T) {
 			}
 		})
 	}
-	if res.QueriesPerSecond <= 0 || res.QueriesPerSecond > 3/cfg.Interval.Seconds() {
-		t.Errorf("queries per second %.1f, want at most 3 probes × %.0f", res.QueriesPerSecond, 1/cfg.Interval.Seconds())
+	if q := p.Schedule().QueriesPerSecond(); res.QueriesPerSecond <= 0 || res.QueriesPerSecond > q {
+		t.Errorf("queries per second %.1f, want at most the schedule's 3 probes × 8 polls per %s, %.0f", res.QueriesPerSecond, cfg.WriteInterval, q)
 	}
 }
 
@@ -200,7 +200,7 @@ func (s *slowWriter) Write(_ context.Context, _ [][]workload.Label, t int64, _ f
 // ingestion counters with the account exactly).
 func TestWriteUnderWayAtTheEndIsCounted(t *testing.T) {
 	w := &slowWriter{delay: 300 * time.Millisecond, stored: make(chan int64, 10)}
-	cfg := config.Freshness{Interval: time.Hour, WriteInterval: 100 * time.Millisecond, Timeout: time.Minute}
+	cfg := config.Freshness{Interval: 100 * time.Millisecond, WriteInterval: 100 * time.Millisecond, Timeout: time.Minute}
 	p := newProber(t, cfg, w, http.NotFoundHandler())
 	ctx, cancel := context.WithTimeout(t.Context(), 250*time.Millisecond) // the first write starts at 100ms
 	defer cancel()
@@ -254,7 +254,7 @@ func TestResumeContinuesTheCounts(t *testing.T) {
 	if err != nil || h.TotalCount() != in.Visible {
 		t.Errorf("histogram holds %d samples (%v), want every visible one, %d", h.TotalCount(), err, in.Visible)
 	}
-	if final.QueriesPerSecond <= 0 || final.QueriesPerSecond > 3/cfg.Interval.Seconds() {
-		t.Errorf("queries per second %.1f over both runs, want in (0, %.0f]", final.QueriesPerSecond, 3/cfg.Interval.Seconds())
+	if q := resumed.Schedule().QueriesPerSecond(); final.QueriesPerSecond <= 0 || final.QueriesPerSecond > q {
+		t.Errorf("queries per second %.1f over both runs, want in (0, %.0f]", final.QueriesPerSecond, q)
 	}
 }

@@ -18,69 +18,122 @@ type ask func(ctx context.Context, now time.Time, pending []int64) ([]int64, err
 
 // acked is a canary sample waiting to be seen.
 type acked struct {
-	t   int64     // its timestamp, ms
-	ack time.Time // when its write was acknowledged
+	t    int64     // its timestamp, ms
+	ack  time.Time // when its write was acknowledged
+	miss time.Time // the start of the last query after ack that answered without it; zero: none
 }
 
-// probe is one way of asking for the canary. It asks only while a sample is pending: a
-// storage that shows a sample at once costs one query per write.
+// poll is one scheduled ask for the sample of timestamp t.
+type poll struct {
+	at time.Time
+	t  int64
+}
+
+// probe is one way of asking for the canary. It asks for every sample at the schedule's
+// polls after its ack, whether the sample has shown or not, so that a storage is asked as
+// often as another whatever it shows when; each answer counts for every sample still
+// pending.
 type probe struct {
 	query string
 	ask   ask
 	exact bool // a sample is seen only when its own timestamp is returned, not a newer one
 	step  time.Duration
+	after []time.Duration // the schedule's polls
+	wake  chan struct{}   // a new sample's polls were added
 
 	mu           sync.Mutex // guards below
 	pending      []acked    // by t
+	polls        []poll     // by at
 	visible      int64
 	neverVisible int64
 	abandoned    int64 // pending at the checkpoint a resumed run continued from (resume.go)
 	queries      int64
+	merged       int64 // polls due while the previous query was in flight
 	errors       map[string]int64
 	firstErr     string
-	h            *hdrhistogram.Histogram
+	h            *hdrhistogram.Histogram // ack → the first query that returned the sample
+	lower        *hdrhistogram.Histogram // ack → the last query before it that did not
 	longest      time.Duration
+	longestLower time.Duration
 	tl           timeline
 }
 
-func newProbe(q string, step time.Duration, a ask) *probe {
-	return &probe{query: q, ask: a, step: step, errors: map[string]int64{}, h: newHistogram(), tl: timeline{step: step}}
+func newProbe(q string, step time.Duration, after []time.Duration, a ask) *probe {
+	return &probe{
+		query: q, ask: a, step: step, after: after, wake: make(chan struct{}, 1), errors: map[string]int64{},
+		h: newHistogram(), lower: newHistogram(), tl: timeline{step: step},
+	}
 }
 
+// acked schedules the polls of the sample t acked at at.
 func (p *probe) acked(t int64, at time.Time) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.pending = append(p.pending, acked{t: t, ack: at})
+	for _, d := range p.after {
+		pl := poll{at: at.Add(d), t: t}
+		i, _ := slices.BinarySearchFunc(p.polls, pl, func(a, b poll) int { return a.at.Compare(b.at) })
+		p.polls = slices.Insert(p.polls, i, pl)
+	}
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default: // a wake-up is already waiting
+	}
 }
 
-// run asks every interval, on a schedule anchored at its start, until ctx ends.
-func (p *probe) run(ctx context.Context, interval, timeout time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
+// run makes the scheduled polls, one query at a time, until ctx ends.
+func (p *probe) run(ctx context.Context, timeout time.Duration) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
 	for {
+		p.mu.Lock()
+		var wait <-chan time.Time
+		if len(p.polls) > 0 {
+			timer.Reset(time.Until(p.polls[0].at))
+			wait = timer.C
+		}
+		p.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-p.wake:
+			continue
+		case <-wait:
 		}
 		p.poll(ctx, time.Now(), timeout)
 	}
 }
 
-// poll asks once at now for the samples acked before now, if any.
+// poll makes the polls due at now with one query: for the samples they are of, and every
+// sample acked before now and not seen yet.
 func (p *probe) poll(ctx context.Context, now time.Time, timeout time.Duration) {
 	p.mu.Lock()
-	p.expireLocked(now, timeout)
-	var ts []int64
+	n := 0
+	for n < len(p.polls) && !p.polls[n].at.After(now) {
+		n++
+	}
+	if n == 0 {
+		p.mu.Unlock()
+		return
+	}
+	due := p.polls[:n:n]
+	p.polls = p.polls[n:]
+	p.merged += int64(n - 1)
+	// A sample is given up when a poll scheduled later than timeout after its ack falls due:
+	// the poll's scheduled time, not now, so that a poll at the timeout itself still asks.
+	p.expireLocked(due[0].at, timeout)
+	ts := make([]int64, 0, len(p.pending)+n)
 	for _, a := range p.pending {
 		if a.ack.Before(now) {
 			ts = append(ts, a.t)
 		}
 	}
-	p.mu.Unlock()
-	if len(ts) == 0 {
-		return
+	for _, pl := range due {
+		ts = append(ts, pl.t) // a sample already seen is asked for as if it were not
 	}
+	slices.Sort(ts)
+	ts = slices.Compact(ts)
+	p.mu.Unlock()
 	seen, err := p.ask(ctx, now, ts)
 	if ctx.Err() != nil {
 		return // the run ended during the query: it counts for nothing
@@ -99,7 +152,8 @@ func (p *probe) poll(ctx context.Context, now time.Time, timeout time.Duration) 
 	p.seeLocked(now, seen)
 }
 
-// seeLocked takes the samples acked before now that the answer seen shows out of pending.
+// seeLocked takes the samples acked before now that the answer seen shows out of pending,
+// and notes the others as not seen at now.
 func (p *probe) seeLocked(now time.Time, seen []int64) {
 	newest := int64(-1 << 63)
 	for _, t := range seen {
@@ -115,20 +169,31 @@ func (p *probe) seeLocked(now time.Time, seen []int64) {
 		d := now.Sub(a.ack)
 		_ = p.h.RecordValue(max(1, d.Microseconds()))
 		p.longest = max(p.longest, d)
+		var lo time.Duration
+		if !a.miss.IsZero() {
+			lo = a.miss.Sub(a.ack)
+		}
+		_ = p.lower.RecordValue(lo.Microseconds())
+		p.longestLower = max(p.longestLower, lo)
 		p.visible++
 		p.tl.add(now, d, false)
 		return true
 	})
+	for i := range p.pending {
+		if p.pending[i].ack.Before(now) {
+			p.pending[i].miss = now
+		}
+	}
 }
 
-// expireLocked gives up the samples acked more than timeout before now.
-func (p *probe) expireLocked(now time.Time, timeout time.Duration) {
+// expireLocked gives up the samples acked more than timeout before at.
+func (p *probe) expireLocked(at time.Time, timeout time.Duration) {
 	p.pending = slices.DeleteFunc(p.pending, func(a acked) bool {
-		if now.Sub(a.ack) <= timeout {
+		if at.Sub(a.ack) <= timeout {
 			return false
 		}
 		p.neverVisible++
-		p.tl.add(now, 0, true)
+		p.tl.add(at, 0, true)
 		return true
 	})
 }
@@ -138,10 +203,11 @@ func (p *probe) results() *results.FreshnessProbe {
 	defer p.mu.Unlock()
 	r := &results.FreshnessProbe{
 		Query: p.query, Visible: p.visible, NeverVisible: p.neverVisible, Pending: int64(len(p.pending)), Abandoned: p.abandoned,
-		Queries: p.queries, FirstError: p.firstErr, Timeline: p.tl.snapshot(),
+		Queries: p.queries, MergedPolls: p.merged, FirstError: p.firstErr, Timeline: p.tl.snapshot(),
 	}
 	if p.h.TotalCount() > 0 {
 		r.Seconds = results.LatencyOf(p.h, p.longest)
+		r.LowerBoundSeconds = results.LowerBoundOf(p.lower, p.longestLower)
 	}
 	if len(p.errors) > 0 {
 		r.Errors = p.errors

@@ -57,10 +57,21 @@ func (p *probe) resume(from *results.FreshnessProbe) error {
 	if from.Seconds.Max != nil {
 		p.longest = max(p.longest, time.Duration(*from.Seconds.Max*float64(time.Second)))
 	}
+	if from.LowerBoundSeconds.Histogram != "" { // absent from a checkpoint written before issue 29
+		h, err := hdrhistogram.Decode([]byte(from.LowerBoundSeconds.Histogram))
+		if err != nil {
+			return fmt.Errorf("decode lower-bound histogram: %w", err)
+		}
+		p.lower.Merge(h)
+	}
+	if from.LowerBoundSeconds.Max != nil {
+		p.longestLower = max(p.longestLower, time.Duration(*from.LowerBoundSeconds.Max*float64(time.Second)))
+	}
 	p.visible += from.Visible
 	p.neverVisible += from.NeverVisible
 	p.abandoned += from.Pending + from.Abandoned
 	p.queries += from.Queries
+	p.merged += from.MergedPolls
 	for k, v := range from.Errors {
 		p.errors[k] += v
 	}

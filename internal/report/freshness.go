@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,8 +21,10 @@ var freshnessProbes = []struct {
 }
 
 // FreshnessRows are the freshness table: a header row (the storages), one row per probe with
-// p50 / p90 / p99 / max seconds from a write's ack to the first query that returns it and the
-// samples never seen, the canary writes acked, and the polling's own load. None without a canary.
+// p50 / p90 / p99 / max seconds from a write's ack to the first query that returns it (each
+// after the last query that did not, the resolution the polls bought) and the samples never
+// seen, the canary writes acked, and the polling's own load beside the workload's. None
+// without a canary.
 func FreshnessRows(r *results.Run) [][]string {
 	var interval float64
 	header := []string{"query"}
@@ -48,19 +51,32 @@ func FreshnessRows(r *results.Run) [][]string {
 	for _, s := range r.Storages {
 		if f := s.Freshness; f != nil {
 			writes = append(writes, fmt.Sprintf("%d of %d", f.Acked, f.Written))
-			load = append(load, fmt.Sprintf("%.1f queries/s", f.QueriesPerSecond))
+			load = append(load, freshnessLoad(f))
 		}
 	}
 	return append(rows, writes, load)
 }
 
-// freshnessCell is "p50 / p90 / p99 / max s", then what was not seen.
+// freshnessLoad is the canary's queries per second and, where the workload's read load is
+// known, its share of it.
+func freshnessLoad(f *results.Freshness) string {
+	if f.ReadLoadQueriesPerSecond <= 0 { // written before issue 29, or a workload that reads nothing
+		return fmt.Sprintf("%.1f queries/s", f.QueriesPerSecond)
+	}
+	return fmt.Sprintf("%.2f queries/s, %.1f%% of the workload's %.1f", f.QueriesPerSecond, 100*f.QueriesPerSecond/f.ReadLoadQueriesPerSecond, f.ReadLoadQueriesPerSecond)
+}
+
+// freshnessCell is "p50 / p90 / p99 / max s", each "lower-upper" where the lower bounds are
+// known, then what was not seen.
 func freshnessCell(p *results.FreshnessProbe) string {
 	if p == nil {
 		return "?"
 	}
 	var parts []string
-	if l := p.Seconds; l.P50 != nil {
+	if l, lo := p.Seconds, p.LowerBoundSeconds; l.P50 != nil && lo.P50 != nil {
+		parts = append(parts, fmt.Sprintf("%.2f-%.2f / %.2f-%.2f / %.2f-%.2f / %.2f-%.2f s",
+			*lo.P50, *l.P50, *lo.P90, *l.P90, *lo.P99, *l.P99, *lo.Max, *l.Max))
+	} else if l.P50 != nil {
 		parts = append(parts, fmt.Sprintf("%.2f / %.2f / %.2f / %.2f s", *l.P50, *l.P90, *l.P99, *l.Max))
 	} else {
 		parts = append(parts, "none seen")
@@ -73,6 +89,12 @@ func freshnessCell(p *results.FreshnessProbe) string {
 	}
 	if n := sumErrors(p.Errors); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d of %d queries failed", n, p.Queries))
+	}
+	switch {
+	case p.MergedPolls == 1:
+		parts = append(parts, "1 poll merged into the next")
+	case p.MergedPolls > 1:
+		parts = append(parts, fmt.Sprintf("%d polls merged into the next", p.MergedPolls))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -88,7 +110,17 @@ func sumErrors(m map[string]int64) int64 {
 // FreshnessTitle heads the freshness table, saying how to read it.
 func FreshnessTitle(r *results.Run) string {
 	for _, s := range r.Storages {
-		if f := s.Freshness; f != nil {
+		f := s.Freshness
+		if f != nil && len(f.PollSeconds) > 0 { // every storage has the same schedule
+			polls := make([]string, len(f.PollSeconds))
+			for i, p := range f.PollSeconds {
+				polls[i] = strconv.FormatFloat(p, 'f', -1, 64)
+			}
+			return fmt.Sprintf("freshness: seconds from a write's ack to the last query that did not return it - the first that did, p50 / p90 / p99 / max "+
+				"(a canary sample every %s; each probe asks for each sample %d times on every storage, %s s after its ack)",
+				time.Duration(f.WriteIntervalSeconds*float64(time.Second)), len(f.PollSeconds), strings.Join(polls, ", "))
+		}
+		if f != nil {
 			return fmt.Sprintf("freshness: seconds from a write's ack to the first query that returns it, p50 / p90 / p99 / max (canary written every %s, looked for every %s)",
 				time.Duration(f.WriteIntervalSeconds*float64(time.Second)), time.Duration(f.IntervalSeconds*float64(time.Second)))
 		}

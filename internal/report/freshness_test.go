@@ -97,3 +97,40 @@ func TestFreshnessCharts(t *testing.T) {
 		t.Errorf("%d freshness charts without a canary, want none", len(cs))
 	}
 }
+
+// TestFreshnessTableResolution: with the schedule of issue 29, each figure reads as the poll
+// before it and the one that returned it, the title names the polls, and the load row its
+// share of the workload's read load; merged polls are said.
+func TestFreshnessTableResolution(t *testing.T) {
+	probe := func(lo, hi float64) *results.FreshnessProbe {
+		return &results.FreshnessProbe{
+			Seconds:           results.Latency{P50: &hi, P90: &hi, P99: &hi, Max: &hi},
+			LowerBoundSeconds: results.Latency{P50: &lo, P90: &lo, P99: &lo, Max: &lo},
+			Queries:           40,
+		}
+	}
+	polls := []float64{0.1, 0.234, 0.549, 1.285, 3.011, 7.054, 16.525, 38.71}
+	fresh := func(lo, hi float64) *results.Freshness {
+		return &results.Freshness{
+			IntervalSeconds: 0.1, WriteIntervalSeconds: 38.71, PollSeconds: polls, ReadLoadQueriesPerSecond: 6.2,
+			Written: 5, Acked: 5, QueriesPerSecond: 0.52,
+			Instant: probe(lo, hi), Range: probe(lo, hi), Series: probe(lo, hi),
+		}
+	}
+	r := &results.Run{Storages: []results.Storage{{Name: "prom", Freshness: fresh(0, 0.1)}, {Name: "vm", Freshness: fresh(0.549, 1.285)}}}
+	r.Storages[1].Freshness.Series.MergedPolls = 2
+	want := `
+freshness: seconds from a write's ack to the last query that did not return it - the first that did, p50 / p90 / p99 / max (a canary sample every 38.71s; each probe asks for each sample 8 times on every storage, 0.1, 0.234, 0.549, 1.285, 3.011, 7.054, 16.525, 38.71 s after its ack)
+  query                                                            prom                                                                             vm
+  instant query         0.00-0.10 / 0.00-0.10 / 0.00-0.10 / 0.00-0.10 s                                0.55-1.28 / 0.55-1.28 / 0.55-1.28 / 0.55-1.28 s
+  range query, last 5m  0.00-0.10 / 0.00-0.10 / 0.00-0.10 / 0.00-0.10 s                                0.55-1.28 / 0.55-1.28 / 0.55-1.28 / 0.55-1.28 s
+  /api/v1/series        0.00-0.10 / 0.00-0.10 / 0.00-0.10 / 0.00-0.10 s  0.55-1.28 / 0.55-1.28 / 0.55-1.28 / 0.55-1.28 s, 2 polls merged into the next
+  canary writes acked                                            5 of 5                                                                         5 of 5
+  polling load               0.52 queries/s, 8.4% of the workload's 6.2                                     0.52 queries/s, 8.4% of the workload's 6.2
+`
+	var b strings.Builder
+	writeFreshness(&b, r)
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
