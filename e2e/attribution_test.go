@@ -46,7 +46,7 @@ func TestOTLPLabelMapping(t *testing.T) {
 duration: 15s
 targetsCount: 5
 scrapeInterval: 5s
-queryInterval: 5s
+queryInterval: 10s
 freshness: {interval: 0s}
 remoteStorages:
 ` + storages.String()
@@ -72,9 +72,10 @@ remoteStorages:
 	}
 	t.Logf("unmapped: %s\nmapped: %s", un.Verdict(), m.Verdict())
 	// The query load: the rules and panels select and group by job and instance. On mapped
-	// they ask for service_name and service_instance_id and find what rw finds (up to the
-	// moment each storage's last evaluation ran); on unmapped (as on every OTLP storage before
-	// otlpLabels reached the queries) they find next to nothing.
+	// they ask for service_name and service_instance_id (checked here) and find what rw finds
+	// (checked below, by the rule comparison after the load; what the load's own evaluations
+	// found is logged: on a busy machine they may run before the data is there); on unmapped (as
+	// on every OTLP storage before otlpLabels reached the queries) they find next to nothing.
 	found := map[string][2]int64{}
 	for _, name := range []string{"mapped", "unmapped", "rw"} {
 		q := storageResult(t, rr.results, name).Query
@@ -90,24 +91,27 @@ remoteStorages:
 			t.Errorf("mapped was sent rule %s as %s, want it under service_name", q.Name, q.Expr)
 		}
 	}
-	// A margin of 2 rules, not more: on a loaded machine the last evaluations run early and find
-	// fewer series on every storage (mapped 3 rules, rw 7, unmapped 0 seen once); without
-	// otlpLabels in the queries mapped finds what unmapped finds.
-	if found["mapped"][0] < found["unmapped"][0]+2 || found["unmapped"][1] >= found["mapped"][1] {
-		t.Errorf("rules and panels with series, series: %v; want the mapped storage's well above the unmapped one's", found)
-	}
 	// The rule comparison reads mapped's answers back under job and instance: against rw, a
 	// rule differs only by the label set of each series (the otel_scope_name the receiver
 	// adds, as the read-back says), never by series missing on one side.
+	// This comparison runs after the load, so it holds on a busy machine, where the load's own
+	// evaluations above can run before the data is there or be dropped (counted as missed).
 	balanced := regexp.MustCompile(`^vs rw: (\d+) series only here, (\d+) series only there$`)
+	withSeries := 0
 	for _, d := range m.RuleDiffs {
 		if !strings.HasPrefix(d.Detail, "vs rw: ") {
 			continue
 		}
 		t.Logf("mapped rule diff: %s %s", d.Rule, d.Detail)
-		if g := balanced.FindStringSubmatch(d.Detail); g == nil || g[1] != g[2] {
+		g := balanced.FindStringSubmatch(d.Detail)
+		if g == nil || g[1] != g[2] {
 			t.Errorf("mapped rule %s: %s; want the same series on both, labelled alike but for otel_scope_name", d.Rule, d.Detail)
+		} else if g[1] != "0" {
+			withSeries++
 		}
+	}
+	if withSeries < 2 {
+		t.Errorf("mapped: %d rules found series under service_name and service_instance_id (rules and panels with series during the load: %v); want the rules rw answers", withSeries, found)
 	}
 }
 

@@ -3,7 +3,6 @@ package conformance
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -363,18 +362,24 @@ func (r *runner) keepsHistograms(parent context.Context, pr probe, floatsTook ti
 	ctx, cancel := context.WithTimeout(parent, max(floatsTook, histogramWait))
 	defer cancel()
 	api := r.api.With(url.Values{"nocache": {"1"}}, nil)
+	var lastErr error // the storage's last complete answer, when it was an error
 	for {
 		res, err := api.Instant(ctx, pr.selector, time.UnixMilli(pr.t))
-		if err == nil && slices.ContainsFunc(res.Series, func(s query.Series) bool { return len(s.Histograms) > 0 }) {
+		switch {
+		case err == nil && slices.ContainsFunc(res.Series, func(s query.Series) bool { return len(s.Histograms) > 0 }):
 			return true, nil
+		case err == nil:
+			lastErr = nil
+		case ctx.Err() == nil: // not a request this wait's own deadline cut short
+			lastErr = err
 		}
 		select {
 		case <-ctx.Done():
 			if parent.Err() != nil {
 				return false, parent.Err()
 			}
-			if err != nil && !errors.Is(err, context.DeadlineExceeded) { // the storage's last answer was an error
-				return false, fmt.Errorf("ask for the native histogram %s: %w", pr.selector, err)
+			if lastErr != nil {
+				return false, fmt.Errorf("ask for the native histogram %s: %w", pr.selector, lastErr)
 			}
 			return false, nil
 		case <-time.After(visiblePoll):
