@@ -3,8 +3,10 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,10 +28,23 @@ import (
 // lieRow is one lie and its verdict: check compares a storage's results with the liar's
 // count over what the mode checked and returns what differs, "" when the cell holds.
 type lieRow struct {
-	name  string
-	lies  storagetest.Lies
-	check func(st *results.Storage, told, requests int64) string
+	name string
+	lies storagetest.Lies
+	// after, for LieDeleteAfter, is when the lie starts: this long after the cell does.
+	after time.Duration
+	// whole judges the liar's whole count (refused requests), not its count over the
+	// read-back's window.
+	whole bool
+	check func(c verdict) string
 	modes []mode
+}
+
+// verdict is what a cell's check reads: the storage's results, the liar's count over what
+// they checked (its whole count for a whole row) and the liar.
+type verdict struct {
+	st   *results.Storage
+	told int64
+	liar *storagetest.Liar
 }
 
 // mode is one way of running tsbench against the liar; it returns the results to judge and
@@ -40,21 +55,50 @@ type mode struct {
 	run  func(e *env) (*results.Run, int64)
 }
 
-// matrixBase is a run of a few seconds over 2 targets of the default profile (~1,230 series
-// each, 1 s scrapes): ~7,400 samples, all checked (verifySamples above them), no canary.
+// matrixBase is a run of a few seconds over 2 targets of the default profile's first 150
+// series (smallProfile), 1 s scrapes: ~900 samples, all checked (verifySamples above them),
+// no canary.
 const matrixBase = `targetsCount: 2
+profile: PROFILE
 scrapeInterval: 1s
 queryInterval: 1s
 verifySamples: 100000
 freshness: {interval: 0s}
 `
 
+// smallProfile writes the default profile's first 150 series to dir and returns its path:
+// the cells' CPU is the samples', under -race, on 2 cores.
+func smallProfile(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "profiles", "node_exporter.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Source string            `json:"source"`
+		Series []json.RawMessage `json:"series"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	p.Series = p.Series[:150]
+	if b, err = json.Marshal(p); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "profile.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // env is one cell's storage, liar and directory.
 type env struct {
-	t    *testing.T
-	dir  string
-	recv *storagetest.Receiver
-	liar *storagetest.Liar
+	t       *testing.T
+	profile string // smallProfile's path
+	dir     string
+	recv    *storagetest.Receiver
+	liar    *storagetest.Liar
 }
 
 // rw1 is the liar as a remote write 1.0 storage with the query API.
@@ -79,7 +123,8 @@ func (e *env) config(name, extra, storage string) string {
 	if !strings.Contains(extra, "duration:") {
 		extra += "duration: 3s\n"
 	}
-	if err := os.WriteFile(path, []byte(matrixBase+extra+"remoteStorages:\n  liar: "+storage+"\n"), 0o644); err != nil {
+	base := strings.ReplaceAll(matrixBase, "PROFILE", e.profile)
+	if err := os.WriteFile(path, []byte(base+extra+"remoteStorages:\n  liar: "+storage+"\n"), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
 	return path
@@ -109,9 +154,25 @@ func (e *env) told(res *results.Run) int64 {
 	}
 	n := e.liar.Count(v.CheckedFrom, v.CheckedTo, nil)
 	for _, g := range res.Gaps {
-		n -= e.liar.Count(g.From, g.To, nil)
+		if from, to := later(g.From, v.CheckedFrom), earlier(g.To, v.CheckedTo); !to.Before(from) {
+			n -= e.liar.Count(from, to, nil)
+		}
 	}
 	return n
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 func simple(extra string) func(e *env) (*results.Run, int64) {
@@ -136,37 +197,47 @@ var (
 		res := e.run(context.Background(), e.config("bench", "", st), filepath.Join(e.dir, "out"))
 		return res, e.told(res)
 	}}
-	// resumed is a run killed after its first checkpoint and started again with the same
-	// config and -out: in-process, the checkpoint is kept aside, the run interrupted, and the
-	// checkpoint put back in place of the interrupted run's results, as a SIGKILL leaves it.
+	// resumed is a run killed after a checkpoint and started again with the same config and
+	// -out: in-process, the first run writes into a directory of its own, whose checkpoint
+	// is copied to -out as soon as it is written; the first run is interrupted then (its
+	// drain and read-back go on aside, as a killed process's would not: what it still sends
+	// is in the resumed run's gap) and the second starts at once.
 	resumed = mode{name: "resumed", run: func(e *env) (*results.Run, int64) {
 		start := time.Now().Add(2 * time.Second).UTC().Truncate(time.Second)
-		cfg := e.config("bench", fmt.Sprintf("startTime: %s\ncheckpointInterval: 1s\nduration: 6s\n", start.Format(time.RFC3339)), e.rw1())
-		out := filepath.Join(e.dir, "out")
+		cfg := e.config("bench", fmt.Sprintf("startTime: %s\ncheckpointInterval: 1s\nduration: 8s\n", start.Format(time.RFC3339)), e.rw1())
+		killed, out := filepath.Join(e.dir, "killed"), filepath.Join(e.dir, "out")
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		var checkpoint []byte
 		var wg sync.WaitGroup
+		defer wg.Wait()
 		wg.Go(func() {
-			defer cancel()
-			for ctx.Err() == nil {
-				if res, err := results.ReadFile(filepath.Join(out, "results.json")); err == nil && res.Partial != nil && res.Partial.Reason == "checkpoint" && res.Partial.At.After(start.Add(2*time.Second)) {
-					checkpoint, _ = os.ReadFile(filepath.Join(out, "results.json"))
-					return
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			var stdout, stderr bytes.Buffer
+			Main(ctx, []string{"run", "-config", cfg, "-out", killed, "-httpListenAddr", ""}, &stdout, &stderr)
 		})
-		var stdout, stderr bytes.Buffer
-		Main(ctx, []string{"run", "-config", cfg, "-out", out, "-httpListenAddr", ""}, &stdout, &stderr)
-		cancel()
-		wg.Wait()
-		if checkpoint == nil {
-			e.t.Fatalf("no checkpoint:\n%s", stderr.String())
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				e.t.Fatal("no checkpoint 1 s into the run within 30 s")
+			}
+			b, err := os.ReadFile(filepath.Join(killed, "results.json"))
+			if err != nil {
+				continue
+			}
+			cp, err := results.Parse(b, "checkpoint")
+			if err == nil && cp.Partial == nil {
+				e.t.Fatal("the run ended before a checkpoint 1 s into it")
+			}
+			if err == nil && cp.Partial.Reason == "checkpoint" && !cp.Partial.At.Before(start.Add(time.Second)) {
+				cancel()
+				if err := os.MkdirAll(out, 0o755); err != nil {
+					e.t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(out, "results.json"), b, 0o644); err != nil {
+					e.t.Fatal(err)
+				}
+				break
+			}
 		}
-		if err := os.WriteFile(filepath.Join(out, "results.json"), checkpoint, 0o644); err != nil {
-			e.t.Fatal(err)
-		}
+		e.t.Logf("checkpoint found at %s", time.Now())
 		res := e.run(context.Background(), cfg, out)
 		if len(res.Gaps) != 1 {
 			e.t.Fatalf("resumed run has gaps %+v, want one", res.Gaps)
@@ -199,9 +270,9 @@ func want(what string, want, got int64) string {
 }
 
 // renamed is the verdict on a label lie: every sample found under other labels, none missing.
-func renamed(change string) func(st *results.Storage, told, _ int64) string {
-	return func(st *results.Storage, told, _ int64) string {
-		v := st.Verify
+func renamed(change string) func(c verdict) string {
+	return func(c verdict) string {
+		v, told := c.st.Verify, c.told
 		var changes []string
 		for _, c := range v.LabelChanges {
 			changes = append(changes, c.String())
@@ -213,32 +284,60 @@ func renamed(change string) func(st *results.Storage, told, _ int64) string {
 	}
 }
 
+// refused is the verdict on refused requests: their samples dropped (400) or retried until
+// taken (429, 503), none missing from the read-back either way.
+func refused(status int) func(c verdict) string {
+	return func(c verdict) string {
+		w := c.st.Write
+		var requests int64
+		for _, t := range c.liar.Told() {
+			if t.Series == "" {
+				requests++
+			}
+		}
+		msg := want(fmt.Sprintf("write.requestsByStatus[%d]", status), requests, w.RequestsByStatus[fmt.Sprint(status)])
+		if status == http.StatusBadRequest {
+			var dropped int64
+			for _, n := range w.DroppedSamples {
+				dropped += n
+			}
+			return msg + want("write.droppedSamples", c.told, dropped)
+		}
+		return msg + want("write.retries", requests, w.Retries) + want("verify.missingSamples", 0, c.st.Verify.MissingSamples)
+	}
+}
+
+// missing is the verdict on data not returned: every sample the liar dropped or hides missing.
+func missing(c verdict) string {
+	return want("verify.missingSamples", c.told, c.st.Verify.MissingSamples)
+}
+
 var matrix = []lieRow{
 	{
 		name: "dropSamples", lies: storagetest.Lies{Lie: storagetest.LieDropSamples, Share: 0.05},
-		check: func(st *results.Storage, told, _ int64) string {
-			return want("verify.missingSamples", told, st.Verify.MissingSamples)
+		check: func(c verdict) string {
+			return want("verify.missingSamples", c.told, c.st.Verify.MissingSamples)
 		},
 		modes: []mode{plain, history, rw2, otlp, resumed, merged},
 	},
 	{
 		name: "ulp", lies: storagetest.Lies{Lie: storagetest.LieULP, Share: 0.05},
-		check: func(st *results.Storage, told, _ int64) string {
-			return want("verify.changedValues", told, st.Verify.ChangedValues)
+		check: func(c verdict) string {
+			return want("verify.changedValues", c.told, c.st.Verify.ChangedValues)
 		},
 		modes: []mode{plain, rw2, otlp, resumed, merged},
 	},
 	{
 		name: "round", lies: storagetest.Lies{Lie: storagetest.LieRound},
-		check: func(st *results.Storage, told, _ int64) string {
-			return want("verify.changedValues", told, st.Verify.ChangedValues)
+		check: func(c verdict) string {
+			return want("verify.changedValues", c.told, c.st.Verify.ChangedValues)
 		},
 		modes: []mode{plain, rw2},
 	},
 	{
 		name: "shiftTimestamps", lies: storagetest.Lies{Lie: storagetest.LieShiftTimestamps, Share: 0.05, Shift: 7 * time.Millisecond},
-		check: func(st *results.Storage, told, _ int64) string {
-			return want("verify.shiftedTimestamps", told, st.Verify.ShiftedTimestamps) + want("verify.maxShiftMillis", 7, st.Verify.MaxShiftMillis)
+		check: func(c verdict) string {
+			return want("verify.shiftedTimestamps", c.told, c.st.Verify.ShiftedTimestamps) + want("verify.maxShiftMillis", 7, c.st.Verify.MaxShiftMillis)
 		},
 		modes: []mode{plain, rw2, otlp},
 	},
@@ -254,20 +353,35 @@ var matrix = []lieRow{
 	},
 	{
 		name: "partial", lies: storagetest.Lies{Lie: storagetest.LiePartial, Share: 0.05},
-		check: func(st *results.Storage, told, _ int64) string {
-			return want("verify.missingSamples", told, st.Verify.MissingSamples)
-		},
-		modes: []mode{plain, rw2},
+		check: missing, modes: []mode{plain, rw2, history, resumed, merged},
+	},
+	{
+		// Shown to the queries of the run, gone by the read-back of its end.
+		name: "deleteAfter", lies: storagetest.Lies{Lie: storagetest.LieDeleteAfter, Share: 0.05}, after: 2 * time.Second,
+		check: missing, modes: []mode{plain, rw2},
+	},
+	{
+		name: "refuse400", lies: storagetest.Lies{Lie: storagetest.LieRefuse, Share: 0.5, Status: http.StatusBadRequest}, whole: true,
+		check: refused(http.StatusBadRequest), modes: []mode{plain, rw2, otlp},
+	},
+	{
+		name: "refuse503", lies: storagetest.Lies{Lie: storagetest.LieRefuse, Share: 0.5, Status: http.StatusServiceUnavailable}, whole: true,
+		check: refused(http.StatusServiceUnavailable), modes: []mode{plain, rw2},
+	},
+	{
+		name: "refuse429", lies: storagetest.Lies{Lie: storagetest.LieRefuse, Share: 0.5, Status: http.StatusTooManyRequests}, whole: true,
+		check: refused(http.StatusTooManyRequests), modes: []mode{plain},
 	},
 }
 
 // matrixParallel is how many cells run at once: a cell mostly waits (its run's seconds, the
 // receiver's fsyncs), so more than the test's -parallel (GOMAXPROCS).
-const matrixParallel = 8
+const matrixParallel = 16
 
 // TestMatrix runs every cell, matrixParallel at a time (t.Run from several goroutines, each
 // waiting for its cell, so the cells are not held to -parallel).
 func TestMatrix(t *testing.T) {
+	profile := smallProfile(t, t.TempDir())
 	slots := make(chan struct{}, matrixParallel)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -276,32 +390,40 @@ func TestMatrix(t *testing.T) {
 			slots <- struct{}{}
 			wg.Go(func() {
 				defer func() { <-slots }()
-				t.Run(row.name+"/"+m.name, func(t *testing.T) { cell(t, row, m) })
+				t.Run(row.name+"/"+m.name, func(t *testing.T) { cell(t, profile, row, m) })
 			})
 		}
 	}
 }
 
 // cell runs one cell: a receiver, the liar in front of it, the mode's run and the row's check.
-func cell(t *testing.T, row lieRow, m mode) {
-	e := &env{t: t, dir: t.TempDir()}
+func cell(t *testing.T, profile string, row lieRow, m mode) {
+	e := &env{t: t, dir: t.TempDir(), profile: profile}
 	recv, err := storagetest.Start(t.TempDir(), slog.New(slog.DiscardHandler), m.recv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = recv.Close() })
-	liar, err := storagetest.StartLiar(recv.URL, row.lies)
+	lies := row.lies
+	if row.after > 0 {
+		lies.After = time.Now().Add(row.after)
+	}
+	liar, err := storagetest.StartLiar(recv.URL, lies)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = liar.Close() })
 	e.recv, e.liar = recv, liar
 	res, told := m.run(e)
+	if row.whole {
+		told = liar.Total()
+	}
 	if told == 0 {
-		t.Fatal("the liar told no lie in what was checked: the cell could not fail")
+		v := res.Storage("liar").Verify
+		t.Fatalf("the liar told no lie in what was checked: the cell could not fail (checked %d, window %s..%s, gaps %+v, errors %q)", v.CheckedSamples, v.CheckedFrom, v.CheckedTo, res.Gaps, v.Errors)
 	}
 	st := res.Storage("liar")
-	if msg := row.check(st, told, 0); msg != "" {
-		t.Errorf("%s (checked %d samples, liar's total %d, examples %q)", msg, st.Verify.CheckedSamples, liar.Total(), st.Verify.Examples)
+	if msg := row.check(verdict{st: st, told: told, liar: liar}); msg != "" {
+		t.Errorf("%s (checked %d samples, liar's total %d, examples %q, errors %q, gaps %+v, window %s..%s)", msg, st.Verify.CheckedSamples, liar.Total(), st.Verify.Examples, st.Verify.Errors, res.Gaps, st.Verify.CheckedFrom, st.Verify.CheckedTo)
 	}
 }

@@ -513,7 +513,7 @@ func (l *Liar) liesV2(ls labels.Labels, ts *writev2.TimeSeries) {
 }
 
 // otlp lies in an OTLP/HTTP protobuf request (gauges' and sums' number points: the float
-// lies, LieAddLabel as a point attribute); n is its number points.
+// lies, LieAddLabel as a point attribute); n is its samples as the receiver makes them.
 func (l *Liar) otlp(body []byte, encoding string) (out []byte, n int64, err error) {
 	if encoding != "" {
 		return nil, 0, fmt.Errorf("the liar reads OTLP uncompressed only, not %q", encoding)
@@ -536,7 +536,18 @@ func (l *Liar) otlp(body []byte, encoding string) (out []byte, n int64, err erro
 					dps = m.Gauge().DataPoints()
 				case pmetric.MetricTypeSum:
 					dps = m.Sum().DataPoints()
-				default:
+				case pmetric.MetricTypeSummary: // quantiles, _sum and _count
+					for _, dp := range m.Summary().DataPoints().All() {
+						n += int64(dp.QuantileValues().Len()) + 2
+					}
+					return false
+				case pmetric.MetricTypeHistogram: // buckets (+Inf's too), _sum and _count
+					for _, dp := range m.Histogram().DataPoints().All() {
+						n += int64(dp.BucketCounts().Len()) + 2
+					}
+					return false
+				default: // an exponential histogram: one native histogram sample
+					n += int64(m.ExponentialHistogram().DataPoints().Len())
 					return false
 				}
 				n += int64(dps.Len())
