@@ -237,7 +237,6 @@ var (
 				break
 			}
 		}
-		e.t.Logf("checkpoint found at %s", time.Now())
 		res := e.run(context.Background(), cfg, out)
 		if len(res.Gaps) != 1 {
 			e.t.Fatalf("resumed run has gaps %+v, want one", res.Gaps)

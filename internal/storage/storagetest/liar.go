@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -264,9 +265,7 @@ func (l *Liar) write(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer resp.Body.Close()
-	for k, vs := range resp.Header {
-		w.Header()[k] = vs
-	}
+	maps.Copy(w.Header(), resp.Header)
 	if resp.StatusCode/100 == 2 {
 		for k, v := range headers {
 			w.Header().Set(k, v)
@@ -425,8 +424,12 @@ func (l *Liar) v2(body []byte) (out []byte, floats, hists, exs int64, err error)
 	}
 	syms := writev2.NewSymbolTable()
 	b := labels.NewScratchBuilder(0)
+	emptied := make([]bool, len(req.Timeseries))
 	for i := range req.Timeseries {
 		ts := &req.Timeseries[i]
+		if len(ts.Samples)+len(ts.Histograms) > 0 {
+			emptied[i] = true // unless some are left: see below
+		}
 		floats += int64(len(ts.Samples))
 		hists += int64(len(ts.Histograms))
 		exs += int64(len(ts.Exemplars))
@@ -459,6 +462,14 @@ func (l *Liar) v2(body []byte) (out []byte, floats, hists, exs int64, err error)
 		md.HelpRef, md.UnitRef = syms.Symbolize(mdHelp), syms.Symbolize(mdUnit)
 		ts.Metadata = md
 	}
+	// A series the lie left without samples goes: the receiver refuses one (400).
+	kept := req.Timeseries[:0]
+	for i, ts := range req.Timeseries {
+		if !emptied[i] || len(ts.Samples)+len(ts.Histograms) > 0 {
+			kept = append(kept, ts)
+		}
+	}
+	req.Timeseries = kept
 	req.Symbols = syms.Symbols()
 	raw, err = req.Marshal()
 	return snappy.Encode(nil, raw), floats, hists, exs, err
