@@ -35,8 +35,11 @@ type lieRow struct {
 	// whole judges the liar's whole count (refused requests), not its count over the
 	// read-back's window.
 	whole bool
-	check func(c verdict) string
-	modes []mode
+	// figure is the count the verdict is in, for report compare's mode: it must flag it,
+	// from 0 in a run without the lie to the liar's count in one with it.
+	figure string
+	check  func(c verdict) string
+	modes  []mode
 }
 
 // verdict is what a cell's check reads: the storage's results, the liar's count over what
@@ -95,6 +98,7 @@ func smallProfile(t *testing.T, dir string) string {
 // env is one cell's storage, liar and directory.
 type env struct {
 	t       *testing.T
+	figure  string // the row's figure
 	profile string // smallProfile's path
 	dir     string
 	recv    *storagetest.Receiver
@@ -243,6 +247,37 @@ var (
 		}
 		return res, e.told(res)
 	}}
+	// compared is `report compare` of a run without the lie (a receiver of its own behind a
+	// liar that tells none) against one with it, side by side, -fail-on the row's figure
+	// rising: exit 3, the change from 0 to the liar's count flagged.
+	compared = mode{name: "compared", run: func(e *env) (*results.Run, int64) {
+		recv, err := storagetest.Start(e.t.TempDir(), slog.New(slog.DiscardHandler), storagetest.Options{})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		e.t.Cleanup(func() { _ = recv.Close() })
+		honest, err := storagetest.StartLiar(recv.URL, storagetest.Lies{})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		e.t.Cleanup(func() { _ = honest.Close() })
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			st := fmt.Sprintf("{writeURL: %s%s, readURL: %s}", honest.URL, storagetest.WritePath, honest.URL)
+			e.run(context.Background(), e.config("old", "", st), filepath.Join(e.dir, "old"))
+		})
+		res := e.run(context.Background(), e.config("new", "", e.rw1()), filepath.Join(e.dir, "new"))
+		wg.Wait()
+		told := e.told(res)
+		var stdout, stderr bytes.Buffer
+		code := Main(context.Background(), []string{"report", "compare", filepath.Join(e.dir, "old", "results.json"), filepath.Join(e.dir, "new", "results.json"),
+			"-out", filepath.Join(e.dir, "cmp"), "-fail-on", e.figure + ">+0"}, &stdout, &stderr)
+		line := fmt.Sprintf("✗ liar: %s > +0: 0 → %d ", e.figure, told)
+		if code != ExitThreshold || !strings.Contains(stdout.String(), line) {
+			e.t.Errorf("report compare exited %d, want 3 with %q:\n%s\n%s", code, line, stdout.String(), stderr.String())
+		}
+		return res, told
+	}}
 	// merged is two shards of one run, side by side, merged by `report merge`.
 	merged = mode{name: "merged", run: func(e *env) (*results.Run, int64) {
 		start := time.Now().Add(2 * time.Second).UTC().Truncate(time.Second)
@@ -314,17 +349,15 @@ func missing(c verdict) string {
 var matrix = []lieRow{
 	{
 		name: "dropSamples", lies: storagetest.Lies{Lie: storagetest.LieDropSamples, Share: 0.05},
-		check: func(c verdict) string {
-			return want("verify.missingSamples", c.told, c.st.Verify.MissingSamples)
-		},
-		modes: []mode{plain, history, rw2, otlp, resumed, merged},
+		check: missing, figure: "verify.missingSamples",
+		modes: []mode{plain, history, rw2, otlp, resumed, merged, compared},
 	},
 	{
 		name: "ulp", lies: storagetest.Lies{Lie: storagetest.LieULP, Share: 0.05},
 		check: func(c verdict) string {
 			return want("verify.changedValues", c.told, c.st.Verify.ChangedValues)
 		},
-		modes: []mode{plain, rw2, otlp, merged},
+		figure: "verify.changedValues", modes: []mode{plain, rw2, otlp, merged, compared},
 	},
 	{
 		name: "round", lies: storagetest.Lies{Lie: storagetest.LieRound},
@@ -338,7 +371,7 @@ var matrix = []lieRow{
 		check: func(c verdict) string {
 			return want("verify.shiftedTimestamps", c.told, c.st.Verify.ShiftedTimestamps) + want("verify.maxShiftMillis", 7, c.st.Verify.MaxShiftMillis)
 		},
-		modes: []mode{plain, otlp},
+		figure: "verify.shiftedTimestamps", modes: []mode{plain, otlp, compared},
 	},
 	{
 		name: "addLabel", lies: storagetest.Lies{Lie: storagetest.LieAddLabel, Label: labels.Label{Name: "tenant_id", Value: "default-tenant"}},
@@ -397,7 +430,7 @@ func TestMatrix(t *testing.T) {
 
 // cell runs one cell: a receiver, the liar in front of it, the mode's run and the row's check.
 func cell(t *testing.T, profile string, row lieRow, m mode) {
-	e := &env{t: t, dir: t.TempDir(), profile: profile}
+	e := &env{t: t, dir: t.TempDir(), profile: profile, figure: row.figure}
 	recv, err := storagetest.Start(t.TempDir(), slog.New(slog.DiscardHandler), m.recv)
 	if err != nil {
 		t.Fatal(err)
