@@ -35,6 +35,8 @@ type lieRow struct {
 	// whole judges the liar's whole count (refused requests), not its count over the
 	// read-back's window.
 	whole bool
+	// config is YAML the row adds to every mode's config (the sample types it lies about).
+	config string
 	// figure is the count the verdict is in, for report compare's mode: it must flag it,
 	// from 0 in a run without the lie to the liar's count in one with it.
 	figure string
@@ -99,6 +101,7 @@ func smallProfile(t *testing.T, dir string) string {
 type env struct {
 	t       *testing.T
 	figure  string // the row's figure
+	extra   string // the row's config
 	profile string // smallProfile's path
 	dir     string
 	recv    *storagetest.Receiver
@@ -124,6 +127,7 @@ func (e *env) main(ctx context.Context, args ...string) string {
 func (e *env) config(name, extra, storage string) string {
 	e.t.Helper()
 	path := filepath.Join(e.dir, name+".yaml")
+	extra += e.extra
 	if !strings.Contains(extra, "duration:") {
 		extra += "duration: 3s\n"
 	}
@@ -247,6 +251,20 @@ var (
 		}
 		return res, e.told(res)
 	}}
+	// continuous is a run checked every second while the load runs, as well as at its end:
+	// the checks during the run must find the lie too (their counts are of the data they
+	// sampled, not all of it, so that they find something is the verdict).
+	continuous = mode{name: "continuous", run: func(e *env) (*results.Run, int64) {
+		res := e.run(context.Background(), e.config("bench", "verifyInterval: 1s\nduration: 6s\n", e.rw1()), filepath.Join(e.dir, "out"))
+		c := res.Storage("liar").Verify.Continuous
+		switch {
+		case c == nil || c.Total.Checks == 0:
+			e.t.Errorf("no continuous checks: %+v", c)
+		case c.Total.Clean():
+			e.t.Errorf("the continuous checks found nothing: %+v", c.Total)
+		}
+		return res, e.told(res)
+	}}
 	// compared is `report compare` of a run without the lie (a receiver of its own behind a
 	// liar that tells none) against one with it, side by side, -fail-on the row's figure
 	// rising: exit 3, the change from 0 to the liar's count flagged.
@@ -346,11 +364,28 @@ func missing(c verdict) string {
 	return want("verify.missingSamples", c.told, c.st.Verify.MissingSamples)
 }
 
+// dropped is the verdict on a sample type acked and not kept: the read-back of the run's end,
+// over a sample of it, finds none of what it looked for, and the liar dropped at least that.
+func dropped(what string, read func(*results.Verify) (string, int64, int64)) func(c verdict) string {
+	return func(c verdict) string {
+		got, checked, missing := read(c.st.Verify)
+		switch {
+		case got != "dropped":
+			return fmt.Sprintf("%s: verdict %q, want dropped", what, got)
+		case checked == 0 || missing != checked:
+			return fmt.Sprintf("%s: %d of %d checked missing, want all of some", what, missing, checked)
+		case missing > c.told:
+			return fmt.Sprintf("%s: %d missing, more than the %d the liar dropped", what, missing, c.told)
+		}
+		return ""
+	}
+}
+
 var matrix = []lieRow{
 	{
 		name: "dropSamples", lies: storagetest.Lies{Lie: storagetest.LieDropSamples, Share: 0.05},
 		check: missing, figure: "verify.missingSamples",
-		modes: []mode{plain, history, rw2, otlp, resumed, merged, compared},
+		modes: []mode{plain, history, rw2, otlp, resumed, merged, compared, continuous},
 	},
 	{
 		name: "ulp", lies: storagetest.Lies{Lie: storagetest.LieULP, Share: 0.05},
@@ -385,12 +420,34 @@ var matrix = []lieRow{
 	},
 	{
 		name: "partial", lies: storagetest.Lies{Lie: storagetest.LiePartial, Share: 0.05},
-		check: missing, modes: []mode{plain, rw2, resumed, merged},
+		check: missing, modes: []mode{plain, rw2, resumed, merged, continuous},
 	},
 	{
 		// Shown to the queries of the run, gone by the read-back of its end.
 		name: "deleteAfter", lies: storagetest.Lies{Lie: storagetest.LieDeleteAfter, Share: 0.05}, after: 2 * time.Second,
 		check: missing, modes: []mode{plain, rw2},
+	},
+	{
+		name: "dropHistograms", lies: storagetest.Lies{Lie: storagetest.LieDropHistograms},
+		config: "nativeHistograms: {send: \"true\", fromSummaries: true}\n",
+		check: dropped("verify.nativeHistograms", func(v *results.Verify) (string, int64, int64) {
+			if n := v.NativeHistograms; n != nil {
+				return n.NativeVerdict(), n.CheckedHistograms, n.Missing
+			}
+			return "absent", 0, 0
+		}),
+		modes: []mode{plain, rw2, resumed, merged},
+	},
+	{
+		name: "dropExemplars", lies: storagetest.Lies{Lie: storagetest.LieDropExemplars},
+		config: "exemplars: {percent: 100}\n",
+		check: dropped("verify.exemplars", func(v *results.Verify) (string, int64, int64) {
+			if e := v.Exemplars; e != nil {
+				return e.ExemplarVerdict(), e.Checked, e.Missing
+			}
+			return "absent", 0, 0
+		}),
+		modes: []mode{plain, rw2, merged},
 	},
 	{
 		name: "refuse400", lies: storagetest.Lies{Lie: storagetest.LieRefuse, Share: 0.5, Status: http.StatusBadRequest}, whole: true,
@@ -430,7 +487,7 @@ func TestMatrix(t *testing.T) {
 
 // cell runs one cell: a receiver, the liar in front of it, the mode's run and the row's check.
 func cell(t *testing.T, profile string, row lieRow, m mode) {
-	e := &env{t: t, dir: t.TempDir(), profile: profile, figure: row.figure}
+	e := &env{t: t, dir: t.TempDir(), profile: profile, figure: row.figure, extra: row.config}
 	recv, err := storagetest.Start(t.TempDir(), slog.New(slog.DiscardHandler), m.recv)
 	if err != nil {
 		t.Fatal(err)
