@@ -392,7 +392,7 @@ var matrix = []lieRow{
 		check: func(c verdict) string {
 			return want("verify.changedValues", c.told, c.st.Verify.ChangedValues)
 		},
-		figure: "verify.changedValues", modes: []mode{plain, rw2, otlp, merged, compared},
+		figure: "verify.changedValues", modes: []mode{plain, otlp, compared},
 	},
 	{
 		name: "round", lies: storagetest.Lies{Lie: storagetest.LieRound},
@@ -406,7 +406,7 @@ var matrix = []lieRow{
 		check: func(c verdict) string {
 			return want("verify.shiftedTimestamps", c.told, c.st.Verify.ShiftedTimestamps) + want("verify.maxShiftMillis", 7, c.st.Verify.MaxShiftMillis)
 		},
-		figure: "verify.shiftedTimestamps", modes: []mode{plain, otlp, compared},
+		modes: []mode{plain, otlp},
 	},
 	{
 		name: "addLabel", lies: storagetest.Lies{Lie: storagetest.LieAddLabel, Label: labels.Label{Name: "tenant_id", Value: "default-tenant"}},
@@ -416,11 +416,11 @@ var matrix = []lieRow{
 	{
 		name: "renameJobInstance", lies: storagetest.Lies{Lie: storagetest.LieRenameJobInstance},
 		check: renamed("service_name"),
-		modes: []mode{plain, rw2, resumed, merged},
+		modes: []mode{plain, resumed, merged},
 	},
 	{
 		name: "partial", lies: storagetest.Lies{Lie: storagetest.LiePartial, Share: 0.05},
-		check: missing, modes: []mode{plain, rw2, resumed, merged, continuous},
+		check: missing, modes: []mode{plain, merged, continuous},
 	},
 	{
 		// Shown to the queries of the run, gone by the read-back of its end.
@@ -436,7 +436,7 @@ var matrix = []lieRow{
 			}
 			return "absent", 0, 0
 		}),
-		modes: []mode{plain, rw2, resumed, merged},
+		modes: []mode{plain, resumed, merged},
 	},
 	{
 		name: "dropExemplars", lies: storagetest.Lies{Lie: storagetest.LieDropExemplars},
@@ -447,7 +447,7 @@ var matrix = []lieRow{
 			}
 			return "absent", 0, 0
 		}),
-		modes: []mode{plain, rw2, merged},
+		modes: []mode{plain, merged},
 	},
 	{
 		name: "refuse400", lies: storagetest.Lies{Lie: storagetest.LieRefuse, Share: 0.5, Status: http.StatusBadRequest}, whole: true,
