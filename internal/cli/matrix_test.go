@@ -288,8 +288,11 @@ var (
 		wg.Wait()
 		told := e.told(res)
 		var stdout, stderr bytes.Buffer
-		code := Main(context.Background(), []string{"report", "compare", filepath.Join(e.dir, "old", "results.json"), filepath.Join(e.dir, "new", "results.json"),
-			"-out", filepath.Join(e.dir, "cmp"), "-fail-on", e.figure + ">+0"}, &stdout, &stderr)
+		args := []string{
+			"report", "compare", filepath.Join(e.dir, "old", "results.json"), filepath.Join(e.dir, "new", "results.json"),
+			"-out", filepath.Join(e.dir, "cmp"), "-fail-on", e.figure + ">+0",
+		}
+		code := Main(context.Background(), args, &stdout, &stderr)
 		line := fmt.Sprintf("✗ liar: %s > +0: 0 → %d ", e.figure, told)
 		if code != ExitThreshold || !strings.Contains(stdout.String(), line) {
 			e.t.Errorf("report compare exited %d, want 3 with %q:\n%s\n%s", code, line, stdout.String(), stderr.String())
