@@ -6,11 +6,13 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/prompb"
 )
 
@@ -21,6 +23,17 @@ func TestLiarWrites(t *testing.T) {
 		req := prompb.WriteRequest{Timeseries: []prompb.TimeSeries{{
 			Labels:  []prompb.Label{{Name: "__name__", Value: "x_total"}, {Name: "instance", Value: "i"}, {Name: "job", Value: "j"}},
 			Samples: []prompb.Sample{{Value: 1.5, Timestamp: 1000}, {Value: 2, Timestamp: 2000}, {Value: math.NaN(), Timestamp: 3000}},
+		}}}
+		b, err := req.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	stale := func(t *testing.T) []byte {
+		req := prompb.WriteRequest{Timeseries: []prompb.TimeSeries{{
+			Labels:  []prompb.Label{{Name: "__name__", Value: "x_total"}, {Name: "instance", Value: "i"}, {Name: "job", Value: "j"}},
+			Samples: []prompb.Sample{{Value: 1.5, Timestamp: 1000}, {Value: math.Float64frombits(value.StaleNaN), Timestamp: 2000}},
 		}}}
 		b, err := req.Marshal()
 		if err != nil {
@@ -71,6 +84,11 @@ func TestLiarWrites(t *testing.T) {
 			name: "dropSamples/v2", lies: Lies{Lie: LieDropSamples}, body: v2Request, ct: v2Type,
 			want: map[string][]Sample{},
 			told: []Told{{`{__name__="x_total", job="j"}`, 1000, 1}, {`{__name__="x_total", job="j"}`, 2000, 1}},
+		},
+		{
+			name: "dropStale", lies: Lies{Lie: LieDropStale}, body: stale, ct: "application/x-protobuf",
+			want: map[string][]Sample{series: {{1000, 1.5}}},
+			told: []Told{{series, 2000, 1}},
 		},
 		{
 			name: "refuse", lies: Lies{Lie: LieRefuse, Status: http.StatusServiceUnavailable}, body: v1, ct: "application/x-protobuf",
@@ -178,5 +196,27 @@ func TestLiarQueries(t *testing.T) {
 		if ls := labels.FromMap(s.Metric); hidden[ls.String()] {
 			t.Errorf("%s answered, but hidden", ls)
 		}
+	}
+}
+
+// TestLiarDelay: an answer leaves out the points younger than Delay, and a series left with
+// none; older points and other answers stay.
+func TestLiarDelay(t *testing.T) {
+	l := &Liar{lies: Lies{Lie: LieDelay, Delay: 10 * time.Second}}
+	now := time.Unix(1000, 0)
+	in := `{"status":"success","data":{"resultType":"matrix","result":[` +
+		`{"metric":{"__name__":"a"},"values":[[985,"1"],[995,"2"]]},` +
+		`{"metric":{"__name__":"b"},"values":[[999,"3"]]}]}}`
+	out, err := l.lieInAnswer([]byte(in), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"a"},"values":[[985,"1"]]}]}}`
+	if diff := cmp.Diff(want, string(out)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	vector := `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"__name__":"a"},"value":[995,"2"]}]}}`
+	if out, err = l.lieInAnswer([]byte(vector), now); err != nil || !strings.Contains(string(out), `"result":[]`) {
+		t.Errorf("an instant answer 5 s old under a 10 s delay: %s, %v; want no series", out, err)
 	}
 }
