@@ -1,0 +1,739 @@
+package storagetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"maps"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/snappy"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/value"
+	"github.com/prometheus/prometheus/prompb"
+	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+)
+
+// Lie names the one lie a Liar tells (issue 29): each is a behaviour some storage has shown, or
+// could show, while acknowledging every write.
+type Lie string
+
+// The lies. Write-side lies alter what is forwarded to the receiver and still answer as it
+// did (for a 2.0 request, with the counts received in the written headers, as a storage that
+// claims them); query-side lies alter what /api/v1/query and /api/v1/query_range answer.
+const (
+	// LieDropSamples drops a Share of float samples with a number (not NaN, not staleness
+	// markers: those are LieDropStale's) after acking them.
+	LieDropSamples Lie = "dropSamples"
+	// LieDropHistograms drops every native histogram sample while acking it.
+	LieDropHistograms Lie = "dropHistograms"
+	// LieDropExemplars drops every exemplar while acking it.
+	LieDropExemplars Lie = "dropExemplars"
+	// LieDropMetadata drops every metadata entry (1.0's metadata requests, 2.0's per series).
+	LieDropMetadata Lie = "dropMetadata"
+	// LieAddLabel adds Label to every series, as Thanos receive adds tenant_id.
+	LieAddLabel Lie = "addLabel"
+	// LieRenameJobInstance stores job as service_name and instance as service_instance_id, as
+	// OTLP storages keep them.
+	LieRenameJobInstance Lie = "renameJobInstance"
+	// LieULP changes a Share of float values to the next float64 up.
+	LieULP Lie = "ulp"
+	// LieRound rounds every float value to an integer (a changed value is counted).
+	LieRound Lie = "round"
+	// LieShiftTimestamps moves a Share of samples by Shift.
+	LieShiftTimestamps Lie = "shiftTimestamps"
+	// LieDropStale drops every staleness marker.
+	LieDropStale Lie = "dropStale"
+	// LieDelay hides from queries every sample younger than Delay at the time of the query.
+	LieDelay Lie = "delay"
+	// LiePartial leaves a Share of series out of every query answer (the series chosen by
+	// their labels), though they are stored. The record holds their samples with a number
+	// (NaN and staleness markers, which a reader counts apart, are not in it), as for
+	// LieDeleteAfter.
+	LiePartial Lie = "partial"
+	// LieDeleteAfter leaves a Share of series out of every query answer from After on: data
+	// acknowledged and shown, then lost.
+	LieDeleteAfter Lie = "deleteAfter"
+	// LieRefuse answers a Share of write requests with Status, forwarding nothing.
+	LieRefuse Lie = "refuse"
+)
+
+// Lies configures a Liar: one lie and its parameters.
+type Lies struct {
+	Lie Lie
+	// Share is the part of the samples, series or requests the lie touches, in (0, 1]; the
+	// choice is a hash of the series' labels (and the timestamp for a per-sample lie), so the
+	// same data is lied about the same way in every run. 0 means 1.
+	Share float64
+	// Label is the label LieAddLabel adds.
+	Label labels.Label
+	// Shift is LieShiftTimestamps' shift, Delay LieDelay's.
+	Shift, Delay time.Duration
+	// After is when LieDeleteAfter starts hiding.
+	After time.Time
+	// Status is LieRefuse's answer: 400, 429 or 503.
+	Status int
+	// Skip leaves the series whose metric name starts with it alone (the canary, "tsbench_").
+	Skip string
+}
+
+// Told is one thing a Liar lied about: a sample's series and timestamp, or a request.
+type Told struct {
+	Series string // the labels as written, in labels.Labels' String form; "" for a request
+	T      int64  // ms; the request's arrival for LieRefuse
+	N      int64  // samples in a refused request; 1 otherwise
+}
+
+// Liar is a remote-write and query-API middleware in front of a Receiver that tells one lie
+// and keeps a record of every sample (series, request) it told it about. Invariant: every
+// sample the lie altered, dropped or hides is in the record exactly once; nothing else is.
+type Liar struct {
+	URL string
+
+	lies   Lies
+	target string
+	proxy  *httputil.ReverseProxy
+	srv    *http.Server
+	done   chan error
+
+	mu       sync.Mutex // guards told, seen, requests
+	told     []Told
+	seen     map[string]bool // series recorded for a per-series lie
+	requests int64
+}
+
+// StartLiar serves l in front of the receiver at target (its base URL) on a free loopback port.
+func StartLiar(target string, l Lies) (*Liar, error) {
+	if l.Share == 0 {
+		l.Share = 1
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, err
+	}
+	lr := &Liar{lies: l, target: target, done: make(chan error, 1), seen: map[string]bool{}}
+	lr.proxy = httputil.NewSingleHostReverseProxy(u)
+	lr.proxy.ModifyResponse = lr.rewriteQuery
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	lr.URL = "http://" + ln.Addr().String()
+	lr.srv = &http.Server{Handler: lr, ReadHeaderTimeout: 10 * time.Second}
+	go func() { lr.done <- lr.srv.Serve(ln) }()
+	return lr, nil
+}
+
+// Close stops serving.
+func (l *Liar) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := l.srv.Shutdown(ctx)
+	if serr := <-l.done; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}
+
+// Told returns a copy of the record.
+func (l *Liar) Told() []Told {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.told)
+}
+
+// Count is how many samples the lie touched with timestamps in [from, to] (both inclusive),
+// in series whose labels satisfy keep (nil keeps every series).
+func (l *Liar) Count(from, to time.Time, keep func(series string) bool) int64 {
+	var n int64
+	for _, t := range l.Told() {
+		if t.T >= from.UnixMilli() && t.T <= to.UnixMilli() && (keep == nil || keep(t.Series)) {
+			n += t.N
+		}
+	}
+	return n
+}
+
+// Total is how many samples the lie touched (for LieRefuse: the samples in refused requests).
+func (l *Liar) Total() int64 { return l.Count(time.Unix(0, 0), time.Unix(math.MaxInt32, 0), nil) }
+
+func (l *Liar) record(series string, t, n int64) {
+	l.mu.Lock()
+	l.told = append(l.told, Told{Series: series, T: t, N: n})
+	l.mu.Unlock()
+}
+
+// chosen reports whether the lie touches key: a hash of key below Share.
+func (l *Liar) chosen(key string) bool {
+	if l.lies.Share >= 1 {
+		return true
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(key))
+	return float64(h.Sum64()>>11)/(1<<53) < l.lies.Share
+}
+
+func (l *Liar) sampleChosen(series string, t int64) bool {
+	return l.chosen(series + "@" + strconv.FormatInt(t, 10))
+}
+
+func (l *Liar) skip(ls labels.Labels) bool {
+	return l.lies.Skip != "" && strings.HasPrefix(ls.Get(model.MetricNameLabel), l.lies.Skip)
+}
+
+func (l *Liar) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case WritePath, OTLPPath:
+		l.write(w, r)
+	default:
+		l.proxy.ServeHTTP(w, r)
+	}
+}
+
+// write decodes a write request, lies, re-encodes it and forwards it to the receiver.
+func (l *Liar) write(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	now := time.Now()
+	ct := r.Header.Get("Content-Type")
+	var (
+		out     []byte
+		n       int64 // samples received
+		headers = map[string]string{}
+	)
+	switch {
+	case r.URL.Path == OTLPPath:
+		out, n, err = l.otlp(body, r.Header.Get("Content-Encoding"))
+	case strings.Contains(ct, "io.prometheus.write.v2.Request"):
+		var floats, hists, exs int64
+		out, floats, hists, exs, err = l.v2(body)
+		n = floats + hists
+		headers["X-Prometheus-Remote-Write-Samples-Written"] = strconv.FormatInt(floats, 10)
+		headers["X-Prometheus-Remote-Write-Histograms-Written"] = strconv.FormatInt(hists, 10)
+		headers["X-Prometheus-Remote-Write-Exemplars-Written"] = strconv.FormatInt(exs, 10)
+	default:
+		out, n, err = l.v1(body)
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if l.lies.Lie == LieRefuse {
+		l.mu.Lock()
+		l.requests++
+		i := l.requests
+		l.mu.Unlock()
+		if math.Floor(float64(i)*l.lies.Share) > math.Floor(float64(i-1)*l.lies.Share) {
+			l.record("", now.UnixMilli(), n)
+			if l.lies.Status == http.StatusTooManyRequests || l.lies.Status == http.StatusServiceUnavailable {
+				w.Header().Set("Retry-After", "0")
+			}
+			http.Error(w, "refused by the liar", l.lies.Status)
+			return
+		}
+	}
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, l.target+r.URL.Path, bytes.NewReader(out))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	req.Header = r.Header.Clone()
+	req.Header.Del("Content-Length")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	maps.Copy(w.Header(), resp.Header)
+	if resp.StatusCode/100 == 2 {
+		for k, v := range headers {
+			w.Header().Set(k, v)
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+}
+
+// v1 lies in a remote write 1.0 request; n is its samples (floats and histograms).
+func (l *Liar) v1(body []byte) (out []byte, n int64, err error) {
+	raw, err := snappy.Decode(nil, body)
+	if err != nil {
+		return nil, 0, err
+	}
+	var req prompb.WriteRequest
+	if err := req.Unmarshal(raw); err != nil {
+		return nil, 0, err
+	}
+	for i := range req.Timeseries {
+		ts := &req.Timeseries[i]
+		n += int64(len(ts.Samples) + len(ts.Histograms))
+		ls := labelsOfV1(ts.Labels)
+		if l.skip(ls) {
+			continue
+		}
+		times := make([]int64, 0, len(ts.Samples)+len(ts.Histograms))
+		for _, s := range ts.Samples {
+			times = append(times, s.Timestamp)
+		}
+		for _, h := range ts.Histograms {
+			times = append(times, h.Timestamp)
+		}
+		l.recordLabels(ls, times)
+		ts.Samples = l.floats(ls, ts.Samples)
+		if l.lies.Lie == LieDropHistograms {
+			for _, h := range ts.Histograms {
+				l.record(ls.String(), h.Timestamp, 1)
+			}
+			ts.Histograms = nil
+		}
+		if l.lies.Lie == LieDropExemplars {
+			for _, e := range ts.Exemplars {
+				l.record(ls.String(), e.Timestamp, 1)
+			}
+			ts.Exemplars = nil
+		}
+		ts.Labels = v1Labels(l.relabel(ls))
+	}
+	if l.lies.Lie == LieDropMetadata {
+		for _, md := range req.Metadata {
+			l.record(md.MetricFamilyName, 0, 1)
+		}
+		req.Metadata = nil
+	}
+	raw, err = req.Marshal()
+	return snappy.Encode(nil, raw), n, err
+}
+
+// floats applies the per-sample lies to one 1.0 series' samples (the 2.0 ones convert).
+func (l *Liar) floats(ls labels.Labels, samples []prompb.Sample) []prompb.Sample {
+	key := ls.String()
+	kept := samples[:0]
+	for _, s := range samples {
+		stale := value.IsStaleNaN(s.Value)
+		switch l.lies.Lie {
+		case LieDropSamples:
+			if !math.IsNaN(s.Value) && l.sampleChosen(key, s.Timestamp) {
+				l.record(key, s.Timestamp, 1)
+				continue
+			}
+		case LieDropStale:
+			if stale {
+				l.record(key, s.Timestamp, 1)
+				continue
+			}
+		case LieULP:
+			if !stale && !math.IsNaN(s.Value) && !math.IsInf(s.Value, 0) && l.sampleChosen(key, s.Timestamp) {
+				l.record(key, s.Timestamp, 1)
+				s.Value = math.Nextafter(s.Value, math.Inf(1))
+			}
+		case LieRound:
+			if r := math.Round(s.Value); !stale && !math.IsNaN(s.Value) && r != s.Value {
+				l.record(key, s.Timestamp, 1)
+				s.Value = r
+			}
+		case LieShiftTimestamps:
+			if l.sampleChosen(key, s.Timestamp) {
+				l.record(key, s.Timestamp, 1)
+				s.Timestamp += l.lies.Shift.Milliseconds()
+			}
+		case LiePartial, LieDeleteAfter:
+			if !math.IsNaN(s.Value) && l.chosen(key) {
+				l.record(key, s.Timestamp, 1)
+			}
+		}
+		kept = append(kept, s)
+	}
+	return kept
+}
+
+// relabel is the series' labels as stored under a label lie.
+func (l *Liar) relabel(ls labels.Labels) labels.Labels {
+	switch l.lies.Lie {
+	case LieAddLabel:
+		return labels.NewBuilder(ls).Set(l.lies.Label.Name, l.lies.Label.Value).Labels()
+	case LieRenameJobInstance:
+		b := labels.NewBuilder(ls)
+		for from, to := range map[string]string{"job": "service_name", "instance": "service_instance_id"} {
+			if v := ls.Get(from); v != "" {
+				b.Del(from).Set(to, v)
+			}
+		}
+		return b.Labels()
+	}
+	return ls
+}
+
+// recordLabels counts every sample of a series a label lie moved.
+func (l *Liar) recordLabels(ls labels.Labels, ts []int64) {
+	if l.lies.Lie != LieAddLabel && l.lies.Lie != LieRenameJobInstance {
+		return
+	}
+	if labels.Equal(ls, l.relabel(ls)) {
+		return
+	}
+	for _, t := range ts {
+		l.record(ls.String(), t, 1)
+	}
+}
+
+func labelsOfV1(ls []prompb.Label) labels.Labels {
+	b := labels.NewScratchBuilder(len(ls))
+	for _, l := range ls {
+		b.Add(l.Name, l.Value)
+	}
+	b.Sort()
+	return b.Labels()
+}
+
+func v1Labels(ls labels.Labels) []prompb.Label {
+	out := make([]prompb.Label, 0, ls.Len())
+	ls.Range(func(l labels.Label) { out = append(out, prompb.Label{Name: l.Name, Value: l.Value}) })
+	return out
+}
+
+// v2 lies in a remote write 2.0 request; it returns the floats, histograms and exemplars received.
+func (l *Liar) v2(body []byte) (out []byte, floats, hists, exs int64, err error) {
+	raw, err := snappy.Decode(nil, body)
+	if err != nil {
+		return nil, 0, 0, 0, err
+	}
+	var req writev2.Request
+	if err := req.Unmarshal(raw); err != nil {
+		return nil, 0, 0, 0, err
+	}
+	syms := writev2.NewSymbolTable()
+	b := labels.NewScratchBuilder(0)
+	emptied := make([]bool, len(req.Timeseries))
+	for i := range req.Timeseries {
+		ts := &req.Timeseries[i]
+		if len(ts.Samples)+len(ts.Histograms) > 0 {
+			emptied[i] = true // unless some are left: see below
+		}
+		floats += int64(len(ts.Samples))
+		hists += int64(len(ts.Histograms))
+		exs += int64(len(ts.Exemplars))
+		ls, err := ts.ToLabels(&b, req.Symbols)
+		if err != nil {
+			return nil, 0, 0, 0, err
+		}
+		var exLabels [][]uint32 // exemplars' labels, re-symbolized
+		for _, e := range ts.Exemplars {
+			ex, err := e.ToExemplar(&b, req.Symbols)
+			if err != nil {
+				return nil, 0, 0, 0, err
+			}
+			exLabels = append(exLabels, syms.SymbolizeLabels(ex.Labels, nil))
+		}
+		md := ts.Metadata
+		mdHelp, mdUnit := symbol(req.Symbols, md.HelpRef), symbol(req.Symbols, md.UnitRef)
+		if !l.skip(ls) {
+			l.liesV2(ls, ts)
+			ls = l.relabel(ls)
+			if l.lies.Lie == LieDropMetadata && md.Type != writev2.Metadata_METRIC_TYPE_UNSPECIFIED {
+				l.record(ls.String(), 0, 1)
+				md, mdHelp, mdUnit = writev2.Metadata{}, "", ""
+			}
+		}
+		ts.LabelsRefs = syms.SymbolizeLabels(ls, nil)
+		for j := range ts.Exemplars {
+			ts.Exemplars[j].LabelsRefs = exLabels[j]
+		}
+		md.HelpRef, md.UnitRef = syms.Symbolize(mdHelp), syms.Symbolize(mdUnit)
+		ts.Metadata = md
+	}
+	// A series the lie left without samples goes: the receiver refuses one (400).
+	kept := req.Timeseries[:0]
+	for i, ts := range req.Timeseries {
+		if !emptied[i] || len(ts.Samples)+len(ts.Histograms) > 0 {
+			kept = append(kept, ts)
+		}
+	}
+	req.Timeseries = kept
+	req.Symbols = syms.Symbols()
+	raw, err = req.Marshal()
+	return snappy.Encode(nil, raw), floats, hists, exs, err
+}
+
+func symbol(syms []string, ref uint32) string {
+	if int(ref) < len(syms) {
+		return syms[ref]
+	}
+	return ""
+}
+
+// liesV2 applies the sample lies to one 2.0 series, through the 1.0 code.
+func (l *Liar) liesV2(ls labels.Labels, ts *writev2.TimeSeries) {
+	key := ls.String()
+	v1 := make([]prompb.Sample, len(ts.Samples))
+	var times []int64
+	for i, s := range ts.Samples {
+		v1[i] = prompb.Sample{Value: s.Value, Timestamp: s.Timestamp}
+		times = append(times, s.Timestamp)
+	}
+	for _, h := range ts.Histograms {
+		times = append(times, h.Timestamp)
+	}
+	l.recordLabels(ls, times)
+	kept := l.floats(ls, v1)
+	samples := ts.Samples[:0]
+	for _, s := range kept {
+		// The start timestamp goes with the sample it was written with.
+		var st int64
+		for _, o := range ts.Samples {
+			if o.Timestamp == s.Timestamp {
+				st = o.StartTimestamp
+				break
+			}
+		}
+		samples = append(samples, writev2.Sample{Value: s.Value, Timestamp: s.Timestamp, StartTimestamp: st})
+	}
+	ts.Samples = samples
+	if l.lies.Lie == LieDropHistograms {
+		for _, h := range ts.Histograms {
+			l.record(key, h.Timestamp, 1)
+		}
+		ts.Histograms = nil
+	}
+	if l.lies.Lie == LieDropExemplars {
+		for _, e := range ts.Exemplars {
+			l.record(key, e.Timestamp, 1)
+		}
+		ts.Exemplars = nil
+	}
+}
+
+// otlp lies in an OTLP/HTTP protobuf request (gauges' and sums' number points: the float
+// lies, LieAddLabel as a point attribute); n is its samples as the receiver makes them.
+func (l *Liar) otlp(body []byte, encoding string) (out []byte, n int64, err error) {
+	if encoding != "" {
+		return nil, 0, fmt.Errorf("the liar reads OTLP uncompressed only, not %q", encoding)
+	}
+	req := pmetricotlp.NewExportRequest()
+	if err := req.UnmarshalProto(body); err != nil {
+		return nil, 0, err
+	}
+	rms := req.Metrics().ResourceMetrics()
+	for i := range rms.Len() {
+		rm := rms.At(i)
+		res := rm.Resource().Attributes()
+		sms := rm.ScopeMetrics()
+		for j := range sms.Len() {
+			// A metric left without points goes too: the receiver refuses an empty one.
+			sms.At(j).Metrics().RemoveIf(func(m pmetric.Metric) bool {
+				var dps pmetric.NumberDataPointSlice
+				switch m.Type() {
+				case pmetric.MetricTypeGauge:
+					dps = m.Gauge().DataPoints()
+				case pmetric.MetricTypeSum:
+					dps = m.Sum().DataPoints()
+				case pmetric.MetricTypeSummary: // quantiles, _sum and _count
+					for _, dp := range m.Summary().DataPoints().All() {
+						n += int64(dp.QuantileValues().Len()) + 2
+					}
+					return false
+				case pmetric.MetricTypeHistogram: // buckets (+Inf's too), _sum and _count
+					for _, dp := range m.Histogram().DataPoints().All() {
+						n += int64(dp.BucketCounts().Len()) + 2
+					}
+					return false
+				default: // an exponential histogram: one native histogram sample
+					n += int64(m.ExponentialHistogram().DataPoints().Len())
+					return false
+				}
+				n += int64(dps.Len())
+				if l.lies.Skip != "" && strings.HasPrefix(m.Name(), l.lies.Skip) {
+					return false
+				}
+				dps.RemoveIf(func(dp pmetric.NumberDataPoint) bool { return l.otlpPoint(m.Name(), res, dp) })
+				return dps.Len() == 0
+			})
+		}
+	}
+	out, err = req.MarshalProto()
+	return out, n, err
+}
+
+// otlpPoint applies the lie to one point; true drops it. The point's series key is its
+// metric name, resource and point attributes, as OTLP has no labels before translation.
+func (l *Liar) otlpPoint(name string, res pcommon.Map, dp pmetric.NumberDataPoint) bool {
+	key := name + " " + attrString(res) + " " + attrString(dp.Attributes())
+	t := dp.Timestamp().AsTime().UnixMilli()
+	v := dp.DoubleValue()
+	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+		v = float64(dp.IntValue())
+	}
+	stale := dp.Flags().NoRecordedValue()
+	switch l.lies.Lie {
+	case LieDropSamples:
+		if !stale && !math.IsNaN(v) && l.sampleChosen(key, t) {
+			l.record(key, t, 1)
+			return true
+		}
+	case LieDropStale:
+		if stale {
+			l.record(key, t, 1)
+			return true
+		}
+	case LieULP:
+		if !stale && !math.IsNaN(v) && !math.IsInf(v, 0) && l.sampleChosen(key, t) {
+			l.record(key, t, 1)
+			dp.SetDoubleValue(math.Nextafter(v, math.Inf(1)))
+		}
+	case LieRound:
+		if r := math.Round(v); !stale && !math.IsNaN(v) && r != v {
+			l.record(key, t, 1)
+			dp.SetDoubleValue(r)
+		}
+	case LieShiftTimestamps:
+		if l.sampleChosen(key, t) {
+			l.record(key, t, 1)
+			dp.SetTimestamp(pcommon.NewTimestampFromTime(time.UnixMilli(t).Add(l.lies.Shift)))
+		}
+	case LieAddLabel:
+		l.record(key, t, 1)
+		dp.Attributes().PutStr(l.lies.Label.Name, l.lies.Label.Value)
+	case LiePartial, LieDeleteAfter:
+		// The query side hides series by their stored labels, which OTLP's translation
+		// makes: recorded there instead (see hidden).
+	}
+	return false
+}
+
+func attrString(m pcommon.Map) string {
+	var kv []string
+	m.Range(func(k string, v pcommon.Value) bool {
+		kv = append(kv, k+"="+v.AsString())
+		return true
+	})
+	slices.Sort(kv)
+	return strings.Join(kv, ",")
+}
+
+// hidden reports whether a query answer leaves out the series with these labels.
+func (l *Liar) hidden(metric map[string]string, now time.Time) bool {
+	switch l.lies.Lie {
+	case LiePartial:
+	case LieDeleteAfter:
+		if now.Before(l.lies.After) {
+			return false
+		}
+	default:
+		return false
+	}
+	ls := labels.FromMap(metric)
+	return !l.skip(ls) && l.chosen(ls.String())
+}
+
+// rewriteQuery applies the query-side lies to a query API answer.
+func (l *Liar) rewriteQuery(resp *http.Response) error {
+	switch l.lies.Lie {
+	case LiePartial, LieDeleteAfter, LieDelay:
+	default:
+		return nil
+	}
+	if p := resp.Request.URL.Path; p != "/api/v1/query" && p != "/api/v1/query_range" || resp.StatusCode != http.StatusOK {
+		return nil
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if err := resp.Body.Close(); err != nil {
+		return err
+	}
+	out, err := l.lieInAnswer(body, time.Now())
+	if err != nil {
+		return fmt.Errorf("liar: %w", err)
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(out))
+	resp.ContentLength = int64(len(out))
+	resp.Header.Set("Content-Length", strconv.Itoa(len(out)))
+	return nil
+}
+
+type apiSeries struct {
+	Metric     map[string]string `json:"metric"`
+	Value      json.RawMessage   `json:"value,omitempty"`
+	Values     []json.RawMessage `json:"values,omitempty"`
+	Histogram  json.RawMessage   `json:"histogram,omitempty"`
+	Histograms []json.RawMessage `json:"histograms,omitempty"`
+}
+
+// lieInAnswer leaves hidden series out of a vector or matrix answer, and for LieDelay every
+// point younger than Delay at now.
+func (l *Liar) lieInAnswer(body []byte, now time.Time) ([]byte, error) {
+	var a struct {
+		Status string `json:"status"`
+		Data   struct {
+			ResultType string          `json:"resultType"`
+			Result     json.RawMessage `json:"result"`
+		} `json:"data"`
+		Warnings []string `json:"warnings,omitempty"`
+		Infos    []string `json:"infos,omitempty"`
+	}
+	if err := json.Unmarshal(body, &a); err != nil {
+		return nil, err
+	}
+	if a.Data.ResultType != "vector" && a.Data.ResultType != "matrix" {
+		return body, nil
+	}
+	var series []apiSeries
+	if err := json.Unmarshal(a.Data.Result, &series); err != nil {
+		return nil, err
+	}
+	cutoff := float64(now.Add(-l.lies.Delay).UnixMilli()) / 1000
+	kept := series[:0]
+	for _, s := range series {
+		if l.hidden(s.Metric, now) {
+			continue
+		}
+		if l.lies.Lie == LieDelay && !l.skip(labels.FromMap(s.Metric)) {
+			if s.Value != nil && pointTime(s.Value) > cutoff {
+				continue
+			}
+			s.Values = slices.DeleteFunc(s.Values, func(p json.RawMessage) bool { return pointTime(p) > cutoff })
+			s.Histograms = slices.DeleteFunc(s.Histograms, func(p json.RawMessage) bool { return pointTime(p) > cutoff })
+			if s.Value == nil && len(s.Values) == 0 && len(s.Histograms) == 0 && s.Histogram == nil {
+				continue
+			}
+		}
+		kept = append(kept, s)
+	}
+	res, err := json.Marshal(kept)
+	if err != nil {
+		return nil, err
+	}
+	a.Data.Result = res
+	return json.Marshal(a)
+}
+
+// pointTime is a [time, value] point's time in seconds.
+func pointTime(p json.RawMessage) float64 {
+	var pt []json.RawMessage
+	if json.Unmarshal(p, &pt) != nil || len(pt) == 0 {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(string(pt[0]), 64)
+	return f
+}
