@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strings"
+	"sync"
 )
 
 // Exit codes, as Prometheus (2 for bad usage) and k6 (a distinct code for failed thresholds).
@@ -73,6 +74,8 @@ func usageErrorf(format string, args ...any) error {
 
 // Main runs tsbench with args (without the program name) and returns the exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	mu := &sync.Mutex{}
+	stdout, stderr = syncWriter{mu, stdout}, syncWriter{mu, stderr}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return ExitUsage
@@ -109,6 +112,20 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// syncWriter serializes writes to w: a run's log, its progress line and its summary are
+// written from several goroutines, and a caller's writer (a test's buffer) need not be safe for
+// that as os.Stderr is. stdout and stderr share one mutex, so one writer passed as both is safe too.
+type syncWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (s syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
 
 // newFlagSet makes a subcommand's flag set that reports to stderr and never exits.
