@@ -90,7 +90,17 @@ remoteStorages:
 	if first.lines == 0 {
 		t.Errorf("the live page drew no line in any chart")
 	}
-	time.Sleep(3 * time.Second) // three more checkpoints and observations
+	// Later checkpoints and observations: wait until the page is of a later time and has more
+	// points than the first load drew (a fixed sleep was outrun beside a second make test).
+	waitFor(t, time.Minute, func() bool {
+		b, err := httpGet(ctx, url)
+		if err != nil {
+			return false
+		}
+		m := asOfRE.FindStringSubmatch(b)
+		_, points := chartLines(t, b)
+		return m != nil && m[1] != first.asOf && points > first.points
+	})
 	second := loadLive(t, bin, url)
 	if second.points <= first.points {
 		t.Errorf("the later load drew %d points in its charts, the first %d: want more", second.points, first.points)
