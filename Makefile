@@ -51,7 +51,7 @@ conformance: deps build
 # without -race, and keeps a failed test's results.json, summary and storage logs under
 # out/e2e-failed/. The whole run's events go to $(OUT)/test.json; scripts/testsummary prints
 # go test's usual lines, the ten slowest tests and "N passed, N failed, N skipped". On 2
-# cores it takes about 6 minutes; each package stays far inside its -timeout.
+# cores it takes about 5 minutes; each package stays far inside its -timeout.
 test: deps-browser check helm-check
 	# Allocation checks skip under -race (its instrumentation allocates): run them without it,
 	# in the packages that have them, first.

@@ -135,8 +135,8 @@ func keepOnFailure(t *testing.T, path string) {
 			name = filepath.Base(filepath.Dir(path)) + "-" + name
 		}
 		dst := filepath.Join(keepRoot(), strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()), name)
-		for i := 2; exists(dst); i++ { // -count runs the test again: keep every failure
-			dst = fmt.Sprintf("%s.%d", strings.TrimSuffix(dst, fmt.Sprintf(".%d", i-1)), i)
+		for i, first := 2, dst; exists(dst); i++ { // -count runs the test again: keep every failure
+			dst = fmt.Sprintf("%s.%d", first, i)
 		}
 		if err := copyPath(dst, path); err != nil {
 			t.Logf("keep %s: %v", path, err)
