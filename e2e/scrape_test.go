@@ -184,8 +184,10 @@ func TestScrapePrometheusAgent(t *testing.T) {
 }
 
 // TestScrapeExporter serves the real node_exporter behind tsbench's 1 s cache to vmagent at
-// 50 targets × 1 s: node_exporter refuses more than 40 scrapes at once, so without the cache
-// this would fail. Nothing is read back: the exporter's values are not the workload's.
+// 100 targets × 2 s: node_exporter refuses more than 40 scrapes at once, so without the cache
+// this would fail. Nothing is read back: the exporter's values are not the workload's. 2 s,
+// not 1 s, since the agent's scrape timeout is the interval: beside a second make test a 1 s
+// scrape timed out once, and a page served and never taken rightly unbalances the account.
 func TestScrapeExporter(t *testing.T) {
 	t.Parallel()
 	requireBinaries(t, "victoria-metrics", "prometheus", "vmagent", "prometheus-node-exporter")
@@ -198,8 +200,8 @@ func TestScrapeExporter(t *testing.T) {
 	vm := startStorage(t, storage.KindVictoriaMetrics, "vm")
 	cfg := fmt.Sprintf(`
 duration: 20s
-targetsCount: 50
-scrapeInterval: 1s
+targetsCount: 100
+scrapeInterval: 2s
 scrapeConfigUpdatePercent: 0
 observeInterval: 5s
 sender: vmagent
@@ -213,12 +215,12 @@ remoteStorages:
 	}
 	res := rr.results
 	snd := res.Sender
-	if snd == nil || snd.ServedScrapes < 50*15 {
-		t.Fatalf("sender %+v: want at least 750 scrapes served (50 targets × 1 s over 20 s)", snd)
+	if snd == nil || snd.ServedScrapes < 100*8 {
+		t.Fatalf("sender %+v: want at least 800 scrapes served (100 targets × 2 s over 20 s)", snd)
 	}
 	// Every page came from the cache: at most one fetch a second, however many targets.
 	if snd.ExporterFetches < 10 || snd.ExporterFetches > 25 {
-		t.Errorf("%d exporter fetches over a 20 s load at 1 s: want one per second", snd.ExporterFetches)
+		t.Errorf("%d exporter fetches over a 20 s load: want at most one per second", snd.ExporterFetches)
 	}
 	if snd.ScrapedSamples == nil || *snd.ScrapedSamples != snd.ServedSamples {
 		t.Errorf("vmagent scraped %v samples, tsbench served %d", snd.ScrapedSamples, snd.ServedSamples)
