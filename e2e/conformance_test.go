@@ -137,6 +137,12 @@ func TestConformanceDebian(t *testing.T) {
 // `metric`) in some runs only.
 const sometimes = " (not every run)"
 
+// noSeries is an eval Prometheus 2.42 answered with no series at all, though it answers it
+// right in most runs: operators.test's group_left/group_right evals over node_role and node_var
+// did so in 1 of about 13 runs of make test (the run's files were kept). Its cause is not
+// found: every block is acked (committed by Prometheus) and the last one seen before the evals.
+const noSeries = "answered no series: the block's data not seen (cause not found)"
+
 // checkRecorded compares the failures of a run with the recorded ones: the same evals, kinds
 // and classes, but those recorded as happening only sometimes.
 func checkRecorded(t *testing.T, name, recorded string, got map[string]string) {
@@ -182,7 +188,10 @@ func classify(storage string, f results.ConformanceFailure, native bool) string 
 		case native || strings.Contains(f.Expected+f.Got, "{{"):
 			return "Prometheus 3 changed: " + nativeChange(f)
 		}
-		return "Prometheus 3 changed: " + prometheus3Change(f)
+		if c := prometheus3Change(f); c != "unclassified" || f.Kind != results.KindWrongAnswer || !strings.HasSuffix(f.Got, "in no series") {
+			return "Prometheus 3 changed: " + c
+		}
+		return noSeries
 	case "victoriametrics":
 		switch {
 		case f.Kind == results.KindDataDropped:
