@@ -289,3 +289,27 @@ func TestSampleCountsAddUp(t *testing.T) {
 		t.Errorf("merged export check's counts (-want +got):\n%s", diff)
 	}
 }
+
+// TestMergeShardsAddsLimits: the limits each shard's storage named are one list in the merged
+// file, the answers that named the same limit added up (they were dropped before).
+func TestMergeShardsAddsLimits(t *testing.T) {
+	rate := WriteLimit{Limit: "ingestion rate", Family: "Cortex", Value: "25000", Raise: "-distributor.ingestion-rate-limit", Status: 429}
+	series := WriteLimit{Limit: "series per metric", Family: "Cortex", Status: 400}
+	runs := []*Run{shardRun(0, 2, true, 10, 10, 0), shardRun(1, 2, false, 10, 10, 0)}
+	a, b := rate, rate
+	a.Requests, b.Requests, series.Requests = 1561, 40, 39
+	runs[0].Storages[0].Write.Limits = []WriteLimit{a}
+	runs[1].Storages[0].Write.Limits = []WriteLimit{b, series}
+	m, err := Merge(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []WriteLimit{rate, series}
+	want[0].Requests = 1601
+	if diff := cmp.Diff(want, m.Storages[0].Write.Limits); diff != "" {
+		t.Errorf("merged limits (-want +got):\n%s", diff)
+	}
+	if runs[0].Storages[0].Write.Limits[0].Requests != 1561 {
+		t.Error("the merge changed a shard's own limits")
+	}
+}
