@@ -18,13 +18,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/prometheus/promql/parser"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/query"
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/threshold"
+	"github.com/tsbench/tsbench/internal/verify"
 )
 
 // oneLine is a page's text with every run of blanks, line breaks included, as one space: a
@@ -485,7 +485,7 @@ func TestRulesComparedFigures(t *testing.T) {
 	}
 	var needs []time.Duration
 	for _, r := range plan.RuleExprs() {
-		needs = append(needs, lookback(t, r.Expr))
+		needs = append(needs, verify.Lookback(r.Expr))
 	}
 	compared := func(run time.Duration) int {
 		return len(slices.DeleteFunc(slices.Clone(needs), func(d time.Duration) bool { return d > run }))
@@ -515,37 +515,6 @@ func TestRulesComparedFigures(t *testing.T) {
 			}
 		}
 	}
-}
-
-// lookback is how far before its evaluation time expr reads: its largest range or subquery
-// plus offsets, nested subqueries added up (internal/verify's lookback, which the rule
-// comparison uses).
-func lookback(t *testing.T, expr string) time.Duration {
-	t.Helper()
-	e, err := parser.ParseExpr(expr)
-	if err != nil {
-		t.Fatalf("%s: %v", expr, err)
-	}
-	var of func(parser.Node) time.Duration
-	of = func(n parser.Node) time.Duration {
-		switch e := n.(type) {
-		case *parser.MatrixSelector:
-			if vs, ok := e.VectorSelector.(*parser.VectorSelector); ok {
-				return e.Range + vs.OriginalOffset
-			}
-			return e.Range
-		case *parser.SubqueryExpr:
-			return e.Range + e.OriginalOffset + of(e.Expr)
-		case *parser.VectorSelector:
-			return e.OriginalOffset
-		}
-		var most time.Duration
-		for _, c := range parser.Children(n) {
-			most = max(most, of(c))
-		}
-		return most
-	}
-	return of(e)
 }
 
 // words writes a duration as the pages do: "30 minutes", "6 h 5 m".

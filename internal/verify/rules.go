@@ -38,10 +38,10 @@ type ruleAnswer struct {
 	err error
 }
 
-// lookback is how far before an evaluation time expr reads samples: its largest range (of a
+// Lookback is how far before an evaluation time expr reads samples: its largest range (of a
 // range selector or a subquery) plus offset, nested subqueries added up; an instant selector
 // counts its offset only; 0 when the expression does not parse.
-func lookback(expr string) time.Duration {
+func Lookback(expr string) time.Duration {
 	e, err := parser.ParseExpr(expr)
 	if err != nil {
 		return 0
@@ -82,7 +82,7 @@ func ruleSpans(rules []query.NamedExpr, w window, interval int64, ruleWindow tim
 	spans := make([]ruleSpan, len(rules))
 	var notCompared []string
 	for i, rule := range rules {
-		need := lookback(rule.Expr)
+		need := Lookback(rule.Expr)
 		from := max(start, (w.from+need.Milliseconds()+step-1)/step*step)
 		spans[i] = ruleSpan{from: from, end: end, step: step}
 		if from > end {

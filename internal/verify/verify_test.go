@@ -607,8 +607,8 @@ func TestLookback(t *testing.T) {
 		`max_over_time(rate(x[5m])[1h:1m])`: 65 * time.Minute,
 		`this is not promql`:                0,
 	} {
-		if got := lookback(expr); got != want {
-			t.Errorf("lookback(%q) = %v, want %v", expr, got, want)
+		if got := Lookback(expr); got != want {
+			t.Errorf("Lookback(%q) = %v, want %v", expr, got, want)
 		}
 	}
 }
