@@ -102,12 +102,13 @@ func (w *Writer) Results(name string) *results.Write {
 		r.Metadata = ms.results()
 	}
 	r.MaxScheduleDriftSeconds = float64(ln.maxDrift.Load()) / 1000
-	w.withBase(name, r)
 	r.Notes, r.Limits = s.notesLocked(), s.limits.results()
 	start := w.start.Load()
 	if start != 0 && s.lastAck > start {
 		r.AchievedSamplesPerSecond = float64(s.acked) / (float64(s.lastAck-start) / 1000)
 	}
+	// After this process's own rate and limits: the checkpoint's part is added to them.
+	w.withBase(name, r)
 	if hw, ok := w.work.(heldWorkload); ok {
 		late, ooo := hw.HeldKinds()
 		if late {

@@ -2,6 +2,7 @@ package remotewrite
 
 import (
 	"maps"
+	"slices"
 
 	"github.com/tsbench/tsbench/internal/results"
 )
@@ -46,6 +47,7 @@ func (w *Writer) withBase(name string, r *results.Write) {
 	r.UnconfirmedSamples += b.UnconfirmedSamples
 	r.MaxLagSeconds = max(r.MaxLagSeconds, b.MaxLagSeconds)
 	r.MaxScheduleDriftSeconds = max(r.MaxScheduleDriftSeconds, b.MaxScheduleDriftSeconds)
+	r.Limits = results.AddLimits(slices.Clone(b.Limits), r.Limits) // a clone: Results runs at every checkpoint
 }
 
 // ackedBase is what the checkpoint counted name as having acked.

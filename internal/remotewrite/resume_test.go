@@ -20,6 +20,8 @@ func TestResumeContinuesTheAccount(t *testing.T) {
 		base := &results.Write{
 			GeneratedSamples: 1000, AckedSamples: 900, PendingSamples: 40, DroppedSamples: map[string]int64{"http_400": 60},
 			RequestsByStatus: map[string]int64{"204": 9}, Retries: 3, BytesSent: 5000, MaxLagSeconds: 7,
+			AchievedSamplesPerSecond: 90, // 900 acked over 10 s
+			Limits:                   []results.WriteLimit{{Limit: "ingestion rate", Family: "Cortex", Status: 429, Requests: 5}},
 		}
 		w := run(t, map[string]config.Storage{"s": writeTo("http://s.test")}, memNet{"s.test": rc}, 2*time.Second, func(w *Writer) {
 			w.From, w.End = time.Now().Add(500*time.Millisecond), time.Now().Add(1500*time.Millisecond)
@@ -51,6 +53,15 @@ func TestResumeContinuesTheAccount(t *testing.T) {
 		}
 		if got.RequestsByStatus["204"] != 9+int64(rc.requests) {
 			t.Errorf("requests 204: %d, want 9 + %d", got.RequestsByStatus["204"], rc.requests)
+		}
+		// The rate over both parts: 900 + 2000 acked over 10 s and this process's at most 1.5 s
+		// (it was this process's alone, ~2000/s, before).
+		if r := got.AchievedSamplesPerSecond; r < 2900/11.5 || r > 2900/10 {
+			t.Errorf("achieved %.1f samples/s, want the %d acked over both parts' time", r, 900+rc.samples)
+		}
+		// The checkpoint's limits stay, once however often Results runs (every checkpoint).
+		if again := w.Results("s"); !cmp.Equal(again.Limits, base.Limits) || base.Limits[0].Requests != 5 {
+			t.Errorf("limits %+v, want the checkpoint's %+v", again.Limits, base.Limits)
 		}
 		if w.Acked("s") != got.AckedSamples {
 			t.Errorf("Acked %d, Results %d", w.Acked("s"), got.AckedSamples)

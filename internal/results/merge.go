@@ -220,16 +220,17 @@ func mergeWrites(ws []*Write) *Write {
 		m.LagSeconds = math.Max(m.LagSeconds, w.LagSeconds)
 		addHeld(&m.Late, w.Late)
 		addHeld(&m.OutOfOrder, w.OutOfOrder)
-		m.Limits = addLimits(m.Limits, w.Limits)
+		m.Limits = AddLimits(m.Limits, w.Limits)
 		timelines = append(timelines, w.Timeline)
 	}
 	m.Timeline = mergeWriteTimelines(timelines)
 	return m
 }
 
-// addLimits adds a shard's limits to those of the shards before it: one entry per limit and
-// storage family, its answers added up, the first shard's wording and status kept.
-func addLimits(into, ls []WriteLimit) []WriteLimit {
+// AddLimits adds ls to into (a shard's to the shards' before it, a resumed run's to its
+// checkpoint's): one entry per limit and storage family, its answers added up, the first
+// wording and status kept. It changes into's entries in place.
+func AddLimits(into, ls []WriteLimit) []WriteLimit {
 	for _, l := range ls {
 		i := slices.IndexFunc(into, func(m WriteLimit) bool { return m.Limit == l.Limit && m.Family == l.Family })
 		if i < 0 {
