@@ -75,7 +75,9 @@ bench:
 	# loop (their ratio), one process's ceiling, RSS at 100M active series (~7 minutes in
 	# all), then the read path's own latency overhead against a fixed-delay server, then a
 	# 10-minute run of the default workload (issue 19): tsbench's live heap and RSS slopes
-	# after its first 2 minutes, results.json and report.html at 1 h and 24 h. Ends with
+	# after its first 2 minutes, results.json and report.html at 1 h and 24 h, then the
+	# canary's cost (issue 29): the default workload against fresh local storages with the
+	# freshness canary on, off, off, on (3 minutes each), the query quantiles side by side. Ends with
 	# one table of every figure; the raw lines stay in $(OUT)/bench.txt for benchstat.
 	@mkdir -p $(OUT)
 	bash -o pipefail -c '{ \
@@ -83,7 +85,7 @@ bench:
 	  $(GO) test -run "^$$" -bench . -skip Process -benchtime 2x -timeout 20m ./internal/remotewrite/ && \
 	  $(GO) test -run "^$$" -bench Process -benchtime 1x -timeout 30m ./internal/remotewrite/ && \
 	  $(GO) test -run "^$$" -bench . -benchtime 5x ./internal/query/ && \
-	  $(GO) test -run "^$$" -bench LongRunMemory -benchtime 1x -timeout 20m ./internal/bench/; \
+	  $(GO) test -run "^$$" -bench "LongRunMemory|CanaryCost" -benchtime 1x -timeout 40m ./internal/bench/; \
 	} | bash scripts/bench-table.sh $(OUT)/bench.txt'
 
 # The Helm chart: helm lint and helm template with the default values and each example values

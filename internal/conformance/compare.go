@@ -57,6 +57,16 @@ func errorText(err error) string {
 	return err.Error()
 }
 
+// errorKind is the kind of an error answered where a result was expected: an engine that
+// panicked (results.KindPanic: a runtime error recovered, in the message Prometheus' engine
+// gives it) or one that rejected the query.
+func errorKind(err error) string {
+	if qe, ok := errors.AsType[*query.Error](err); ok && strings.Contains(qe.Msg, "unexpected error: runtime error: ") {
+		return results.KindPanic
+	}
+	return results.KindRejected
+}
+
 // checkAnnotations compares warnings and infos with the eval's expectations, as the runner's
 // checkAnnotations does.
 func checkAnnotations(e *Eval, warnings, infos []string) *failure {

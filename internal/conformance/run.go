@@ -391,7 +391,7 @@ func (r *runner) eval(ctx context.Context, p Placed, e *Eval) (f *failure, added
 		if len(e.features) > 0 { // a storage without the feature rejects it: say which
 			want += " (needs --enable-feature=" + strings.Join(e.features, ",") + ")"
 		}
-		return &failure{kind: results.KindRejected, expected: want, got: errorText(err)}, false
+		return &failure{kind: errorKind(err), expected: want, got: errorText(err)}, false
 	case e.isFail():
 		a := relative(res, p.Base, shiftValues, r.added)
 		return wrong(e.describe(), "%s", formatAnswer(a)), a.added
@@ -409,7 +409,7 @@ func (r *runner) eval(ctx context.Context, p Placed, e *Eval) (f *failure, added
 	at := p.Base + e.At
 	res, err = r.api.Range(ctx, expr, time.UnixMilli(at-time.Minute.Milliseconds()), time.UnixMilli(at+time.Minute.Milliseconds()), time.Minute)
 	if err != nil {
-		return &failure{kind: results.KindRejected, expected: "as a range query: " + e.describe(), got: errorText(err)}, a.added
+		return &failure{kind: errorKind(err), expected: "as a range query: " + e.describe(), got: errorText(err)}, a.added
 	}
 	ra := relative(res, p.Base, shiftValues, r.added)
 	added = a.added || ra.added

@@ -60,8 +60,12 @@ func addedLabelsText(name string, c *results.Conformance) string {
 	for _, k := range slices.Sorted(maps.Keys(c.AddedLabels)) {
 		ls = append(ls, fmt.Sprintf("%s=%q", k, c.AddedLabels[k]))
 	}
-	return fmt.Sprintf("%s adds %s to every series: its answers are compared without it (%d evals passed so)",
-		name, strings.Join(ls, ", "), c.PassedWithAddedLabels)
+	them := "it"
+	if len(ls) > 1 {
+		them = "them"
+	}
+	return fmt.Sprintf("%s adds %s to every series: its answers are compared without %s (%d evals passed so)",
+		name, strings.Join(ls, ", "), them, c.PassedWithAddedLabels)
 }
 
 // probesText is the semantics probes' figure beside the suite's: how many differ from

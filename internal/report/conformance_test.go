@@ -98,3 +98,13 @@ func TestConformanceHTML(t *testing.T) {
 		t.Error("report.html of conformance alone has the load's charts")
 	}
 }
+
+// Two added labels (Thanos receive with an external label and query without a replica label)
+// read as them, not it.
+func TestAddedLabelsTextTwo(t *testing.T) {
+	c := &results.Conformance{AddedLabels: map[string]string{"tenant_id": "default-tenant", "receive_replica": "0"}, PassedWithAddedLabels: 981}
+	want := `thanos adds receive_replica="0", tenant_id="default-tenant" to every series: its answers are compared without them (981 evals passed so)`
+	if got := addedLabelsText("thanos", c); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

@@ -70,6 +70,11 @@ const (
 	// KindDataDropped: the storage acknowledged the samples the eval reads and does not
 	// answer them (a storage that predates native histograms skips their field).
 	KindDataDropped = "data dropped after ack"
+	// KindPanic: the storage's query engine crashed on the eval and recovered: Prometheus'
+	// engine, and those built on it (Thanos query), answer "unexpected error: runtime error:
+	// ..." and log "runtime panic during query evaluation". A bug of the storage's, kept
+	// apart from the PromQL it refuses on purpose.
+	KindPanic = "engine panic"
 )
 
 // Features of a conformance eval, for the per-feature figures.
