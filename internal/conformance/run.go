@@ -252,11 +252,10 @@ func (r *runner) writeBlocks(ctx context.Context, placed []Placed) ([]evalCase, 
 func (r *runner) lost(losses map[*Block]*loss, cases []evalCase) {
 	for _, l := range losses {
 		r.out.DroppedSamples += l.floats
-		r.out.DroppedHistograms += l.hists
 	}
 	if len(losses) > 0 {
-		r.log.Warn("the storage acknowledged samples and does not answer them: the evals that read them fail as data dropped after ack",
-			"blocks", len(losses), "float_samples", r.out.DroppedSamples, "histogram_samples", r.out.DroppedHistograms)
+		r.log.Warn("the storage acknowledged float samples and does not answer them: the evals that read them fail as data dropped after ack",
+			"blocks", len(losses), "samples", r.out.DroppedSamples)
 	}
 	for i, c := range cases {
 		if l := losses[c.p.Block]; c.lost == nil && l != nil && l.readsLost(c.e) {

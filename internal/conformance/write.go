@@ -83,9 +83,10 @@ type writer struct {
 	client *storage.Client
 	url    string
 	proto  config.Protocol
-	// retries counts the requests sent again, by the status that asked for it (one
-	// goroutine writes: writeAll's).
+	// retries counts the requests sent again, by the status that asked for it; gaveUp is
+	// set once a request's retries ran out (one goroutine writes: writeAll's).
 	retries map[string]int
+	gaveUp  bool
 }
 
 // writeAll sends every block's series in time order: one request per block and time slice,
@@ -164,24 +165,27 @@ func (w *writer) encode(ss []series) ([]byte, error) {
 	return s2.EncodeSnappy(nil, b), nil
 }
 
-// post sends one request, and again after a 429 or a 5xx answer (the storage asks for a
-// moment, as remote write clients retry: internal/remotewrite) with exponential backoff or
-// the answer's Retry-After, until requestTimeout has passed since the first attempt. Each
-// retry is counted by the status that asked for it (writer.retries); the answer that
-// stopped them is the error.
+// post sends one request, and again after an answer that asks to try later (429, 503, and
+// a proxy's 502 and 504: as remote write clients retry, internal/remotewrite) with
+// exponential backoff or the answer's Retry-After, until requestTimeout has passed since the
+// first attempt. Each retry is counted by the status that asked for it (writer.retries); the
+// answer that stopped them is the error. A 500 is the storage's answer to the data
+// (Prometheus 2.42 answers it to a native histogram it finds invalid) and is not retried;
+// once one request's retries ran out, no other is retried (gaveUp): the storage is not
+// coming back, and each of its blocks would wait in vain.
 func (w *writer) post(ctx context.Context, body []byte) error {
 	first := time.Now()
 	backoff := minBackoff
 	for {
 		status, wait, err := w.postOnce(ctx, body)
-		retry := status == http.StatusTooManyRequests || status/100 == 5
-		if !retry {
+		if w.gaveUp || !retried(status) {
 			return err
 		}
 		if wait == 0 {
 			wait, backoff = backoff, min(2*backoff, maxBackoff)
 		}
 		if time.Since(first)+wait > requestTimeout {
+			w.gaveUp = true
 			return fmt.Errorf("%w (retried for %s)", err, time.Since(first).Round(time.Millisecond))
 		}
 		select {
@@ -194,6 +198,15 @@ func (w *writer) post(ctx context.Context, body []byte) error {
 		}
 		w.retries[strconv.Itoa(status)]++
 	}
+}
+
+// retried tells an answer that asks to try later.
+func retried(status int) bool {
+	switch status {
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
 }
 
 // Backoff between retries of a write, as Prometheus' min_backoff and max_backoff.
