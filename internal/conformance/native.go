@@ -346,11 +346,22 @@ func lastOf(ss []series, is func(Sample) bool) *probe {
 	for _, s := range slices.Backward(ss) {
 		for _, x := range slices.Backward(s.samples) {
 			if is(x) {
-				return &probe{selector: s.labels.String(), labels: s.labels, t: x.T}
+				return &probe{selector: nameSelector(s.labels), labels: s.labels, t: x.T}
 			}
 		}
 	}
 	return nil
+}
+
+// nameSelector selects the series of ls's metric name, or ls itself when it has none: a
+// storage that renames labels (job to service_name), or leaves some series out of its
+// answers, still shows that the data written is visible, where a selector of every label
+// would wait in vain.
+func nameSelector(ls labels.Labels) string {
+	if name := ls.Get(model.MetricNameLabel); name != "" {
+		return labels.FromStrings(model.MetricNameLabel, name).String()
+	}
+	return ls.String()
 }
 
 // keepsHistograms tells whether the storage answers the native histogram it acknowledged at

@@ -177,6 +177,10 @@ func (r *runner) writeBlocks(ctx context.Context, placed []Placed) ([]evalCase, 
 		}
 	}
 	errs := r.w.writeAll(ctx, data)
+	if len(r.w.retries) > 0 {
+		r.out.WriteRetries = r.w.retries
+		r.log.Warn("write requests retried", "by_status", fmt.Sprint(r.w.retries))
+	}
 	var (
 		cases      []evalCase
 		last, hist *probe
@@ -237,7 +241,27 @@ func (r *runner) writeBlocks(ctx context.Context, placed []Placed) ([]evalCase, 
 			}
 		}
 	}
+	if last != nil {
+		r.lost(r.readBack(ctx, todo, data, errs), cases)
+	}
 	return cases, nil
+}
+
+// lost counts what the read-back found missing, and marks the evals that read it: a failure
+// of theirs is "data dropped after ack".
+func (r *runner) lost(losses map[*Block]*loss, cases []evalCase) {
+	for _, l := range losses {
+		r.out.DroppedSamples += l.floats
+	}
+	if len(losses) > 0 {
+		r.log.Warn("the storage acknowledged float samples and does not answer them: the evals that read them fail as data dropped after ack",
+			"blocks", len(losses), "samples", r.out.DroppedSamples)
+	}
+	for i, c := range cases {
+		if l := losses[c.p.Block]; c.lost == nil && l != nil && l.readsLost(c.e) {
+			cases[i].lost = &lostData{kind: results.KindDataDropped, what: l.String()}
+		}
+	}
 }
 
 // blockReason is why no eval applies to a storage written with proto, or "".

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -82,6 +83,10 @@ type writer struct {
 	client *storage.Client
 	url    string
 	proto  config.Protocol
+	// retries counts the requests sent again, by the status that asked for it; gaveUp is
+	// set once a request's retries ran out (one goroutine writes: writeAll's).
+	retries map[string]int
+	gaveUp  bool
 }
 
 // writeAll sends every block's series in time order: one request per block and time slice,
@@ -160,12 +165,64 @@ func (w *writer) encode(ss []series) ([]byte, error) {
 	return s2.EncodeSnappy(nil, b), nil
 }
 
+// post sends one request, and again after an answer that asks to try later (429, 503, and
+// a proxy's 502 and 504: as remote write clients retry, internal/remotewrite) with
+// exponential backoff or the answer's Retry-After, until requestTimeout has passed since the
+// first attempt. Each retry is counted by the status that asked for it (writer.retries); the
+// answer that stopped them is the error. A 500 is the storage's answer to the data
+// (Prometheus 2.42 answers it to a native histogram it finds invalid) and is not retried;
+// once one request's retries ran out, no other is retried (gaveUp): the storage is not
+// coming back, and each of its blocks would wait in vain.
 func (w *writer) post(ctx context.Context, body []byte) error {
+	first := time.Now()
+	backoff := minBackoff
+	for {
+		status, wait, err := w.postOnce(ctx, body)
+		if w.gaveUp || !retried(status) {
+			return err
+		}
+		if wait == 0 {
+			wait, backoff = backoff, min(2*backoff, maxBackoff)
+		}
+		if time.Since(first)+wait > requestTimeout {
+			w.gaveUp = true
+			return fmt.Errorf("%w (retried for %s)", err, time.Since(first).Round(time.Millisecond))
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		if w.retries == nil {
+			w.retries = map[string]int{}
+		}
+		w.retries[strconv.Itoa(status)]++
+	}
+}
+
+// retried tells an answer that asks to try later.
+func retried(status int) bool {
+	switch status {
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// Backoff between retries of a write, as Prometheus' min_backoff and max_backoff.
+const (
+	minBackoff = 30 * time.Millisecond
+	maxBackoff = 5 * time.Second
+)
+
+// postOnce sends one request: its answer's status (0 when none came), the wait its
+// Retry-After asks for, and an error unless the storage took it.
+func (w *writer) postOnce(ctx context.Context, body []byte) (status int, wait time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	req.Header.Set("Content-Encoding", "snappy")
 	if w.proto == config.ProtocolRW2 {
@@ -180,12 +237,24 @@ func (w *writer) post(ctx context.Context, body []byte) error {
 		if ue, ok := errors.AsType[*url.Error](err); ok {
 			err = ue.Err // the URL is the config's, and may carry a secret
 		}
-		return fmt.Errorf("remote write: %w", err)
+		return 0, 0, fmt.Errorf("remote write: %w", err)
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("remote write answered %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
+		return resp.StatusCode, retryAfter(resp.Header.Get("Retry-After")), fmt.Errorf("remote write answered %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
 	}
-	return nil
+	return resp.StatusCode, 0, nil
+}
+
+// retryAfter is the wait a Retry-After value asks for, in seconds or as an HTTP date; 0 when
+// it asks for none or cannot be read.
+func retryAfter(v string) time.Duration {
+	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(0, time.Until(t))
+	}
+	return 0
 }

@@ -41,6 +41,15 @@ type Conformance struct {
 	Failures []ConformanceFailure `json:"failures"`
 	// RejectedBlocks are the blocks whose samples the storage refused, with its answer.
 	RejectedBlocks []ConformanceBlock `json:"rejectedBlocks,omitempty"`
+	// WriteRetries counts the write requests sent again, by the status of the answer that
+	// asked for it (429, 502, 503, 504): a block is refused only by an answer that is not
+	// retried, or by the last after retrying for 30 s.
+	WriteRetries map[string]int `json:"writeRetries,omitempty"`
+	// DroppedSamples counts the float samples with a number (NaN and staleness markers
+	// apart) of the series without native histograms that the storage acknowledged and does
+	// not answer, read back by metric name and time once the writes were visible: the evals
+	// that read them fail as KindDataDropped.
+	DroppedSamples int `json:"droppedSamples,omitempty"`
 }
 
 // ConformanceFile is one test file's outcome.
