@@ -90,9 +90,11 @@ func startLiarBefore(t *testing.T, p *local.Process, lies storagetest.Lies) *sto
 	return l
 }
 
-// throughLiar is a remoteStorages entry writing and reading p through l.
+// throughLiar is a remoteStorages entry writing to p through l and reading p itself: these
+// cells' lies are told on the write path, and a read through the liar's proxy once ended
+// in "unexpected EOF" (VictoriaMetrics' export, the read-back's cross-check).
 func throughLiar(l *storagetest.Liar, p *local.Process) string {
-	return fmt.Sprintf("{writeURL: %s%s, readURL: %s/, metricsURLs: [%smetrics]}", l.URL, storagetest.WritePath, l.URL, p.URL)
+	return fmt.Sprintf("{writeURL: %s%s, readURL: %s, metricsURLs: [%smetrics]}", l.URL, storagetest.WritePath, p.URL, p.URL)
 }
 
 // direct is a remoteStorages entry writing and reading p itself.
