@@ -24,7 +24,8 @@ type SenderChanges struct {
 	MaxShiftMillis    int64 `json:"maxShiftMillis"`
 	// Disagreements are served samples the storages returned differently from each other:
 	// taken as the agent sent what a Prometheus storage returned (its TSDB keeps float64 bits
-	// and milliseconds as received), else as served, and left to each storage's verdict.
+	// and milliseconds as received) when the agent's parsing could have made that value of
+	// the served one, else as served, and left to each storage's verdict.
 	Disagreements int64 `json:"disagreements"`
 	// Note says why nothing was attributed, when nothing was (one storage read back).
 	Note string `json:"note,omitempty"`

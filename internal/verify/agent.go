@@ -138,12 +138,24 @@ func (v *Verifier) agentSeries(u unit, answers []map[string][]point, prom []bool
 	return out
 }
 
+// maxParseError bounds the relative error an agent's float parsing makes of a served value:
+// vmagent's reads some decimals one unit in the last place off (up to 2.7e-16 seen in e2e
+// TestScrapeVMAgent); four units leave room. Prometheus' parser makes none.
+const maxParseError = 0x1p-50
+
 // agentSent is what the agent sent for the served sample e, from the answers got of two
-// storages or more: their common answer when the storages that returned it agree; when they
-// do not, what a Prometheus storage returned (its TSDB keeps the float64 bits and
-// milliseconds it receives, where VictoriaMetrics' decimal encoding may turn a value the agent
-// parsed one unit off back into the served one), else as served. A storage that returned
-// nothing for it is left out (VictoriaMetrics drops NaN; a missing sample is its own verdict).
+// storages or more: their common answer when the storages that returned it agree. When they
+// do not, one of them at least changed what it was given: the agent sent what a Prometheus
+// storage returned (its TSDB keeps the float64 bits and milliseconds it receives, where
+// VictoriaMetrics' decimal encoding may turn a value the agent parsed one unit off back into
+// the served one) if its value is one the agent's parsing could have made of the served one,
+// else as served, at the time the storages agree on (the agent's scrape time). A Prometheus
+// storage's value further off is its own change, not the agent's (issue 29, item 5: a
+// Prometheus that rounded what it stored had the rounding charged to vmagent and to the
+// VictoriaMetrics beside it). A change within a few units in the last place at Prometheus
+// beside VictoriaMetrics stays ambiguous: the agent's parsing undone by VictoriaMetrics'
+// encoding looks the same. A storage that returned nothing for it is left out
+// (VictoriaMetrics drops NaN; a missing sample is its own verdict).
 func agentSent(e expSample, got []agentSample, prom []bool) (sent agentSample, agreed bool) {
 	same := func(a, b agentSample) bool {
 		return a.t == b.t && (math.Float64bits(a.v) == math.Float64bits(b.v) || math.IsNaN(a.v) && math.IsNaN(b.v))
@@ -162,11 +174,29 @@ func agentSent(e expSample, got []agentSample, prom []bool) (sent agentSample, a
 		return sent, true
 	}
 	for j, g := range got {
-		if prom[j] && g.ok {
+		if prom[j] && g.ok && parsedFrom(e.v, g.v) {
 			return g, false
 		}
 	}
-	return agentSample{t: e.t, v: e.v, ok: true}, false
+	// As served, at the time every storage that returned it shows, where they agree on one:
+	// the agent's scrape time is the agent's, whoever changed the value.
+	t := sent.t
+	for _, g := range got {
+		if g.ok && g.t != t {
+			t = e.t
+		}
+	}
+	return agentSample{t: t, v: e.v, ok: true}, false
+}
+
+// parsedFrom reports whether an agent's float parsing could have read got from the served
+// value: the same bits, NaN for NaN, or within maxParseError.
+func parsedFrom(served, got float64) bool {
+	if math.Float64bits(served) == math.Float64bits(got) || math.IsNaN(served) && math.IsNaN(got) {
+		return true
+	}
+	d, ok := relErr(served, got)
+	return ok && d <= maxParseError
 }
 
 // nearest is the point of pts closest in time to t, within limit ms.

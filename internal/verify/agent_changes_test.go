@@ -112,6 +112,56 @@ func TestAgentLoneAnswerIsTheStorages(t *testing.T) {
 	}
 }
 
+// roundApp is an agent (3ms later than served) before a storage that, with round, rounds
+// every value of target 0's series 4 to an integer: a change no agent's parsing makes. It
+// counts the values it changed.
+type roundApp struct {
+	dst     *fakeProm
+	round   bool
+	changed int64
+}
+
+func (a *roundApp) Append(ls []workload.Label, t int64, v float64) {
+	if a.round && ls[1].Value == "host-0" && ls[len(ls)-1].Value == "4" {
+		if r := math.Round(v); r != v {
+			v = r
+			a.changed++
+		}
+	}
+	a.dst.Append(ls, t+3, v)
+}
+
+// TestAgentPrometheusChangeIsItsOwn (issue 29, item 5): where the storages disagree, a
+// Prometheus storage's value is what the agent sent only if the agent's parsing could have
+// made it of the served one. One that rounds what it stores answers for the rounding itself:
+// the agent is not charged with it, nor the storage beside it that stored what it was sent.
+func TestAgentPrometheusChangeIsItsOwn(t *testing.T) {
+	wl := &fakeWorkload{targets: 2, series: 5, start: 1_700_000_000_000, interval: 1000}
+	store := func(app *roundApp) *fakeProm {
+		app.dst = newFakeProm()
+		writeAll(wl, testWindow(wl), app)
+		return app.dst
+	}
+	rounding := &roundApp{round: true}
+	prom := startFake(t, store(rounding), "prom")
+	prom.Kind = storage.KindPrometheus
+	other := startFake(t, store(&roundApp{}), "other")
+	v := newVerifier(testConfig(100_000, 1000*1e6), wl, []Target{other, prom}, nil, slog.New(slog.DiscardHandler))
+	v.Settle, v.AgentChanges = 0, true
+	res := v.Run(t.Context(), time.UnixMilli(wl.start), time.UnixMilli(testWindow(wl).to))
+
+	ch := v.SenderChanges
+	if rounding.changed == 0 || ch == nil || ch.ChangedValues != 0 || ch.Disagreements != rounding.changed {
+		t.Fatalf("sender changes %+v: want none of the %d values Prometheus rounded, each a disagreement", ch, rounding.changed)
+	}
+	if p := res["prom"]; p.ChangedValues != rounding.changed || p.MissingSamples != 0 {
+		t.Errorf("the storage that rounded: %s, want its own %d changed values", p.Verdict(), rounding.changed)
+	}
+	if o := res["other"]; !o.Exact() {
+		t.Errorf("the storage beside it: %s, want exact", o.Verdict())
+	}
+}
+
 // servedWorkload is fakeWorkload as scrape mode serves it: pages hold values, never staleness
 // markers (the agent writes those, at times of its own).
 type servedWorkload struct{ *fakeWorkload }
