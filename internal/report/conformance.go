@@ -68,6 +68,29 @@ func addedLabelsText(name string, c *results.Conformance) string {
 		name, strings.Join(ls, ", "), them, c.PassedWithAddedLabels)
 }
 
+// conformanceNotes says what a storage did to the data written, beside its failures: the
+// labels it adds, the samples it acknowledged and does not answer, the writes it asked to be
+// sent again.
+func conformanceNotes(name string, c *results.Conformance) []string {
+	var notes []string
+	if t := addedLabelsText(name, c); t != "" {
+		notes = append(notes, t)
+	}
+	if c.DroppedSamples > 0 {
+		notes = append(notes, fmt.Sprintf("%s acknowledged %d float samples it does not answer (read back by metric name and time): the evals that read them failed as data dropped after ack",
+			name, c.DroppedSamples))
+	}
+	if len(c.WriteRetries) > 0 {
+		var n int
+		for _, v := range c.WriteRetries {
+			n += v
+		}
+		notes = append(notes, fmt.Sprintf("%s asked for %d writes to be sent again (by status: %s): each was retried, for at most 30 s",
+			name, n, countsText(c.WriteRetries)))
+	}
+	return notes
+}
+
 // probesText is the semantics probes' figure beside the suite's: how many differ from
 // Prometheus' answer, or "-" when the results hold no probes (tsbench conformance alone).
 func probesText(s results.Storage) string {
@@ -128,7 +151,7 @@ func writeConformance(b *strings.Builder, r *results.Run) {
 		if c == nil {
 			continue
 		}
-		if t := addedLabelsText(s.Name, c); t != "" {
+		for _, t := range conformanceNotes(s.Name, c) {
 			fmt.Fprintf(b, "  %s\n", t)
 		}
 		if len(c.Kinds) > 0 {
@@ -219,7 +242,7 @@ const conformanceHTMLSection = `<h2>PromQL conformance</h2>
 <table><tr><th>storage</th><th>passed</th><th>failed</th><th>n/a</th><th>pass rate</th><th>floats</th><th>native histograms</th><th>experimental</th><th>seconds</th><th class="text">probes</th><th class="text">failed by kind</th><th class="text">n/a by reason</th></tr>
 {{range .Storages}}<tr><td>{{.Name}}</td><td>{{.Passed}}</td><td>{{.Failed}}</td><td>{{.NA}}</td><td>{{.Rate}}</td><td>{{.Floats}}</td><td>{{.Native}}</td><td>{{.Experimental}}</td><td>{{.Seconds}}</td><td class="text">{{.Probes}}</td><td class="text">{{.Kinds}}</td><td class="text">{{.Reasons}}</td></tr>
 {{end}}</table>
-{{range .Storages}}{{with .Added}}<p>{{.}}</p>
+{{range .Storages}}{{range .Notes}}<p>{{.}}</p>
 {{end}}{{end}}
 <h3>Per file (passed/failed/n/a)</h3>
 <table class="probes"><tr><th>file</th>{{range .Storages}}<th class="text">{{.Name}}</th>{{end}}<th class="text">Prometheus --enable-feature</th></tr>
@@ -260,7 +283,8 @@ func conformanceFuncRows(r *results.Run) []conformanceFuncRow {
 
 type conformanceStorageRow struct {
 	Name, Rate, Seconds, Probes, Kinds, Reasons string
-	Floats, Native, Experimental, Added         string
+	Floats, Native, Experimental                string
+	Notes                                       []string
 	Passed, Failed, NA                          int
 }
 
@@ -285,7 +309,7 @@ func conformanceHTML(r *results.Run) (template.HTML, error) {
 			data.Suite = c.Suite
 			row.Passed, row.Failed, row.NA, row.Rate = c.Passed, c.Failed, c.NotApplicable, passRate(c)
 			row.Floats, row.Native, row.Experimental = featureRate(c, results.FeatureFloats), featureRate(c, results.FeatureNative), featureRate(c, results.FeatureExperimental)
-			row.Added = addedLabelsText(s.Name, c)
+			row.Notes = conformanceNotes(s.Name, c)
 			row.Seconds, row.Kinds, row.Reasons = fmt.Sprintf("%.1f", c.Seconds), countsText(c.Kinds), countsText(c.NotApplicableReasons)
 		}
 		data.Storages = append(data.Storages, row)

@@ -108,3 +108,30 @@ func TestAddedLabelsTextTwo(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// What the conformance run found the storage did to the data written is said beside its
+// failures, in the summary and the report: the samples it acknowledged and does not answer,
+// the writes it asked to be sent again.
+func TestConformanceNotesDroppedAndRetried(t *testing.T) {
+	r := conformanceFixture()
+	c := r.Storages[0].Conformance
+	c.DroppedSamples, c.WriteRetries = 9, map[string]int{"503": 20, "429": 4}
+	name := r.Storages[0].Name
+	var sum strings.Builder
+	writeConformance(&sum, r)
+	var html bytes.Buffer
+	if err := WriteHTML(&html, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		name + " acknowledged 9 float samples it does not answer (read back by metric name and time): the evals that read them failed as data dropped after ack",
+		name + " asked for 24 writes to be sent again (by status: 429 4, 503 20): each was retried, for at most 30 s",
+	} {
+		if !strings.Contains(sum.String(), want) {
+			t.Errorf("summary has no %q:\n%s", want, sum.String())
+		}
+		if !strings.Contains(html.String(), "<p>"+want+"</p>") {
+			t.Errorf("report.html has no %q", want)
+		}
+	}
+}
