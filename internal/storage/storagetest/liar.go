@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,6 +48,8 @@ const (
 	// LieDropExemplars drops every exemplar while acking it.
 	LieDropExemplars Lie = "dropExemplars"
 	// LieDropMetadata drops every metadata entry (1.0's metadata requests, 2.0's per series).
+	// The record holds each metric family once (Series its name, as a storage keeps it: a
+	// histogram's or summary's without _bucket, _count or _sum), however often it was sent.
 	LieDropMetadata Lie = "dropMetadata"
 	// LieAddLabel adds Label to every series, as Thanos receive adds tenant_id.
 	LieAddLabel Lie = "addLabel"
@@ -61,7 +64,12 @@ const (
 	LieShiftTimestamps Lie = "shiftTimestamps"
 	// LieDropStale drops every staleness marker.
 	LieDropStale Lie = "dropStale"
-	// LieDelay hides from queries every sample younger than Delay at the time of the query.
+	// LieDelay answers a query as a storage that shows a sample Delay after it got it: an
+	// instant or range query whose time reaches past Delay ago is run that much earlier and
+	// its answer's times moved forward again (the values are those of Delay ago); and
+	// /api/v1/series leaves out every series first written less than Delay ago. The record
+	// holds each answer so moved or thinned, at the query's time (what a delay does is a
+	// time, not a count of samples).
 	LieDelay Lie = "delay"
 	// LiePartial leaves a Share of series out of every query answer (the series chosen by
 	// their labels), though they are stored. The record holds their samples with a number
@@ -71,7 +79,7 @@ const (
 	// LieDeleteAfter leaves a Share of series out of every query answer from After on: data
 	// acknowledged and shown, then lost.
 	LieDeleteAfter Lie = "deleteAfter"
-	// LieRefuse answers a Share of write requests with Status, forwarding nothing.
+	// LieRefuse answers a Share of write requests with Status and Body, forwarding nothing.
 	LieRefuse Lie = "refuse"
 )
 
@@ -86,10 +94,12 @@ type Lies struct {
 	Label labels.Label
 	// Shift is LieShiftTimestamps' shift, Delay LieDelay's.
 	Shift, Delay time.Duration
-	// After is when LieDeleteAfter starts hiding.
+	// After is when LieDeleteAfter starts hiding (SetAfter moves it).
 	After time.Time
-	// Status is LieRefuse's answer: 400, 429 or 503.
+	// Status is LieRefuse's answer: 400, 429 or 503; Body its text ("refused by the liar"
+	// when empty), e.g. the message a storage sends when one of its limits is hit.
 	Status int
+	Body   string
 	// Skip leaves the series whose metric name starts with it alone (the canary, "tsbench_").
 	Skip string
 }
@@ -113,10 +123,12 @@ type Liar struct {
 	srv    *http.Server
 	done   chan error
 
-	mu       sync.Mutex // guards told, seen, requests
+	mu       sync.Mutex // guards told, seen, requests, after, born
 	told     []Told
-	seen     map[string]bool // series recorded for a per-series lie
+	seen     map[string]bool // metric families recorded for LieDropMetadata
 	requests int64
+	after    time.Time            // LieDeleteAfter's start
+	born     map[string]time.Time // LieDelay: each series' first write
 }
 
 // StartLiar serves l in front of the receiver at target (its base URL) on a free loopback port.
@@ -128,7 +140,7 @@ func StartLiar(target string, l Lies) (*Liar, error) {
 	if err != nil {
 		return nil, err
 	}
-	lr := &Liar{lies: l, target: target, done: make(chan error, 1), seen: map[string]bool{}}
+	lr := &Liar{lies: l, target: target, done: make(chan error, 1), seen: map[string]bool{}, after: l.After, born: map[string]time.Time{}}
 	lr.proxy = httputil.NewSingleHostReverseProxy(u)
 	lr.proxy.ModifyResponse = lr.rewriteQuery
 	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
@@ -150,6 +162,14 @@ func (l *Liar) Close() error {
 		err = errors.Join(err, serr)
 	}
 	return err
+}
+
+// SetAfter moves when LieDeleteAfter starts hiding: a test starts the loss at a moment it
+// chooses, between two reads of its own.
+func (l *Liar) SetAfter(t time.Time) {
+	l.mu.Lock()
+	l.after = t
+	l.mu.Unlock()
 }
 
 // Told returns a copy of the record.
@@ -180,6 +200,37 @@ func (l *Liar) record(series string, t, n int64) {
 	l.mu.Unlock()
 }
 
+// recordFamily records a metric family whose metadata was dropped, the first time only.
+func (l *Liar) recordFamily(family string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.seen[family] {
+		l.seen[family] = true
+		l.told = append(l.told, Told{Series: family, N: 1})
+	}
+}
+
+// written notes, for LieDelay, when each series was first written (at now).
+func (l *Liar) written(ls labels.Labels, now time.Time) {
+	if l.lies.Lie != LieDelay || l.skip(ls) {
+		return
+	}
+	key := ls.String()
+	l.mu.Lock()
+	if _, ok := l.born[key]; !ok {
+		l.born[key] = now
+	}
+	l.mu.Unlock()
+}
+
+// young reports, for LieDelay, whether the series was first written less than Delay before now.
+func (l *Liar) young(ls labels.Labels, now time.Time) bool {
+	l.mu.Lock()
+	born, ok := l.born[ls.String()]
+	l.mu.Unlock()
+	return ok && now.Sub(born) < l.lies.Delay
+}
+
 // chosen reports whether the lie touches key: a hash of key below Share.
 func (l *Liar) chosen(key string) bool {
 	if l.lies.Share >= 1 {
@@ -202,9 +253,77 @@ func (l *Liar) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case WritePath, OTLPPath:
 		l.write(w, r)
+	case "/api/v1/query", "/api/v1/query_range":
+		if l.lies.Lie == LieDelay {
+			var err error
+			if r, err = l.delayQuery(r, time.Now()); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+		}
+		l.proxy.ServeHTTP(w, r)
 	default:
 		l.proxy.ServeHTTP(w, r)
 	}
+}
+
+// shiftKey carries, in a delayed query's context, how far back it was moved.
+type shiftKey struct{}
+
+// delayQuery moves a query whose time (an instant query's, a range query's end) is later
+// than Delay before now back by as much, keeping a range's steps, and forwards it as a form.
+func (l *Liar) delayQuery(r *http.Request, now time.Time) (*http.Request, error) {
+	if err := r.ParseForm(); err != nil {
+		return nil, err
+	}
+	form := r.Form
+	key := "time"
+	if r.URL.Path == "/api/v1/query_range" {
+		key = "end"
+	}
+	at := now
+	if v := form.Get(key); v != "" {
+		t, err := apiTime(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+		at = t
+	}
+	shift := at.Sub(now.Add(-l.lies.Delay))
+	if shift <= 0 {
+		shift = 0
+	} else {
+		l.record("", at.UnixMilli(), 1)
+	}
+	for _, k := range []string{"time", "start", "end"} {
+		v := form.Get(k)
+		if v == "" && k != key {
+			continue
+		}
+		t := at
+		if v != "" {
+			var err error
+			if t, err = apiTime(v); err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+		}
+		form.Set(k, strconv.FormatFloat(float64(t.Add(-shift).UnixMilli())/1000, 'f', -1, 64))
+	}
+	out := r.Clone(context.WithValue(r.Context(), shiftKey{}, shift))
+	body := form.Encode()
+	out.Method, out.URL.RawQuery = http.MethodPost, ""
+	out.Body, out.ContentLength = io.NopCloser(strings.NewReader(body)), int64(len(body))
+	out.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	out.Header.Del("Content-Length")
+	return out, nil
+}
+
+// apiTime parses a query API time: Unix seconds or RFC 3339.
+func apiTime(v string) (time.Time, error) {
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		return time.UnixMilli(int64(math.Round(f * 1000))), nil
+	}
+	return time.Parse(time.RFC3339Nano, v)
 }
 
 // write decodes a write request, lies, re-encodes it and forwards it to the receiver.
@@ -226,13 +345,13 @@ func (l *Liar) write(w http.ResponseWriter, r *http.Request) {
 		out, n, err = l.otlp(body, r.Header.Get("Content-Encoding"))
 	case strings.Contains(ct, "io.prometheus.write.v2.Request"):
 		var floats, hists, exs int64
-		out, floats, hists, exs, err = l.v2(body)
+		out, floats, hists, exs, err = l.v2(body, now)
 		n = floats + hists
 		headers["X-Prometheus-Remote-Write-Samples-Written"] = strconv.FormatInt(floats, 10)
 		headers["X-Prometheus-Remote-Write-Histograms-Written"] = strconv.FormatInt(hists, 10)
 		headers["X-Prometheus-Remote-Write-Exemplars-Written"] = strconv.FormatInt(exs, 10)
 	default:
-		out, n, err = l.v1(body)
+		out, n, err = l.v1(body, now)
 	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -248,7 +367,7 @@ func (l *Liar) write(w http.ResponseWriter, r *http.Request) {
 			if l.lies.Status == http.StatusTooManyRequests || l.lies.Status == http.StatusServiceUnavailable {
 				w.Header().Set("Retry-After", "0")
 			}
-			http.Error(w, "refused by the liar", l.lies.Status)
+			http.Error(w, cmp.Or(l.lies.Body, "refused by the liar"), l.lies.Status)
 			return
 		}
 	}
@@ -276,7 +395,7 @@ func (l *Liar) write(w http.ResponseWriter, r *http.Request) {
 }
 
 // v1 lies in a remote write 1.0 request; n is its samples (floats and histograms).
-func (l *Liar) v1(body []byte) (out []byte, n int64, err error) {
+func (l *Liar) v1(body []byte, now time.Time) (out []byte, n int64, err error) {
 	raw, err := snappy.Decode(nil, body)
 	if err != nil {
 		return nil, 0, err
@@ -292,6 +411,7 @@ func (l *Liar) v1(body []byte) (out []byte, n int64, err error) {
 		if l.skip(ls) {
 			continue
 		}
+		l.written(ls, now)
 		times := make([]int64, 0, len(ts.Samples)+len(ts.Histograms))
 		for _, s := range ts.Samples {
 			times = append(times, s.Timestamp)
@@ -317,7 +437,7 @@ func (l *Liar) v1(body []byte) (out []byte, n int64, err error) {
 	}
 	if l.lies.Lie == LieDropMetadata {
 		for _, md := range req.Metadata {
-			l.record(md.MetricFamilyName, 0, 1)
+			l.recordFamily(md.MetricFamilyName)
 		}
 		req.Metadata = nil
 	}
@@ -413,7 +533,7 @@ func v1Labels(ls labels.Labels) []prompb.Label {
 }
 
 // v2 lies in a remote write 2.0 request; it returns the floats, histograms and exemplars received.
-func (l *Liar) v2(body []byte) (out []byte, floats, hists, exs int64, err error) {
+func (l *Liar) v2(body []byte, now time.Time) (out []byte, floats, hists, exs int64, err error) {
 	raw, err := snappy.Decode(nil, body)
 	if err != nil {
 		return nil, 0, 0, 0, err
@@ -448,10 +568,11 @@ func (l *Liar) v2(body []byte) (out []byte, floats, hists, exs int64, err error)
 		md := ts.Metadata
 		mdHelp, mdUnit := symbol(req.Symbols, md.HelpRef), symbol(req.Symbols, md.UnitRef)
 		if !l.skip(ls) {
+			l.written(ls, now)
 			l.liesV2(ls, ts)
 			ls = l.relabel(ls)
-			if l.lies.Lie == LieDropMetadata && md.Type != writev2.Metadata_METRIC_TYPE_UNSPECIFIED {
-				l.record(ls.String(), 0, 1)
+			if l.lies.Lie == LieDropMetadata && (md.Type != writev2.Metadata_METRIC_TYPE_UNSPECIFIED || mdHelp != "" || mdUnit != "") {
+				l.recordFamily(familyOf(ls.Get(model.MetricNameLabel), md.Type))
 				md, mdHelp, mdUnit = writev2.Metadata{}, "", ""
 			}
 		}
@@ -473,6 +594,19 @@ func (l *Liar) v2(body []byte) (out []byte, floats, hists, exs int64, err error)
 	req.Symbols = syms.Symbols()
 	raw, err = req.Marshal()
 	return snappy.Encode(nil, raw), floats, hists, exs, err
+}
+
+// familyOf is the metric family a 2.0 series' metadata describes, as the receiver keeps it:
+// a histogram's or summary's name without _bucket, _count or _sum.
+func familyOf(name string, typ writev2.Metadata_MetricType) string {
+	if typ == writev2.Metadata_METRIC_TYPE_HISTOGRAM || typ == writev2.Metadata_METRIC_TYPE_SUMMARY {
+		for _, suffix := range []string{"_bucket", "_count", "_sum"} {
+			if f, ok := strings.CutSuffix(name, suffix); ok {
+				return f
+			}
+		}
+	}
+	return name
 }
 
 func symbol(syms []string, ref uint32) string {
@@ -635,7 +769,10 @@ func (l *Liar) hidden(metric map[string]string, now time.Time) bool {
 	switch l.lies.Lie {
 	case LiePartial:
 	case LieDeleteAfter:
-		if now.Before(l.lies.After) {
+		l.mu.Lock()
+		after := l.after
+		l.mu.Unlock()
+		if now.Before(after) {
 			return false
 		}
 	default:
@@ -652,7 +789,9 @@ func (l *Liar) rewriteQuery(resp *http.Response) error {
 	default:
 		return nil
 	}
-	if p := resp.Request.URL.Path; p != "/api/v1/query" && p != "/api/v1/query_range" || resp.StatusCode != http.StatusOK {
+	p := resp.Request.URL.Path
+	series := p == "/api/v1/series" && l.lies.Lie == LieDelay
+	if p != "/api/v1/query" && p != "/api/v1/query_range" && !series || resp.StatusCode != http.StatusOK {
 		return nil
 	}
 	body, err := io.ReadAll(resp.Body)
@@ -662,7 +801,15 @@ func (l *Liar) rewriteQuery(resp *http.Response) error {
 	if err := resp.Body.Close(); err != nil {
 		return err
 	}
-	out, err := l.lieInAnswer(body, time.Now())
+	lie := l.lieInAnswer
+	switch {
+	case series:
+		lie = l.youngSeriesOut
+	case l.lies.Lie == LieDelay:
+		shift, _ := resp.Request.Context().Value(shiftKey{}).(time.Duration)
+		lie = func(body []byte, _ time.Time) ([]byte, error) { return shiftAnswer(body, shift) }
+	}
+	out, err := lie(body, time.Now())
 	if err != nil {
 		return fmt.Errorf("liar: %w", err)
 	}
@@ -680,18 +827,9 @@ type apiSeries struct {
 	Histograms []json.RawMessage `json:"histograms,omitempty"`
 }
 
-// lieInAnswer leaves hidden series out of a vector or matrix answer, and for LieDelay every
-// point younger than Delay at now.
+// lieInAnswer leaves hidden series out of a vector or matrix answer.
 func (l *Liar) lieInAnswer(body []byte, now time.Time) ([]byte, error) {
-	var a struct {
-		Status string `json:"status"`
-		Data   struct {
-			ResultType string          `json:"resultType"`
-			Result     json.RawMessage `json:"result"`
-		} `json:"data"`
-		Warnings []string `json:"warnings,omitempty"`
-		Infos    []string `json:"infos,omitempty"`
-	}
+	var a queryAnswer
 	if err := json.Unmarshal(body, &a); err != nil {
 		return nil, err
 	}
@@ -702,29 +840,103 @@ func (l *Liar) lieInAnswer(body []byte, now time.Time) ([]byte, error) {
 	if err := json.Unmarshal(a.Data.Result, &series); err != nil {
 		return nil, err
 	}
-	cutoff := float64(now.Add(-l.lies.Delay).UnixMilli()) / 1000
 	kept := series[:0]
 	for _, s := range series {
-		if l.hidden(s.Metric, now) {
-			continue
+		if !l.hidden(s.Metric, now) {
+			kept = append(kept, s)
 		}
-		if l.lies.Lie == LieDelay && !l.skip(labels.FromMap(s.Metric)) {
-			if s.Value != nil && pointTime(s.Value) > cutoff {
-				continue
-			}
-			s.Values = slices.DeleteFunc(s.Values, func(p json.RawMessage) bool { return pointTime(p) > cutoff })
-			s.Histograms = slices.DeleteFunc(s.Histograms, func(p json.RawMessage) bool { return pointTime(p) > cutoff })
-			if s.Value == nil && len(s.Values) == 0 && len(s.Histograms) == 0 && s.Histogram == nil {
-				continue
-			}
-		}
-		kept = append(kept, s)
 	}
 	res, err := json.Marshal(kept)
 	if err != nil {
 		return nil, err
 	}
 	a.Data.Result = res
+	return json.Marshal(a)
+}
+
+// queryAnswer is a query API answer, its result kept raw.
+type queryAnswer struct {
+	Status string `json:"status"`
+	Data   struct {
+		ResultType string          `json:"resultType"`
+		Result     json.RawMessage `json:"result"`
+	} `json:"data"`
+	Warnings []string `json:"warnings,omitempty"`
+	Infos    []string `json:"infos,omitempty"`
+}
+
+// shiftAnswer moves every point of a vector or matrix answer shift later: the answer of a
+// query delayQuery moved back, at the times asked.
+func shiftAnswer(body []byte, shift time.Duration) ([]byte, error) {
+	if shift == 0 {
+		return body, nil
+	}
+	var a queryAnswer
+	if err := json.Unmarshal(body, &a); err != nil {
+		return nil, err
+	}
+	if a.Data.ResultType != "vector" && a.Data.ResultType != "matrix" {
+		return body, nil
+	}
+	var series []apiSeries
+	if err := json.Unmarshal(a.Data.Result, &series); err != nil {
+		return nil, err
+	}
+	move := func(p json.RawMessage) json.RawMessage {
+		var pt []json.RawMessage
+		if json.Unmarshal(p, &pt) != nil || len(pt) == 0 {
+			return p
+		}
+		t := pointTime(p) + shift.Seconds()
+		pt[0] = json.RawMessage(strconv.FormatFloat(math.Round(t*1000)/1000, 'f', -1, 64))
+		out, err := json.Marshal(pt)
+		if err != nil {
+			return p
+		}
+		return out
+	}
+	for i := range series {
+		s := &series[i]
+		if s.Value != nil {
+			s.Value = move(s.Value)
+		}
+		if s.Histogram != nil {
+			s.Histogram = move(s.Histogram)
+		}
+		for j := range s.Values {
+			s.Values[j] = move(s.Values[j])
+		}
+		for j := range s.Histograms {
+			s.Histograms[j] = move(s.Histograms[j])
+		}
+	}
+	res, err := json.Marshal(series)
+	if err != nil {
+		return nil, err
+	}
+	a.Data.Result = res
+	return json.Marshal(a)
+}
+
+// youngSeriesOut leaves out of an /api/v1/series answer the series LieDelay still hides.
+func (l *Liar) youngSeriesOut(body []byte, now time.Time) ([]byte, error) {
+	var a struct {
+		Status   string              `json:"status"`
+		Data     []map[string]string `json:"data"`
+		Warnings []string            `json:"warnings,omitempty"`
+		Infos    []string            `json:"infos,omitempty"`
+	}
+	if err := json.Unmarshal(body, &a); err != nil {
+		return nil, err
+	}
+	n := len(a.Data)
+	a.Data = slices.DeleteFunc(a.Data, func(m map[string]string) bool { return l.young(labels.FromMap(m), now) })
+	if len(a.Data) < n {
+		l.record("", now.UnixMilli(), 1)
+	}
+	if a.Data == nil {
+		a.Data = []map[string]string{}
+	}
 	return json.Marshal(a)
 }
 

@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/klauspost/compress/snappy"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/prompb"
+	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
 )
 
 // TestLiarWrites: each write lie reaches the TSDB as told, the answer is the receiver's, and
@@ -199,24 +201,150 @@ func TestLiarQueries(t *testing.T) {
 	}
 }
 
-// TestLiarDelay: an answer leaves out the points younger than Delay, and a series left with
-// none; older points and other answers stay.
+// TestLiarDelay: a query reaching past Delay ago is run that much earlier, a range's steps
+// kept, and its answer's points moved back to the times asked; an older query is left alone.
 func TestLiarDelay(t *testing.T) {
 	l := &Liar{lies: Lies{Lie: LieDelay, Delay: 10 * time.Second}}
 	now := time.Unix(1000, 0)
-	in := `{"status":"success","data":{"resultType":"matrix","result":[` +
-		`{"metric":{"__name__":"a"},"values":[[985,"1"],[995,"2"]]},` +
-		`{"metric":{"__name__":"b"},"values":[[999,"3"]]}]}}`
-	out, err := l.lieInAnswer([]byte(in), now)
+	for _, tc := range []struct {
+		path, form string
+		want       url.Values
+		shift      time.Duration
+	}{
+		{"/api/v1/query", "query=up&time=1000", url.Values{"query": {"up"}, "time": {"990"}}, 10 * time.Second},
+		{"/api/v1/query", "query=up&time=995.5", url.Values{"query": {"up"}, "time": {"990"}}, 5500 * time.Millisecond},
+		{"/api/v1/query", "query=up", url.Values{"query": {"up"}, "time": {"990"}}, 10 * time.Second},
+		{"/api/v1/query", "query=up&time=900", url.Values{"query": {"up"}, "time": {"900"}}, 0},
+		{"/api/v1/query_range", "query=up&start=700&end=1000&step=15", url.Values{"query": {"up"}, "start": {"690"}, "end": {"990"}, "step": {"15"}}, 10 * time.Second},
+	} {
+		r, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://liar"+tc.path, strings.NewReader(tc.form))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		out, err := l.delayQuery(r, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(out.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := url.ParseQuery(string(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s %s: forwarded (-want +got):\n%s", tc.path, tc.form, diff)
+		}
+		if shift := out.Context().Value(shiftKey{}); shift != tc.shift {
+			t.Errorf("%s %s: shift %v, want %v", tc.path, tc.form, shift, tc.shift)
+		}
+	}
+	if n := len(l.Told()); n != 4 {
+		t.Errorf("recorded %d delayed queries, want 4", n)
+	}
+	in := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"a"},"values":[[985,"1"],[990.25,"2"]]}]}}`
+	out, err := shiftAnswer([]byte(in), 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"a"},"values":[[985,"1"]]}]}}`
+	want := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"a"},"values":[[995,"1"],[1000.25,"2"]]}]}}`
 	if diff := cmp.Diff(want, string(out)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	vector := `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"__name__":"a"},"value":[995,"2"]}]}}`
-	if out, err = l.lieInAnswer([]byte(vector), now); err != nil || !strings.Contains(string(out), `"result":[]`) {
-		t.Errorf("an instant answer 5 s old under a 10 s delay: %s, %v; want no series", out, err)
+}
+
+// TestLiarMetadataOncePerFamily: metadata dropped from two 2.0 requests of one family, and
+// from two 1.0 metadata requests, is recorded once per family.
+func TestLiarMetadataOncePerFamily(t *testing.T) {
+	r := start(t, Options{})
+	l, err := StartLiar(r.URL, Lies{Lie: LieDropMetadata})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	meta := prompb.WriteRequest{Metadata: []prompb.MetricMetadata{
+		{MetricFamilyName: "y", Type: prompb.MetricMetadata_GAUGE, Help: "h"},
+		{MetricFamilyName: "z_seconds", Type: prompb.MetricMetadata_HISTOGRAM, Help: "h"},
+	}}
+	b, err := meta.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		post(t, l.URL+WritePath, v2Type, v2Request(t))
+		post(t, l.URL+WritePath, "application/x-protobuf", b)
+	}
+	want := []Told{{Series: "x_total", N: 1}, {Series: "y", N: 1}, {Series: "z_seconds", N: 1}}
+	if diff := cmp.Diff(want, l.Told()); diff != "" {
+		t.Errorf("told (-want +got):\n%s", diff)
+	}
+	if got, want := familyOf("z_seconds_bucket", writev2.Metadata_METRIC_TYPE_HISTOGRAM), "z_seconds"; got != want {
+		t.Errorf("family of a histogram's bucket series %q, want %q", got, want)
+	}
+	if got, want := familyOf("z_count", writev2.Metadata_METRIC_TYPE_COUNTER), "z_count"; got != want {
+		t.Errorf("family of a counter named _count %q, want %q", got, want)
+	}
+}
+
+// TestLiarRefuseBody: a refused request is answered with the body given, as a storage
+// names the limit it hit.
+func TestLiarRefuseBody(t *testing.T) {
+	r := start(t, Options{})
+	const body = "the request has been rejected (err-mimir-tenant-max-ingestion-rate)"
+	l, err := StartLiar(r.URL, Lies{Lie: LieRefuse, Status: http.StatusTooManyRequests, Body: body})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, l.URL+WritePath, strings.NewReader(string(snappy.Encode(nil, v2Request(t)))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", v2Type)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusTooManyRequests || strings.TrimSpace(string(got)) != body {
+		t.Errorf("answered %d %q, want 429 %q", resp.StatusCode, got, body)
+	}
+}
+
+// TestLiarDelaySeries: /api/v1/series leaves out a series first written less than Delay ago,
+// and keeps one written before and one the liar never saw written.
+func TestLiarDelaySeries(t *testing.T) {
+	l := &Liar{lies: Lies{Lie: LieDelay, Delay: 10 * time.Second}, born: map[string]time.Time{}}
+	now := time.Unix(1000, 0)
+	l.written(labels.FromStrings("__name__", "old"), now.Add(-11*time.Second))
+	l.written(labels.FromStrings("__name__", "new"), now.Add(-9*time.Second))
+	l.written(labels.FromStrings("__name__", "new"), now.Add(-20*time.Second)) // the first write counts
+	in := `{"status":"success","data":[{"__name__":"old"},{"__name__":"new"},{"__name__":"other"}]}`
+	out, err := l.youngSeriesOut([]byte(in), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"status":"success","data":[{"__name__":"old"},{"__name__":"other"}]}`
+	if diff := cmp.Diff(want, string(out)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestLiarSetAfter: a deleted series is answered until the moment SetAfter sets, not after it.
+func TestLiarSetAfter(t *testing.T) {
+	l := &Liar{lies: Lies{Lie: LieDeleteAfter, Share: 1}, after: time.Unix(2000, 0)}
+	m := map[string]string{"__name__": "up"}
+	if l.hidden(m, time.Unix(1000, 0)) {
+		t.Error("hidden before After")
+	}
+	l.SetAfter(time.Unix(500, 0))
+	if !l.hidden(m, time.Unix(1000, 0)) {
+		t.Error("answered after SetAfter moved After before now")
 	}
 }
