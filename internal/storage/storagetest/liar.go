@@ -658,7 +658,8 @@ func (l *Liar) liesV2(ls labels.Labels, ts *writev2.TimeSeries) {
 }
 
 // otlp lies in an OTLP/HTTP protobuf request (gauges' and sums' number points: the float
-// lies, LieAddLabel as a point attribute); n is its samples as the receiver makes them.
+// lies; every point: LieAddLabel as a point attribute; exponential histograms:
+// LieDropHistograms); n is its samples as the receiver makes them.
 func (l *Liar) otlp(body []byte, encoding string) (out []byte, n int64, err error) {
 	if encoding != "" {
 		return nil, 0, fmt.Errorf("the liar reads OTLP uncompressed only, not %q", encoding)
@@ -684,15 +685,27 @@ func (l *Liar) otlp(body []byte, encoding string) (out []byte, n int64, err erro
 				case pmetric.MetricTypeSummary: // quantiles, _sum and _count
 					for _, dp := range m.Summary().DataPoints().All() {
 						n += int64(dp.QuantileValues().Len()) + 2
+						l.otlpLabel(m.Name(), res, dp.Attributes(), dp.Timestamp(), int64(dp.QuantileValues().Len())+2)
 					}
 					return false
 				case pmetric.MetricTypeHistogram: // buckets (+Inf's too), _sum and _count
 					for _, dp := range m.Histogram().DataPoints().All() {
 						n += int64(dp.BucketCounts().Len()) + 2
+						l.otlpLabel(m.Name(), res, dp.Attributes(), dp.Timestamp(), int64(dp.BucketCounts().Len())+2)
 					}
 					return false
 				default: // an exponential histogram: one native histogram sample
-					n += int64(m.ExponentialHistogram().DataPoints().Len())
+					dps := m.ExponentialHistogram().DataPoints()
+					n += int64(dps.Len())
+					for _, dp := range dps.All() {
+						l.otlpLabel(m.Name(), res, dp.Attributes(), dp.Timestamp(), 1)
+					}
+					if l.lies.Lie == LieDropHistograms && !l.skipName(m.Name()) {
+						for _, dp := range dps.All() {
+							l.record(m.Name()+" "+attrString(res)+" "+attrString(dp.Attributes()), dp.Timestamp().AsTime().UnixMilli(), 1)
+						}
+						return true
+					}
 					return false
 				}
 				n += int64(dps.Len())
@@ -706,6 +719,20 @@ func (l *Liar) otlp(body []byte, encoding string) (out []byte, n int64, err erro
 	}
 	out, err = req.MarshalProto()
 	return out, n, err
+}
+
+// otlpLabel adds, for LieAddLabel, the label to a summary's or histogram's point as an
+// attribute, and records the n samples it becomes.
+func (l *Liar) otlpLabel(name string, res, attrs pcommon.Map, ts pcommon.Timestamp, n int64) {
+	if l.lies.Lie != LieAddLabel || l.skipName(name) {
+		return
+	}
+	l.record(name+" "+attrString(res)+" "+attrString(attrs), ts.AsTime().UnixMilli(), n)
+	attrs.PutStr(l.lies.Label.Name, l.lies.Label.Value)
+}
+
+func (l *Liar) skipName(name string) bool {
+	return l.lies.Skip != "" && strings.HasPrefix(name, l.lies.Skip)
 }
 
 // otlpPoint applies the lie to one point; true drops it. The point's series key is its
