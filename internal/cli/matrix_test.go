@@ -132,6 +132,9 @@ func (e *env) config(name, extra, storage string) string {
 		extra += "duration: 3s\n"
 	}
 	base := strings.ReplaceAll(matrixBase, "PROFILE", e.profile)
+	if strings.Contains(extra, "freshness:") { // the row's canary, not the base's none
+		base = strings.ReplaceAll(base, "freshness: {interval: 0s}\n", "")
+	}
 	if err := os.WriteFile(path, []byte(base+extra+"remoteStorages:\n  liar: "+storage+"\n"), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
@@ -267,6 +270,89 @@ var (
 		}
 		return res, e.told(res)
 	}}
+	// lost is the continuous checks of a run whose liar starts deleting (LieDeleteAfter) only
+	// once the checks have found scrapes complete, which they read again at every check: the
+	// first check after it must find each of those scrapes' deleted samples lost after their
+	// ack, exactly the liar's count at their times, and every check after it, missing, the
+	// deleted series' samples in its new data. The deletion starts at once after the first
+	// checkpoint that holds a complete scrape; a check waits verify's 3 s Settle before it
+	// reads, so the next one reads seconds after that, which the cell checks.
+	lost = mode{name: "continuous", run: func(e *env) (*results.Run, int64) {
+		e.liar.SetAfter(time.Now().Add(time.Hour)) // not the row's: below
+		cfg := e.config("bench", "verifyInterval: 1s\ncheckpointInterval: 1s\nduration: 12s\n", e.rw1())
+		out := filepath.Join(e.dir, "out")
+		var (
+			wg             sync.WaitGroup
+			code           int
+			stdout, stderr bytes.Buffer
+		)
+		wg.Go(func() {
+			code = Main(context.Background(), []string{"run", "-config", cfg, "-out", out, "-httpListenAddr", ""}, &stdout, &stderr)
+		})
+		var (
+			held    []results.HeldScrape
+			checks  int
+			deleted time.Time
+		)
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			b, err := os.ReadFile(filepath.Join(out, "results.json"))
+			if err != nil {
+				continue
+			}
+			cp, err := results.Parse(b, "checkpoint")
+			if err != nil || cp.Partial == nil {
+				break // the end's results: too late
+			}
+			if v := cp.Storage("liar").Verify; v != nil && v.Continuous != nil && len(v.Continuous.Held) > 0 {
+				deleted = time.Now()
+				e.liar.SetAfter(deleted)
+				held, checks = v.Continuous.Held, v.Continuous.Total.Checks
+				break
+			}
+		}
+		wg.Wait()
+		if code != ExitOK && code != ExitThreshold {
+			e.t.Fatalf("tsbench run exited %d:\n%s\n%s", code, stdout.String(), stderr.String())
+		}
+		if deleted.IsZero() {
+			e.t.Fatal("no checkpoint held a scrape the checks found complete")
+		}
+		res := e.results(out)
+		v := res.Storage("liar").Verify
+		c := v.Continuous
+		if len(v.Checks) <= checks || !v.Checks[checks].At.After(deleted) {
+			e.t.Fatalf("no check read after the deletion at %s (checks %+v)", deleted, v.Checks)
+		}
+		// The two targets scrape at different phases: a scrape's time is its target's alone.
+		var lostAfterAck, fresh int64
+		for _, h := range held {
+			lostAfterAck += e.liar.Count(h.Time, h.Time, nil)
+		}
+		for _, ch := range v.Checks[checks:] {
+			if !ch.Span.To.Before(ch.Span.From) {
+				fresh += e.liar.Count(ch.Span.From, ch.Span.To, nil)
+			}
+		}
+		if lostAfterAck == 0 {
+			e.t.Errorf("the held scrapes %+v hold nothing the liar deleted: the cell could not fail", held)
+		}
+		for _, msg := range []string{
+			want("verify.lostAfterAck", lostAfterAck, v.LostAfterAck),
+			want("verify.continuous.total.lostAfterAck", lostAfterAck, c.Total.LostAfterAck),
+			want("verify.continuous.total.readErrors", 0, c.Total.ReadErrors) + want("verify.continuous.total.unchecked", 0, c.Total.Unchecked),
+		} {
+			if msg != "" {
+				e.t.Errorf("%s (deleted at %s after %d checks holding %+v; checks %+v)", msg, deleted, checks, held, v.Checks)
+			}
+		}
+		// The new data's deleted samples are missing too: at least the liar's count, as a
+		// check on a loaded machine has once also missed a scrape not yet written (one of
+		// each target, 294 samples, with nothing deleted), which the lost figure never holds.
+		if c.Total.Missing < lostAfterAck+fresh {
+			e.t.Errorf("verify.continuous.total.missing %d, want at least the %d lost after ack and the %d deleted in the new data", c.Total.Missing, lostAfterAck, fresh)
+		}
+		return res, e.told(res)
+	}}
 	// compared is `report compare` of a run without the lie (a receiver of its own behind a
 	// liar that tells none) against one with it, side by side, -fail-on the row's figure
 	// rising: exit 3, the change from 0 to the liar's count flagged.
@@ -364,6 +450,53 @@ func refused(status int) func(c verdict) string {
 	}
 }
 
+// mimirRateLimit is Mimir's answer to a write past a tenant's ingestion rate.
+const mimirRateLimit = "the request has been rejected because the tenant exceeded the ingestion rate limit, set to 10000 items/s " +
+	"with a maximum allowed burst of 200000. This limit is applied on the total number of samples, exemplars and metadata " +
+	"received across all distributors (err-mimir-tenant-max-ingestion-rate). To adjust the related per-tenant limits, " +
+	"configure -distributor.ingestion-rate-limit and -distributor.ingestion-burst-size, or contact your service administrator."
+
+// delayed is the verdict on a visibility delay: the instant and range freshness probes saw
+// canary samples, and each of their quantiles' ranges (lowerBoundSeconds to seconds) holds the
+// delay. The series probe is not judged: the in-process receiver does not serve
+// /api/v1/series (404), so it sees nothing with or without the lie (the liar's delay of the
+// index is storagetest's TestLiarDelaySeries).
+func delayed(d time.Duration) func(c verdict) string {
+	return func(c verdict) string {
+		f := c.st.Freshness
+		if f == nil {
+			return "no freshness in the results"
+		}
+		var msg string
+		for _, p := range []struct {
+			name  string
+			probe *results.FreshnessProbe
+		}{{"instant", f.Instant}, {"range", f.Range}} {
+			if p.probe == nil || p.probe.Visible == 0 {
+				msg += fmt.Sprintf("freshness.%s: no sample seen (%+v); ", p.name, p.probe)
+				continue
+			}
+			lo, hi := p.probe.LowerBoundSeconds, p.probe.Seconds
+			for _, q := range []struct {
+				name   string
+				lo, hi *float64
+			}{{"p50", lo.P50, hi.P50}, {"p90", lo.P90, hi.P90}, {"p99", lo.P99, hi.P99}, {"max", lo.Max, hi.Max}} {
+				if q.lo == nil || q.hi == nil || *q.lo > d.Seconds() || *q.hi < d.Seconds() {
+					msg += fmt.Sprintf("freshness.%s %s: %v to %v s, want a range holding %v; ", p.name, q.name, fmtPtr(q.lo), fmtPtr(q.hi), d.Seconds())
+				}
+			}
+		}
+		return msg
+	}
+}
+
+func fmtPtr(f *float64) string {
+	if f == nil {
+		return "null"
+	}
+	return fmt.Sprint(*f)
+}
+
 // missing is the verdict on data not returned: every sample the liar dropped or hides missing.
 func missing(c verdict) string {
 	return want("verify.missingSamples", c.told, c.st.Verify.MissingSamples)
@@ -416,7 +549,7 @@ var matrix = []lieRow{
 	{
 		name: "addLabel", lies: storagetest.Lies{Lie: storagetest.LieAddLabel, Label: labels.Label{Name: "tenant_id", Value: "default-tenant"}},
 		check: renamed("tenant_id"),
-		modes: []mode{plain, rw2, resumed, merged},
+		modes: []mode{plain, rw2, otlp, resumed, merged},
 	},
 	{
 		name: "renameJobInstance", lies: storagetest.Lies{Lie: storagetest.LieRenameJobInstance},
@@ -428,9 +561,10 @@ var matrix = []lieRow{
 		check: missing, modes: []mode{plain, merged, continuous},
 	},
 	{
-		// Shown to the queries of the run, gone by the read-back of its end.
+		// Shown to the queries of the run, gone by the read-back of its end; in lost, gone
+		// between two of the checks made during the run.
 		name: "deleteAfter", lies: storagetest.Lies{Lie: storagetest.LieDeleteAfter, Share: 0.05}, after: 2 * time.Second,
-		check: missing, modes: []mode{plain, rw2},
+		check: missing, modes: []mode{plain, rw2, lost},
 	},
 	{
 		name: "dropHistograms", lies: storagetest.Lies{Lie: storagetest.LieDropHistograms},
@@ -441,7 +575,7 @@ var matrix = []lieRow{
 			}
 			return "absent", 0, 0
 		}),
-		modes: []mode{plain, resumed, merged},
+		modes: []mode{plain, otlp, resumed, merged},
 	},
 	{
 		name: "dropExemplars", lies: storagetest.Lies{Lie: storagetest.LieDropExemplars},
@@ -455,17 +589,61 @@ var matrix = []lieRow{
 		modes: []mode{plain, merged},
 	},
 	{
-		// Metadata has no time: the liar's whole count of entries dropped bounds the
-		// read-back's families. In 2.0 the receiver keeps a series sent without metadata as
-		// of type unknown, which reads back as changed, not dropped: not this lie's verdict.
+		// Metadata has no time: the liar records each family whose metadata it dropped once,
+		// and every family looked for is one of them, missing. In 2.0 the receiver keeps a
+		// series sent without metadata as of type unknown, with no help or unit: no metadata,
+		// so missing too (it read back as changed before issue 29's matrix said otherwise).
 		name: "dropMetadata", lies: storagetest.Lies{Lie: storagetest.LieDropMetadata}, whole: true,
 		config: "sendMetadata: true\n",
-		check: dropped("verify.metadata", func(v *results.Verify) (string, int64, int64) {
-			if m := v.Metadata; m != nil {
-				return m.MetadataVerdict(), int64(m.Families), int64(m.Missing)
+		check: func(c verdict) string {
+			m := c.st.Verify.Metadata
+			if m == nil {
+				return "verify.metadata absent"
 			}
-			return "absent", 0, 0
-		}),
+			if v := m.MetadataVerdict(); v != "dropped" {
+				return fmt.Sprintf("verify.metadata: verdict %q, want dropped (%+v)", v, *m)
+			}
+			return want("verify.metadata.missing", c.told, int64(m.Missing)) + want("verify.metadata.families", c.told, int64(m.Families))
+		},
+		modes: []mode{plain, rw2},
+	},
+	{
+		// Churn (one of the 2 targets every second) writes staleness markers; the liar drops
+		// them, so an instant query just after each returns its series: every marker checked
+		// is ignored, and each is one the liar dropped in the window checked.
+		name: "dropStale", lies: storagetest.Lies{Lie: storagetest.LieDropStale},
+		config: "scrapeConfigUpdatePercent: 50\nscrapeConfigUpdateInterval: 1s\n",
+		check: func(c verdict) string {
+			v := c.st.Verify
+			return want("verify.stalenessIgnored", c.told, v.StalenessIgnored) + want("verify.checkedStaleMarkers", c.told, v.CheckedStaleMarkers)
+		},
+		modes: []mode{plain, history},
+	},
+	{
+		// A storage that shows a sample 1.1 s after it took it: the freshness probes' ranges
+		// hold the delay. The polls, 100 ms to 4 s geometrically (0.1, 0.169, 0.287, 0.486,
+		// 0.823, 1.394, 2.362, 4 s), are 0.28 s from it either side: a poll's own lateness on
+		// a loaded machine moves a figure, not the range around 1.1 s. The liar's count is the
+		// answers it delayed.
+		name: "delay", lies: storagetest.Lies{Lie: storagetest.LieDelay, Delay: 1100 * time.Millisecond}, whole: true,
+		config: "freshness: {interval: 100ms, writeInterval: 4s}\nduration: 7s\n",
+		check:  delayed(1100 * time.Millisecond),
+		modes:  []mode{plain, merged},
+	},
+	{
+		// Mimir's answer at its ingestion rate limit (pkg/distributor, as limits.go cites it)
+		// to every other request: write.limits names the limit and counts each answer.
+		name: "limit", whole: true,
+		lies: storagetest.Lies{Lie: storagetest.LieRefuse, Share: 0.5, Status: http.StatusTooManyRequests, Body: mimirRateLimit},
+		check: func(c verdict) string {
+			msg := refused(http.StatusTooManyRequests)(c)
+			requests := int64(len(c.liar.Told())) // each a refused request
+			l := c.st.Write.Limits
+			if len(l) != 1 || l[0].Limit != "ingestion rate (samples/s per tenant)" || l[0].Family != "Mimir" || l[0].Value != "10000" || l[0].Status != http.StatusTooManyRequests {
+				return msg + fmt.Sprintf("write.limits %+v, want Mimir's ingestion rate (10000, 429) alone", l)
+			}
+			return msg + want("write.limits[0].requests", requests, l[0].Requests)
+		},
 		modes: []mode{plain},
 	},
 	{
