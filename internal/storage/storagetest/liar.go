@@ -64,12 +64,10 @@ const (
 	LieShiftTimestamps Lie = "shiftTimestamps"
 	// LieDropStale drops every staleness marker.
 	LieDropStale Lie = "dropStale"
-	// LieDelay answers a query as a storage that shows a sample Delay after it got it: an
-	// instant or range query whose time reaches past Delay ago is run that much earlier and
-	// its answer's times moved forward again (the values are those of Delay ago); and
-	// /api/v1/series leaves out every series first written less than Delay ago. The record
-	// holds each answer so moved or thinned, at the query's time (what a delay does is a
-	// time, not a count of samples).
+	// LieDelay acknowledges a write at once and hands it to the receiver Delay later, in
+	// the order it came, as a storage that buffers what it acks: a query sees a sample Delay
+	// after its ack (the receiver's own time to store it added). The record holds each request
+	// so held, at its arrival, N its samples.
 	LieDelay Lie = "delay"
 	// LiePartial leaves a Share of series out of every query answer (the series chosen by
 	// their labels), though they are stored. The record holds their samples with a number
@@ -123,12 +121,23 @@ type Liar struct {
 	srv    *http.Server
 	done   chan error
 
-	mu       sync.Mutex // guards told, seen, requests, after, born
+	held      chan heldWrite // LieDelay's writes, in arrival order, to the forwarder
+	forwarded chan struct{}  // closed when the forwarder is done
+
+	mu       sync.Mutex // guards told, seen, requests, after, lastRead
 	told     []Told
 	seen     map[string]bool // metric families recorded for LieDropMetadata
 	requests int64
-	after    time.Time            // LieDeleteAfter's start
-	born     map[string]time.Time // LieDelay: each series' first write
+	after    time.Time // LieDeleteAfter's start
+	lastRead time.Time // when the last range read (a matrix answer of /api/v1/query) was answered
+}
+
+// heldWrite is a write LieDelay acknowledged and forwards at due.
+type heldWrite struct {
+	path   string
+	header http.Header
+	body   []byte
+	due    time.Time
 }
 
 // StartLiar serves l in front of the receiver at target (its base URL) on a free loopback port.
@@ -140,7 +149,7 @@ func StartLiar(target string, l Lies) (*Liar, error) {
 	if err != nil {
 		return nil, err
 	}
-	lr := &Liar{lies: l, target: target, done: make(chan error, 1), seen: map[string]bool{}, after: l.After, born: map[string]time.Time{}}
+	lr := &Liar{lies: l, target: target, done: make(chan error, 1), seen: map[string]bool{}, after: l.After}
 	lr.proxy = httputil.NewSingleHostReverseProxy(u)
 	lr.proxy.ModifyResponse = lr.rewriteQuery
 	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
@@ -149,8 +158,30 @@ func StartLiar(target string, l Lies) (*Liar, error) {
 	}
 	lr.URL = "http://" + ln.Addr().String()
 	lr.srv = &http.Server{Handler: lr, ReadHeaderTimeout: 10 * time.Second}
+	if l.Lie == LieDelay {
+		lr.held, lr.forwarded = make(chan heldWrite, 10_000), make(chan struct{})
+		go lr.forward()
+	}
 	go func() { lr.done <- lr.srv.Serve(ln) }()
 	return lr, nil
+}
+
+// forward hands LieDelay's writes to the receiver, each at its due time, one after another
+// (so a series' samples reach it in the order they came), until Close.
+func (l *Liar) forward() {
+	defer close(l.forwarded)
+	for h := range l.held {
+		time.Sleep(time.Until(h.due))
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, l.target+h.path, bytes.NewReader(h.body))
+		if err != nil {
+			continue
+		}
+		req.Header = h.header
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+		}
+	}
 }
 
 // Close stops serving.
@@ -161,7 +192,19 @@ func (l *Liar) Close() error {
 	if serr := <-l.done; !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)
 	}
+	if l.held != nil {
+		close(l.held)
+		<-l.forwarded
+	}
 	return err
+}
+
+// LastRead is when the liar last answered a range read (an /api/v1/query answer of result
+// type matrix: the read-back's), with LiePartial or LieDeleteAfter; zero before the first.
+func (l *Liar) LastRead() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lastRead
 }
 
 // SetAfter moves when LieDeleteAfter starts hiding: a test starts the loss at a moment it
@@ -210,27 +253,6 @@ func (l *Liar) recordFamily(family string) {
 	}
 }
 
-// written notes, for LieDelay, when each series was first written (at now).
-func (l *Liar) written(ls labels.Labels, now time.Time) {
-	if l.lies.Lie != LieDelay || l.skip(ls) {
-		return
-	}
-	key := ls.String()
-	l.mu.Lock()
-	if _, ok := l.born[key]; !ok {
-		l.born[key] = now
-	}
-	l.mu.Unlock()
-}
-
-// young reports, for LieDelay, whether the series was first written less than Delay before now.
-func (l *Liar) young(ls labels.Labels, now time.Time) bool {
-	l.mu.Lock()
-	born, ok := l.born[ls.String()]
-	l.mu.Unlock()
-	return ok && now.Sub(born) < l.lies.Delay
-}
-
 // chosen reports whether the lie touches key: a hash of key below Share.
 func (l *Liar) chosen(key string) bool {
 	if l.lies.Share >= 1 {
@@ -253,77 +275,9 @@ func (l *Liar) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case WritePath, OTLPPath:
 		l.write(w, r)
-	case "/api/v1/query", "/api/v1/query_range":
-		if l.lies.Lie == LieDelay {
-			var err error
-			if r, err = l.delayQuery(r, time.Now()); err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-		}
-		l.proxy.ServeHTTP(w, r)
 	default:
 		l.proxy.ServeHTTP(w, r)
 	}
-}
-
-// shiftKey carries, in a delayed query's context, how far back it was moved.
-type shiftKey struct{}
-
-// delayQuery moves a query whose time (an instant query's, a range query's end) is later
-// than Delay before now back by as much, keeping a range's steps, and forwards it as a form.
-func (l *Liar) delayQuery(r *http.Request, now time.Time) (*http.Request, error) {
-	if err := r.ParseForm(); err != nil {
-		return nil, err
-	}
-	form := r.Form
-	key := "time"
-	if r.URL.Path == "/api/v1/query_range" {
-		key = "end"
-	}
-	at := now
-	if v := form.Get(key); v != "" {
-		t, err := apiTime(v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", key, err)
-		}
-		at = t
-	}
-	shift := at.Sub(now.Add(-l.lies.Delay))
-	if shift <= 0 {
-		shift = 0
-	} else {
-		l.record("", at.UnixMilli(), 1)
-	}
-	for _, k := range []string{"time", "start", "end"} {
-		v := form.Get(k)
-		if v == "" && k != key {
-			continue
-		}
-		t := at
-		if v != "" {
-			var err error
-			if t, err = apiTime(v); err != nil {
-				return nil, fmt.Errorf("%s: %w", k, err)
-			}
-		}
-		form.Set(k, strconv.FormatFloat(float64(t.Add(-shift).UnixMilli())/1000, 'f', -1, 64))
-	}
-	out := r.Clone(context.WithValue(r.Context(), shiftKey{}, shift))
-	body := form.Encode()
-	out.Method, out.URL.RawQuery = http.MethodPost, ""
-	out.Body, out.ContentLength = io.NopCloser(strings.NewReader(body)), int64(len(body))
-	out.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	out.Header.Del("Content-Length")
-	return out, nil
-}
-
-// apiTime parses a query API time: Unix seconds or RFC 3339.
-func apiTime(v string) (time.Time, error) {
-	if f, err := strconv.ParseFloat(v, 64); err == nil {
-		return time.UnixMilli(int64(math.Round(f * 1000))), nil
-	}
-	return time.Parse(time.RFC3339Nano, v)
 }
 
 // write decodes a write request, lies, re-encodes it and forwards it to the receiver.
@@ -345,13 +299,13 @@ func (l *Liar) write(w http.ResponseWriter, r *http.Request) {
 		out, n, err = l.otlp(body, r.Header.Get("Content-Encoding"))
 	case strings.Contains(ct, "io.prometheus.write.v2.Request"):
 		var floats, hists, exs int64
-		out, floats, hists, exs, err = l.v2(body, now)
+		out, floats, hists, exs, err = l.v2(body)
 		n = floats + hists
 		headers["X-Prometheus-Remote-Write-Samples-Written"] = strconv.FormatInt(floats, 10)
 		headers["X-Prometheus-Remote-Write-Histograms-Written"] = strconv.FormatInt(hists, 10)
 		headers["X-Prometheus-Remote-Write-Exemplars-Written"] = strconv.FormatInt(exs, 10)
 	default:
-		out, n, err = l.v1(body, now)
+		out, n, err = l.v1(body)
 	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -370,6 +324,22 @@ func (l *Liar) write(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, cmp.Or(l.lies.Body, "refused by the liar"), l.lies.Status)
 			return
 		}
+	}
+	if l.lies.Lie == LieDelay {
+		l.record("", now.UnixMilli(), n)
+		header := r.Header.Clone()
+		header.Del("Content-Length")
+		l.held <- heldWrite{path: r.URL.Path, header: header, body: out, due: now.Add(l.lies.Delay)}
+		for k, v := range headers {
+			w.Header().Set(k, v)
+		}
+		if r.URL.Path == OTLPPath { // an empty ExportMetricsServiceResponse: all taken
+			w.Header().Set("Content-Type", "application/x-protobuf")
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return
 	}
 	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, l.target+r.URL.Path, bytes.NewReader(out))
 	if err != nil {
@@ -395,7 +365,7 @@ func (l *Liar) write(w http.ResponseWriter, r *http.Request) {
 }
 
 // v1 lies in a remote write 1.0 request; n is its samples (floats and histograms).
-func (l *Liar) v1(body []byte, now time.Time) (out []byte, n int64, err error) {
+func (l *Liar) v1(body []byte) (out []byte, n int64, err error) {
 	raw, err := snappy.Decode(nil, body)
 	if err != nil {
 		return nil, 0, err
@@ -411,7 +381,6 @@ func (l *Liar) v1(body []byte, now time.Time) (out []byte, n int64, err error) {
 		if l.skip(ls) {
 			continue
 		}
-		l.written(ls, now)
 		times := make([]int64, 0, len(ts.Samples)+len(ts.Histograms))
 		for _, s := range ts.Samples {
 			times = append(times, s.Timestamp)
@@ -533,7 +502,7 @@ func v1Labels(ls labels.Labels) []prompb.Label {
 }
 
 // v2 lies in a remote write 2.0 request; it returns the floats, histograms and exemplars received.
-func (l *Liar) v2(body []byte, now time.Time) (out []byte, floats, hists, exs int64, err error) {
+func (l *Liar) v2(body []byte) (out []byte, floats, hists, exs int64, err error) {
 	raw, err := snappy.Decode(nil, body)
 	if err != nil {
 		return nil, 0, 0, 0, err
@@ -568,7 +537,6 @@ func (l *Liar) v2(body []byte, now time.Time) (out []byte, floats, hists, exs in
 		md := ts.Metadata
 		mdHelp, mdUnit := symbol(req.Symbols, md.HelpRef), symbol(req.Symbols, md.UnitRef)
 		if !l.skip(ls) {
-			l.written(ls, now)
 			l.liesV2(ls, ts)
 			ls = l.relabel(ls)
 			if l.lies.Lie == LieDropMetadata && (md.Type != writev2.Metadata_METRIC_TYPE_UNSPECIFIED || mdHelp != "" || mdUnit != "") {
@@ -812,13 +780,12 @@ func (l *Liar) hidden(metric map[string]string, now time.Time) bool {
 // rewriteQuery applies the query-side lies to a query API answer.
 func (l *Liar) rewriteQuery(resp *http.Response) error {
 	switch l.lies.Lie {
-	case LiePartial, LieDeleteAfter, LieDelay:
+	case LiePartial, LieDeleteAfter:
 	default:
 		return nil
 	}
 	p := resp.Request.URL.Path
-	series := p == "/api/v1/series" && l.lies.Lie == LieDelay
-	if p != "/api/v1/query" && p != "/api/v1/query_range" && !series || resp.StatusCode != http.StatusOK {
+	if p != "/api/v1/query" && p != "/api/v1/query_range" || resp.StatusCode != http.StatusOK {
 		return nil
 	}
 	body, err := io.ReadAll(resp.Body)
@@ -828,15 +795,12 @@ func (l *Liar) rewriteQuery(resp *http.Response) error {
 	if err := resp.Body.Close(); err != nil {
 		return err
 	}
-	lie := l.lieInAnswer
-	switch {
-	case series:
-		lie = l.youngSeriesOut
-	case l.lies.Lie == LieDelay:
-		shift, _ := resp.Request.Context().Value(shiftKey{}).(time.Duration)
-		lie = func(body []byte, _ time.Time) ([]byte, error) { return shiftAnswer(body, shift) }
+	if p == "/api/v1/query" && bytes.Contains(body, []byte(`"resultType":"matrix"`)) {
+		l.mu.Lock()
+		l.lastRead = time.Now()
+		l.mu.Unlock()
 	}
-	out, err := lie(body, time.Now())
+	out, err := l.lieInAnswer(body, time.Now())
 	if err != nil {
 		return fmt.Errorf("liar: %w", err)
 	}
@@ -856,7 +820,15 @@ type apiSeries struct {
 
 // lieInAnswer leaves hidden series out of a vector or matrix answer.
 func (l *Liar) lieInAnswer(body []byte, now time.Time) ([]byte, error) {
-	var a queryAnswer
+	var a struct {
+		Status string `json:"status"`
+		Data   struct {
+			ResultType string          `json:"resultType"`
+			Result     json.RawMessage `json:"result"`
+		} `json:"data"`
+		Warnings []string `json:"warnings,omitempty"`
+		Infos    []string `json:"infos,omitempty"`
+	}
 	if err := json.Unmarshal(body, &a); err != nil {
 		return nil, err
 	}
@@ -879,100 +851,4 @@ func (l *Liar) lieInAnswer(body []byte, now time.Time) ([]byte, error) {
 	}
 	a.Data.Result = res
 	return json.Marshal(a)
-}
-
-// queryAnswer is a query API answer, its result kept raw.
-type queryAnswer struct {
-	Status string `json:"status"`
-	Data   struct {
-		ResultType string          `json:"resultType"`
-		Result     json.RawMessage `json:"result"`
-	} `json:"data"`
-	Warnings []string `json:"warnings,omitempty"`
-	Infos    []string `json:"infos,omitempty"`
-}
-
-// shiftAnswer moves every point of a vector or matrix answer shift later: the answer of a
-// query delayQuery moved back, at the times asked.
-func shiftAnswer(body []byte, shift time.Duration) ([]byte, error) {
-	if shift == 0 {
-		return body, nil
-	}
-	var a queryAnswer
-	if err := json.Unmarshal(body, &a); err != nil {
-		return nil, err
-	}
-	if a.Data.ResultType != "vector" && a.Data.ResultType != "matrix" {
-		return body, nil
-	}
-	var series []apiSeries
-	if err := json.Unmarshal(a.Data.Result, &series); err != nil {
-		return nil, err
-	}
-	move := func(p json.RawMessage) json.RawMessage {
-		var pt []json.RawMessage
-		if json.Unmarshal(p, &pt) != nil || len(pt) == 0 {
-			return p
-		}
-		t := pointTime(p) + shift.Seconds()
-		pt[0] = json.RawMessage(strconv.FormatFloat(math.Round(t*1000)/1000, 'f', -1, 64))
-		out, err := json.Marshal(pt)
-		if err != nil {
-			return p
-		}
-		return out
-	}
-	for i := range series {
-		s := &series[i]
-		if s.Value != nil {
-			s.Value = move(s.Value)
-		}
-		if s.Histogram != nil {
-			s.Histogram = move(s.Histogram)
-		}
-		for j := range s.Values {
-			s.Values[j] = move(s.Values[j])
-		}
-		for j := range s.Histograms {
-			s.Histograms[j] = move(s.Histograms[j])
-		}
-	}
-	res, err := json.Marshal(series)
-	if err != nil {
-		return nil, err
-	}
-	a.Data.Result = res
-	return json.Marshal(a)
-}
-
-// youngSeriesOut leaves out of an /api/v1/series answer the series LieDelay still hides.
-func (l *Liar) youngSeriesOut(body []byte, now time.Time) ([]byte, error) {
-	var a struct {
-		Status   string              `json:"status"`
-		Data     []map[string]string `json:"data"`
-		Warnings []string            `json:"warnings,omitempty"`
-		Infos    []string            `json:"infos,omitempty"`
-	}
-	if err := json.Unmarshal(body, &a); err != nil {
-		return nil, err
-	}
-	n := len(a.Data)
-	a.Data = slices.DeleteFunc(a.Data, func(m map[string]string) bool { return l.young(labels.FromMap(m), now) })
-	if len(a.Data) < n {
-		l.record("", now.UnixMilli(), 1)
-	}
-	if a.Data == nil {
-		a.Data = []map[string]string{}
-	}
-	return json.Marshal(a)
-}
-
-// pointTime is a [time, value] point's time in seconds.
-func pointTime(p json.RawMessage) float64 {
-	var pt []json.RawMessage
-	if json.Unmarshal(p, &pt) != nil || len(pt) == 0 {
-		return 0
-	}
-	f, _ := strconv.ParseFloat(string(pt[0]), 64)
-	return f
 }

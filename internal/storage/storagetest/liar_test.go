@@ -201,57 +201,39 @@ func TestLiarQueries(t *testing.T) {
 	}
 }
 
-// TestLiarDelay: a query reaching past Delay ago is run that much earlier, a range's steps
-// kept, and its answer's points moved back to the times asked; an older query is left alone.
+// TestLiarDelay: a write is acknowledged at once and stored Delay later, and recorded.
 func TestLiarDelay(t *testing.T) {
-	l := &Liar{lies: Lies{Lie: LieDelay, Delay: 10 * time.Second}}
-	now := time.Unix(1000, 0)
-	for _, tc := range []struct {
-		path, form string
-		want       url.Values
-		shift      time.Duration
-	}{
-		{"/api/v1/query", "query=up&time=1000", url.Values{"query": {"up"}, "time": {"990"}}, 10 * time.Second},
-		{"/api/v1/query", "query=up&time=995.5", url.Values{"query": {"up"}, "time": {"990"}}, 5500 * time.Millisecond},
-		{"/api/v1/query", "query=up", url.Values{"query": {"up"}, "time": {"990"}}, 10 * time.Second},
-		{"/api/v1/query", "query=up&time=900", url.Values{"query": {"up"}, "time": {"900"}}, 0},
-		{"/api/v1/query_range", "query=up&start=700&end=1000&step=15", url.Values{"query": {"up"}, "start": {"690"}, "end": {"990"}, "step": {"15"}}, 10 * time.Second},
-	} {
-		r, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://liar"+tc.path, strings.NewReader(tc.form))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		out, err := l.delayQuery(r, now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, err := io.ReadAll(out.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := url.ParseQuery(string(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(tc.want, got); diff != "" {
-			t.Errorf("%s %s: forwarded (-want +got):\n%s", tc.path, tc.form, diff)
-		}
-		if shift := out.Context().Value(shiftKey{}); shift != tc.shift {
-			t.Errorf("%s %s: shift %v, want %v", tc.path, tc.form, shift, tc.shift)
-		}
-	}
-	if n := len(l.Told()); n != 4 {
-		t.Errorf("recorded %d delayed queries, want 4", n)
-	}
-	in := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"a"},"values":[[985,"1"],[990.25,"2"]]}]}}`
-	out, err := shiftAnswer([]byte(in), 10*time.Second)
+	r := start(t, Options{})
+	l, err := StartLiar(r.URL, Lies{Lie: LieDelay, Delay: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"a"},"values":[[995,"1"],[1000.25,"2"]]}]}}`
-	if diff := cmp.Diff(want, string(out)); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
+	t.Cleanup(func() { _ = l.Close() })
+	sent := time.Now()
+	if resp := post(t, l.URL+WritePath, v2Type, v2Request(t)); resp.StatusCode != http.StatusNoContent || resp.Header.Get("X-Prometheus-Remote-Write-Samples-Written") != "2" {
+		t.Fatalf("answered %d, %q samples written; want 204 and 2 at once", resp.StatusCode, resp.Header.Get("X-Prometheus-Remote-Write-Samples-Written"))
+	}
+	if got, err := r.Series(0, 10_000); err != nil || len(got) != 0 {
+		t.Fatalf("stored at once: %v, %v", got, err)
+	}
+	for {
+		got, err := r.Series(0, 10_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) > 0 {
+			if d := time.Since(sent); d < time.Second {
+				t.Errorf("stored %s after the write, want 1s at least", d)
+			}
+			break
+		}
+		if time.Since(sent) > 10*time.Second {
+			t.Fatal("not stored 10 s after the write")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if told := l.Told(); len(told) != 1 || told[0].N != 2 {
+		t.Errorf("told %+v, want one request of 2 samples", told)
 	}
 }
 
@@ -314,25 +296,6 @@ func TestLiarRefuseBody(t *testing.T) {
 	}
 	if resp.StatusCode != http.StatusTooManyRequests || strings.TrimSpace(string(got)) != body {
 		t.Errorf("answered %d %q, want 429 %q", resp.StatusCode, got, body)
-	}
-}
-
-// TestLiarDelaySeries: /api/v1/series leaves out a series first written less than Delay ago,
-// and keeps one written before and one the liar never saw written.
-func TestLiarDelaySeries(t *testing.T) {
-	l := &Liar{lies: Lies{Lie: LieDelay, Delay: 10 * time.Second}, born: map[string]time.Time{}}
-	now := time.Unix(1000, 0)
-	l.written(labels.FromStrings("__name__", "old"), now.Add(-11*time.Second))
-	l.written(labels.FromStrings("__name__", "new"), now.Add(-9*time.Second))
-	l.written(labels.FromStrings("__name__", "new"), now.Add(-20*time.Second)) // the first write counts
-	in := `{"status":"success","data":[{"__name__":"old"},{"__name__":"new"},{"__name__":"other"}]}`
-	out, err := l.youngSeriesOut([]byte(in), now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `{"status":"success","data":[{"__name__":"old"},{"__name__":"other"}]}`
-	if diff := cmp.Diff(want, string(out)); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 
