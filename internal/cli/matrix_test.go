@@ -270,43 +270,44 @@ var (
 		}
 		return res, e.told(res)
 	}}
-	// lost is the continuous checks of a run whose liar starts deleting (LieDeleteAfter) only
-	// once the checks have found scrapes complete, which they read again at every check: the
-	// first check after it must find each of those scrapes' deleted samples lost after their
-	// ack, exactly the liar's count at their times, and every check after it, missing, the
-	// deleted series' samples in its new data. The deletion starts at once after the first
-	// checkpoint that holds a complete scrape; a check waits verify's 3 s Settle before it
-	// reads, so the next one reads seconds after that, which the cell checks.
+	// lost is the continuous checks of a run whose liar starts deleting (LieDeleteAfter)
+	// between two checks, once they have found scrapes complete, which every check reads
+	// again: the first check after it must find each held scrape's deleted samples lost
+	// after their ack, exactly the liar's count at their times, and the checks after it,
+	// missing, the deleted series' samples in their new data. A check waits verify's 3 s
+	// Settle before it reads, so the next reads 3 s after a check's last read (the liar's
+	// LastRead) at the earliest: the deletion starts 1.2 to 2.4 s after the first check's
+	// reads, and the cell checks that no check read across it. A check that found its new
+	// data complete holds its newest scrape (verify.newestComplete): the newest time in its
+	// span, at which the liar recorded the deleted series of that scrape's target (each of
+	// the 2 targets has some, and their scrapes' times differ by their phases).
 	lost = mode{name: "continuous", run: func(e *env) (*results.Run, int64) {
 		e.liar.SetAfter(time.Now().Add(time.Hour)) // not the row's: below
-		cfg := e.config("bench", "verifyInterval: 1s\ncheckpointInterval: 1s\nduration: 12s\n", e.rw1())
+		cfg := e.config("bench", "verifyInterval: 1s\nduration: 14s\n", e.rw1())
 		out := filepath.Join(e.dir, "out")
 		var (
 			wg             sync.WaitGroup
 			code           int
 			stdout, stderr bytes.Buffer
+			deleted        time.Time
 		)
+		done := make(chan struct{})
 		wg.Go(func() {
+			defer close(done)
 			code = Main(context.Background(), []string{"run", "-config", cfg, "-out", out, "-httpListenAddr", ""}, &stdout, &stderr)
 		})
-		var (
-			held    []results.HeldScrape
-			checks  int
-			deleted time.Time
-		)
-		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			b, err := os.ReadFile(filepath.Join(out, "results.json"))
-			if err != nil {
-				continue
+	wait:
+		for {
+			select {
+			case <-done:
+				break wait
+			case <-time.After(20 * time.Millisecond):
 			}
-			cp, err := results.Parse(b, "checkpoint")
-			if err != nil || cp.Partial == nil {
-				break // the end's results: too late
-			}
-			if v := cp.Storage("liar").Verify; v != nil && v.Continuous != nil && len(v.Continuous.Held) > 0 {
-				deleted = time.Now()
-				e.liar.SetAfter(deleted)
-				held, checks = v.Continuous.Held, v.Continuous.Total.Checks
+			if read := e.liar.LastRead(); !read.IsZero() && time.Since(read) >= 1200*time.Millisecond {
+				if time.Since(read) < 2400*time.Millisecond {
+					deleted = time.Now()
+					e.liar.SetAfter(deleted)
+				}
 				break
 			}
 		}
@@ -315,26 +316,39 @@ var (
 			e.t.Fatalf("tsbench run exited %d:\n%s\n%s", code, stdout.String(), stderr.String())
 		}
 		if deleted.IsZero() {
-			e.t.Fatal("no checkpoint held a scrape the checks found complete")
+			e.t.Fatal("the deletion did not start within 2.4 s of the checks' first reads")
 		}
 		res := e.results(out)
 		v := res.Storage("liar").Verify
 		c := v.Continuous
-		if len(v.Checks) <= checks || !v.Checks[checks].At.After(deleted) {
-			e.t.Fatalf("no check read after the deletion at %s (checks %+v)", deleted, v.Checks)
-		}
-		// The two targets scrape at different phases: a scrape's time is its target's alone.
 		var lostAfterAck, fresh int64
-		for _, h := range held {
-			lostAfterAck += e.liar.Count(h.Time, h.Time, nil)
-		}
-		for _, ch := range v.Checks[checks:] {
-			if !ch.Span.To.Before(ch.Span.From) {
-				fresh += e.liar.Count(ch.Span.From, ch.Span.To, nil)
+		var before, after int
+		for _, ch := range v.Checks {
+			switch end := ch.At.Add(time.Duration(ch.Seconds * float64(time.Second))); {
+			case end.Before(deleted) && ch.Checked > 0:
+				before++
+				if ch.Missing > 0 {
+					e.t.Fatalf("a check before the deletion found %d samples missing: not the liar's (checks %+v, examples %q)", ch.Missing, v.Checks, c.Examples)
+				}
+				var newest time.Time
+				for _, t := range e.liar.Told() {
+					if at := time.UnixMilli(t.T); !at.Before(ch.Span.From) && !at.After(ch.Span.To) && at.After(newest) {
+						newest = at
+					}
+				}
+				lostAfterAck += e.liar.Count(newest, newest, nil)
+			case end.Before(deleted):
+			case ch.At.After(deleted):
+				after++
+				if !ch.Span.To.Before(ch.Span.From) {
+					fresh += e.liar.Count(ch.Span.From, ch.Span.To, nil)
+				}
+			default:
+				e.t.Fatalf("a check read across the deletion at %s: %+v", deleted, ch)
 			}
 		}
-		if lostAfterAck == 0 {
-			e.t.Errorf("the held scrapes %+v hold nothing the liar deleted: the cell could not fail", held)
+		if before == 0 || after == 0 || lostAfterAck == 0 {
+			e.t.Fatalf("%d checks with data before the deletion at %s, %d after, %d samples held: the cell could not fail (checks %+v)", before, deleted, after, lostAfterAck, v.Checks)
 		}
 		for _, msg := range []string{
 			want("verify.lostAfterAck", lostAfterAck, v.LostAfterAck),
@@ -342,7 +356,7 @@ var (
 			want("verify.continuous.total.readErrors", 0, c.Total.ReadErrors) + want("verify.continuous.total.unchecked", 0, c.Total.Unchecked),
 		} {
 			if msg != "" {
-				e.t.Errorf("%s (deleted at %s after %d checks holding %+v; checks %+v)", msg, deleted, checks, held, v.Checks)
+				e.t.Errorf("%s (deleted at %s; checks %+v)", msg, deleted, v.Checks)
 			}
 		}
 		// The new data's deleted samples are missing too: at least the liar's count, as a
@@ -620,14 +634,15 @@ var matrix = []lieRow{
 		modes: []mode{plain, history},
 	},
 	{
-		// A storage that shows a sample 1.1 s after it took it: the freshness probes' ranges
-		// hold the delay. The polls, 100 ms to 4 s geometrically (0.1, 0.169, 0.287, 0.486,
-		// 0.823, 1.394, 2.362, 4 s), are 0.28 s from it either side: a poll's own lateness on
-		// a loaded machine moves a figure, not the range around 1.1 s. The liar's count is the
-		// answers it delayed.
-		name: "delay", lies: storagetest.Lies{Lie: storagetest.LieDelay, Delay: 1100 * time.Millisecond}, whole: true,
-		config: "freshness: {interval: 100ms, writeInterval: 4s}\nduration: 7s\n",
-		check:  delayed(1100 * time.Millisecond),
+		// A storage that acks a write at once and shows it 2.7 s later: the freshness
+		// probes' ranges hold the delay. The polls, 20 ms to 10 s geometrically (0.02, 0.049,
+		// 0.118, 0.287, 0.697, 1.694, 4.116, 10 s), are 1 s and 1.4 s from it: a query that
+		// takes a second to answer on a loaded machine (its figure is when it started), or a
+		// write the receiver takes long to store, moves the sample within the range, not out
+		// of it. One canary sample, at 10 s. The liar's count is the samples it held back.
+		name: "delay", lies: storagetest.Lies{Lie: storagetest.LieDelay, Delay: 2700 * time.Millisecond}, whole: true,
+		config: "freshness: {interval: 20ms, writeInterval: 10s}\nduration: 17s\n",
+		check:  delayed(2700 * time.Millisecond),
 		modes:  []mode{plain, merged},
 	},
 	{
