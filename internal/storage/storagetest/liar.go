@@ -54,7 +54,10 @@ const (
 	// LieAddLabel adds Label to every series, as Thanos receive adds tenant_id.
 	LieAddLabel Lie = "addLabel"
 	// LieRenameJobInstance stores job as service_name and instance as service_instance_id, as
-	// OTLP storages keep them.
+	// OTLP storages keep them; written in OTLP, where a storage keeps them so by its own
+	// translation, it renames the resource attributes service.name and service.instance.id
+	// to exported_job and exported_instance instead (as a Prometheus scrape keeps a target
+	// label it would overwrite): not where the storage said it keeps them (otlpLabels).
 	LieRenameJobInstance Lie = "renameJobInstance"
 	// LieULP changes a Share of float values to the next float64 up.
 	LieULP Lie = "ulp"
@@ -684,19 +687,43 @@ func (l *Liar) otlp(body []byte, encoding string) (out []byte, n int64, err erro
 				return dps.Len() == 0
 			})
 		}
+		if l.lies.Lie == LieRenameJobInstance { // after the points are recorded under the attributes as written
+			for _, r := range otlpRenames {
+				if v, ok := res.Get(r[0]); ok {
+					v.CopyTo(res.PutEmpty(r[1]))
+					res.Remove(r[0])
+				}
+			}
+		}
 	}
 	out, err = req.MarshalProto()
 	return out, n, err
 }
 
 // otlpLabel adds, for LieAddLabel, the label to a summary's or histogram's point as an
-// attribute, and records the n samples it becomes.
+// attribute, and records the n samples it becomes; for LieRenameJobInstance it records them.
 func (l *Liar) otlpLabel(name string, res, attrs pcommon.Map, ts pcommon.Timestamp, n int64) {
-	if l.lies.Lie != LieAddLabel || l.skipName(name) {
-		return
+	switch {
+	case l.skipName(name):
+	case l.lies.Lie == LieAddLabel:
+		l.record(name+" "+attrString(res)+" "+attrString(attrs), ts.AsTime().UnixMilli(), n)
+		attrs.PutStr(l.lies.Label.Name, l.lies.Label.Value)
+	case l.lies.Lie == LieRenameJobInstance && renamesResource(res):
+		l.record(name+" "+attrString(res)+" "+attrString(attrs), ts.AsTime().UnixMilli(), n)
 	}
-	l.record(name+" "+attrString(res)+" "+attrString(attrs), ts.AsTime().UnixMilli(), n)
-	attrs.PutStr(l.lies.Label.Name, l.lies.Label.Value)
+}
+
+// otlpRenames are LieRenameJobInstance's renames of resource attributes.
+var otlpRenames = [][2]string{{"service.name", "exported_job"}, {"service.instance.id", "exported_instance"}}
+
+// renamesResource reports whether LieRenameJobInstance renames an attribute of res.
+func renamesResource(res pcommon.Map) bool {
+	for _, r := range otlpRenames {
+		if _, ok := res.Get(r[0]); ok {
+			return true
+		}
+	}
+	return false
 }
 
 func (l *Liar) skipName(name string) bool {
@@ -742,6 +769,10 @@ func (l *Liar) otlpPoint(name string, res pcommon.Map, dp pmetric.NumberDataPoin
 	case LieAddLabel:
 		l.record(key, t, 1)
 		dp.Attributes().PutStr(l.lies.Label.Name, l.lies.Label.Value)
+	case LieRenameJobInstance:
+		if renamesResource(res) {
+			l.record(key, t, 1)
+		}
 	case LiePartial, LieDeleteAfter:
 		// The query side hides series by their stored labels, which OTLP's translation
 		// makes: recorded there instead (see hidden).
