@@ -571,6 +571,15 @@ var matrix = []lieRow{
 		modes: []mode{plain, resumed, merged},
 	},
 	{
+		// Written in OTLP to a storage that keeps resource attributes as labels
+		// (otlpLabels: underscore), job and instance are service_name and
+		// service_instance_id by the storage's own translation, which is no lie; the liar
+		// stores them as exported_job and exported_instance instead.
+		name: "renameJobInstanceOTLP", lies: storagetest.Lies{Lie: storagetest.LieRenameJobInstance},
+		check: renamed("service_name → exported_job"),
+		modes: []mode{otlp},
+	},
+	{
 		name: "partial", lies: storagetest.Lies{Lie: storagetest.LiePartial, Share: 0.05},
 		check: missing, modes: []mode{plain, merged, continuous},
 	},
