@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -16,6 +17,9 @@ import (
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/prompb"
 	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 )
 
 // TestLiarWrites: each write lie reaches the TSDB as told, the answer is the receiver's, and
@@ -309,5 +313,95 @@ func TestLiarSetAfter(t *testing.T) {
 	l.SetAfter(time.Unix(500, 0))
 	if !l.hidden(m, time.Unix(1000, 0)) {
 		t.Error("answered after SetAfter moved After before now")
+	}
+}
+
+// TestLiarOTLP: in OTLP, addLabel labels every point (a summary's too) and records the samples
+// each becomes, renameJobInstance renames the resource's service attributes, and
+// dropHistograms drops exponential histograms; each recorded as the samples it touched.
+func TestLiarOTLP(t *testing.T) {
+	req := func() pmetricotlp.ExportRequest {
+		md := pmetric.NewMetrics()
+		rm := md.ResourceMetrics().AppendEmpty()
+		rm.Resource().Attributes().PutStr("service.name", "j")
+		rm.Resource().Attributes().PutStr("service.instance.id", "i")
+		ms := rm.ScopeMetrics().AppendEmpty().Metrics()
+		ts := pcommon.NewTimestampFromTime(time.UnixMilli(1000))
+		g := ms.AppendEmpty()
+		g.SetName("g")
+		dp := g.SetEmptyGauge().DataPoints().AppendEmpty()
+		dp.SetTimestamp(ts)
+		dp.SetDoubleValue(1)
+		s := ms.AppendEmpty()
+		s.SetName("s")
+		sdp := s.SetEmptySummary().DataPoints().AppendEmpty()
+		sdp.SetTimestamp(ts)
+		sdp.QuantileValues().AppendEmpty().SetQuantile(0.5)
+		e := ms.AppendEmpty()
+		e.SetName("e")
+		edp := e.SetEmptyExponentialHistogram().DataPoints().AppendEmpty()
+		edp.SetTimestamp(ts)
+		return pmetricotlp.NewExportRequestFromMetrics(md)
+	}
+	for _, tc := range []struct {
+		lies  Lies
+		total int64 // samples recorded
+		check func(res pcommon.Map, ms pmetric.MetricSlice) string
+	}{
+		{
+			lies: Lies{Lie: LieAddLabel, Label: labels.Label{Name: "tenant_id", Value: "t"}}, total: 1 + 3 + 1,
+			check: func(_ pcommon.Map, ms pmetric.MetricSlice) string {
+				for _, a := range []pcommon.Map{ms.At(0).Gauge().DataPoints().At(0).Attributes(), ms.At(1).Summary().DataPoints().At(0).Attributes(), ms.At(2).ExponentialHistogram().DataPoints().At(0).Attributes()} {
+					if v, ok := a.Get("tenant_id"); !ok || v.Str() != "t" {
+						return "a point without tenant_id: " + attrString(a)
+					}
+				}
+				return ""
+			},
+		},
+		{
+			lies: Lies{Lie: LieRenameJobInstance}, total: 1 + 3 + 1,
+			check: func(res pcommon.Map, _ pmetric.MetricSlice) string {
+				if got := attrString(res); got != "exported_instance=i,exported_job=j" {
+					return "resource " + got
+				}
+				return ""
+			},
+		},
+		{
+			lies: Lies{Lie: LieDropHistograms}, total: 1,
+			check: func(_ pcommon.Map, ms pmetric.MetricSlice) string {
+				if ms.Len() != 2 || ms.At(0).Name() != "g" || ms.At(1).Name() != "s" {
+					return fmt.Sprintf("%d metrics left, want g and s", ms.Len())
+				}
+				return ""
+			},
+		},
+	} {
+		t.Run(string(tc.lies.Lie), func(t *testing.T) {
+			l := &Liar{lies: tc.lies, seen: map[string]bool{}}
+			body, err := req().MarshalProto()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, n, err := l.otlp(body, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != 1+3+1 {
+				t.Errorf("%d samples received, want 5", n)
+			}
+			got := pmetricotlp.NewExportRequest()
+			if err := got.UnmarshalProto(out); err != nil {
+				t.Fatal(err)
+			}
+			rm := got.Metrics().ResourceMetrics().At(0)
+			if msg := tc.check(rm.Resource().Attributes(), rm.ScopeMetrics().At(0).Metrics()); msg != "" {
+				t.Error(msg)
+			}
+			if total := l.Total(); total != tc.total {
+				t.Errorf("recorded %d samples, want %d", total, tc.total)
+			}
+		})
 	}
 }
