@@ -37,6 +37,9 @@ type lieRow struct {
 	whole bool
 	// config is YAML the row adds to every mode's config (the sample types it lies about).
 	config string
+	// killWhen, for resumed, is what the checkpoint the first part is killed after must
+	// hold, besides being 1 s into the run (nil: nothing).
+	killWhen func(st *results.Storage) bool
 	// figure is the count the verdict is in, for report compare's mode: it must flag it,
 	// from 0 in a run without the lie to the liar's count in one with it.
 	figure string
@@ -50,6 +53,20 @@ type verdict struct {
 	st   *results.Storage
 	told int64
 	liar *storagetest.Liar
+	// checkpoint and killed are, in resumed, the first part's checkpoint the run continued
+	// from and its own last results (what it had been answered when it stopped); nil else.
+	checkpoint, killed *results.Storage
+}
+
+// requests is what a resumed run's write counts must hold of the n answers the liar gave:
+// the checkpoint's, and those not given to the killed run (its results hold every answer
+// it got: those after its checkpoint are lost with it, as a killed process's are). Other
+// modes: n.
+func (c verdict) requests(n int64, count func(*results.Write) int64) int64 {
+	if c.checkpoint == nil {
+		return n
+	}
+	return count(c.checkpoint.Write) + n - count(c.killed.Write)
 }
 
 // mode is one way of running tsbench against the liar; it returns the results to judge and
@@ -106,6 +123,9 @@ type env struct {
 	dir     string
 	recv    *storagetest.Receiver
 	liar    *storagetest.Liar
+	// checkpoint and killed are resumed's first part (verdict); killWhen the row's.
+	checkpoint, killed *results.Run
+	killWhen           func(st *results.Storage) bool
 }
 
 // rw1 is the liar as a remote write 1.0 storage with the query API.
@@ -229,7 +249,7 @@ var (
 		})
 		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				e.t.Fatal("no checkpoint 1 s into the run within 30 s")
+				e.t.Fatal("no checkpoint 1 s into the run (holding what the row wants) within 30 s")
 			}
 			b, err := os.ReadFile(filepath.Join(killed, "results.json"))
 			if err != nil {
@@ -239,7 +259,9 @@ var (
 			if err == nil && cp.Partial == nil {
 				e.t.Fatal("the run ended before a checkpoint 1 s into it")
 			}
-			if err == nil && cp.Partial.Reason == "checkpoint" && !cp.Partial.At.Before(start.Add(time.Second)) {
+			if err == nil && cp.Partial.Reason == "checkpoint" && !cp.Partial.At.Before(start.Add(time.Second)) &&
+				(e.killWhen == nil || e.killWhen(cp.Storage("liar"))) {
+				e.checkpoint = cp
 				cancel()
 				if err := os.MkdirAll(out, 0o755); err != nil {
 					e.t.Fatal(err)
@@ -254,6 +276,8 @@ var (
 		if len(res.Gaps) != 1 {
 			e.t.Fatalf("resumed run has gaps %+v, want one", res.Gaps)
 		}
+		wg.Wait()
+		e.killed = e.results(killed)
 		return res, e.told(res)
 	}}
 	// continuous is a run checked every second while the load runs, as well as at its end:
@@ -452,7 +476,8 @@ func refused(status int) func(c verdict) string {
 				requests++
 			}
 		}
-		msg := want(fmt.Sprintf("write.requestsByStatus[%d]", status), requests, w.RequestsByStatus[fmt.Sprint(status)])
+		code := fmt.Sprint(status)
+		msg := want("write.requestsByStatus["+code+"]", c.requests(requests, func(w *results.Write) int64 { return w.RequestsByStatus[code] }), w.RequestsByStatus[code])
 		if status == http.StatusBadRequest {
 			var dropped int64
 			for _, n := range w.DroppedSamples {
@@ -460,8 +485,17 @@ func refused(status int) func(c verdict) string {
 			}
 			return msg + want("write.droppedSamples", c.told, dropped)
 		}
-		return msg + want("write.retries", requests, w.Retries) + want("verify.missingSamples", 0, c.st.Verify.MissingSamples)
+		return msg + want("write.retries", c.requests(requests, func(w *results.Write) int64 { return w.Retries }), w.Retries) +
+			want("verify.missingSamples", 0, c.st.Verify.MissingSamples)
 	}
+}
+
+// limitRequests is the answers that named a storage's first limit.
+func limitRequests(w *results.Write) int64 {
+	if len(w.Limits) == 0 {
+		return 0
+	}
+	return w.Limits[0].Requests
 }
 
 // mimirRateLimit is Mimir's answer to a write past a tenant's ingestion rate.
@@ -666,9 +700,15 @@ var matrix = []lieRow{
 			if len(l) != 1 || l[0].Limit != "ingestion rate (samples/s per tenant)" || l[0].Family != "Mimir" || l[0].Value != "10000" || l[0].Status != http.StatusTooManyRequests {
 				return msg + fmt.Sprintf("write.limits %+v, want Mimir's ingestion rate (10000, 429) alone", l)
 			}
-			return msg + want("write.limits[0].requests", requests, l[0].Requests)
+			// Resumed: the checkpoint's limits kept (a restart lost them before 2f53702).
+			if c.checkpoint != nil && limitRequests(c.checkpoint.Write) == 0 {
+				return msg + "the checkpoint holds no refusal: the cell could not tell a run that loses it"
+			}
+			return msg + want("write.limits[0].requests", c.requests(requests, limitRequests), l[0].Requests)
 		},
-		modes: []mode{plain},
+		// Resumed: killed after a checkpoint that holds a refusal.
+		killWhen: func(st *results.Storage) bool { return st.Write != nil && limitRequests(st.Write) > 0 },
+		modes:    []mode{plain, resumed},
 	},
 	{
 		name: "refuse400", lies: storagetest.Lies{Lie: storagetest.LieRefuse, Share: 0.5, Status: http.StatusBadRequest}, whole: true,
@@ -708,7 +748,7 @@ func TestMatrix(t *testing.T) {
 
 // cell runs one cell: a receiver, the liar in front of it, the mode's run and the row's check.
 func cell(t *testing.T, profile string, row lieRow, m mode) {
-	e := &env{t: t, dir: t.TempDir(), profile: profile, figure: row.figure, extra: row.config}
+	e := &env{t: t, dir: t.TempDir(), profile: profile, figure: row.figure, extra: row.config, killWhen: row.killWhen}
 	recv, err := storagetest.Start(t.TempDir(), slog.New(slog.DiscardHandler), m.recv)
 	if err != nil {
 		t.Fatal(err)
@@ -733,7 +773,11 @@ func cell(t *testing.T, profile string, row lieRow, m mode) {
 		t.Fatalf("the liar told no lie in what was checked: the cell could not fail (checked %d, window %s..%s, gaps %+v, errors %q)", v.CheckedSamples, v.CheckedFrom, v.CheckedTo, res.Gaps, v.Errors)
 	}
 	st := res.Storage("liar")
-	if msg := row.check(verdict{st: st, told: told, liar: liar}); msg != "" {
+	c := verdict{st: st, told: told, liar: liar}
+	if e.checkpoint != nil {
+		c.checkpoint, c.killed = e.checkpoint.Storage("liar"), e.killed.Storage("liar")
+	}
+	if msg := row.check(c); msg != "" {
 		t.Errorf("%s (checked %d samples, liar's total %d, examples %q, errors %q, gaps %+v, window %s..%s)", msg, st.Verify.CheckedSamples, liar.Total(), st.Verify.Examples, st.Verify.Errors, res.Gaps, st.Verify.CheckedFrom, st.Verify.CheckedTo)
 	}
 }
