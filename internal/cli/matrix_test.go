@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -729,20 +731,40 @@ var matrix = []lieRow{
 const matrixParallel = 10
 
 // TestMatrix runs every cell, matrixParallel at a time (t.Run from several goroutines, each
-// waiting for its cell, so the cells are not held to -parallel).
+// waiting for its cell, so the cells are not held to -parallel), the long ones first: a
+// resumed run or the checks during one (20 s and 14 s of load), then a row's own longer
+// run, so that none of them starts last and sets the test's end alone.
 func TestMatrix(t *testing.T) {
 	profile := smallProfile(t, t.TempDir())
+	type cellOf struct {
+		row lieRow
+		m   mode
+	}
+	var cells []cellOf
+	for _, row := range matrix {
+		for _, m := range row.modes {
+			cells = append(cells, cellOf{row, m})
+		}
+	}
+	long := func(c cellOf) int {
+		switch {
+		case c.m.name == resumed.name || c.m.name == continuous.name:
+			return 2
+		case strings.Contains(c.row.config, "duration:"):
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(cells, func(a, b cellOf) int { return cmp.Compare(long(b), long(a)) })
 	slots := make(chan struct{}, matrixParallel)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	for _, row := range matrix {
-		for _, m := range row.modes {
-			slots <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-slots }()
-				t.Run(row.name+"/"+m.name, func(t *testing.T) { cell(t, profile, row, m) })
-			})
-		}
+	for _, c := range cells {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			t.Run(c.row.name+"/"+c.m.name, func(t *testing.T) { cell(t, profile, c.row, c.m) })
+		})
 	}
 }
 
