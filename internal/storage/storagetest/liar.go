@@ -69,8 +69,8 @@ const (
 	LieDropStale Lie = "dropStale"
 	// LieDelay acknowledges a write at once and hands it to the receiver Delay later, in
 	// the order it came, as a storage that buffers what it acks: a query sees a sample Delay
-	// after its ack (the receiver's own time to store it added). The record holds each request
-	// so held, at its arrival, N its samples.
+	// after its ack (the receiver's own time to store it added). A request is held whole: Skip
+	// does not apply. The record holds each request so held, at its arrival, N its samples.
 	LieDelay Lie = "delay"
 	// LiePartial leaves a Share of series out of every query answer (the series chosen by
 	// their labels), though they are stored. The record holds their samples with a number
