@@ -88,17 +88,27 @@ func (v *Verifier) familiesWant(series []workload.Series, proto config.Protocol)
 	return out
 }
 
-// compareMetadata counts each wanted family kept, changed or missing in got.
+// compareMetadata counts each wanted family kept, changed or missing in got. An entry of
+// type unknown with no help and no unit holds no metadata: it is what a storage answers for a
+// series that came without any (a 2.0 receiver keeps such a series as unknown), so a family
+// with only that is missing, not changed: its metadata was dropped (issue 29).
 func compareMetadata(want []familyWant, got map[string][]query.MetricMetadata, res *results.Metadata) {
+	empty := func(m query.MetricMetadata) bool {
+		return (m.Type == "unknown" || m.Type == "") && m.Help == "" && m.Unit == ""
+	}
 	for _, w := range want {
 		entries := got[w.name]
 		switch {
 		case slices.Contains(entries, w.md):
 			res.Kept++
-		case len(entries) == 0:
+		case !slices.ContainsFunc(entries, func(m query.MetricMetadata) bool { return !empty(m) }):
 			res.Missing++
+			what := "missing"
+			if len(entries) > 0 {
+				what = "missing: answered type unknown, no help or unit"
+			}
 			if len(res.Examples) < maxMetadataExamples {
-				res.Examples = append(res.Examples, fmt.Sprintf("%s: missing (sent %s)", w.name, describeMetadata(w.md)))
+				res.Examples = append(res.Examples, fmt.Sprintf("%s: %s (sent %s)", w.name, what, describeMetadata(w.md)))
 			}
 		default:
 			res.Changed++

@@ -35,6 +35,8 @@ func TestMetadataVerdicts(t *testing.T) {
 		"kept":    `{"c_seconds_total":[{"type":"counter","help":"C.","unit":"seconds"}],"s":[{"type":"summary","help":"S.","unit":""}],"u":[{"type":"unknown","help":"U.","unit":""}]}`,
 		"changed": `{"c_seconds_total":[{"type":"counter","help":"C.","unit":""}],"s":[{"type":"summary","help":"S.","unit":""}]}`,
 		"dropped": `{}`,
+		// A 2.0 receiver sent the series without their metadata keeps them as unknown.
+		"unknown": `{"c_seconds_total":[{"type":"unknown","help":"","unit":""}],"s":[{"type":"unknown","help":"","unit":""}],"s_count":[{"type":"unknown","help":"","unit":""}],"u":[{"type":"unknown","help":"","unit":""}]}`,
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{storage}/api/v1/metadata", func(w http.ResponseWriter, r *http.Request) {
@@ -48,7 +50,7 @@ func TestMetadataVerdicts(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	var targets []Target
-	for _, name := range []string{"kept", "changed", "dropped", "broken", "rw1"} {
+	for _, name := range []string{"kept", "changed", "dropped", "unknown", "broken", "rw1"} {
 		client, err := storage.NewClient(name, config.Storage{}, storage.Read, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -76,12 +78,17 @@ func TestMetadataVerdicts(t *testing.T) {
 			`s: missing (sent type=summary help="S." unit="")`,
 			`u: missing (sent type=unknown help="U." unit="")`,
 		}},
+		"unknown": {Families: 3, Missing: 3, Verdict: "dropped", Examples: []string{
+			`c_seconds_total: missing: answered type unknown, no help or unit (sent type=counter help="C." unit="seconds")`,
+			`s: missing: answered type unknown, no help or unit (sent type=summary help="S." unit="")`,
+			`u: missing: answered type unknown, no help or unit (sent type=unknown help="U." unit="")`,
+		}},
 		"broken": {Families: 3, Verdict: "error"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if got := NewFor(&cfg, wl, targets[4:], nil, slog.New(slog.DiscardHandler)).Metadata(t.Context(), true); got["rw1"] == nil || got["rw1"].Verdict != "error" {
+	if got := NewFor(&cfg, wl, targets[5:], nil, slog.New(slog.DiscardHandler)).Metadata(t.Context(), true); got["rw1"] == nil || got["rw1"].Verdict != "error" {
 		t.Errorf("rw1 with sendMetadata: %+v, want read back (and an error from the fake)", got["rw1"])
 	}
 }

@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,11 +48,16 @@ const (
 	// LieDropExemplars drops every exemplar while acking it.
 	LieDropExemplars Lie = "dropExemplars"
 	// LieDropMetadata drops every metadata entry (1.0's metadata requests, 2.0's per series).
+	// The record holds each metric family once (Series its name, as a storage keeps it: a
+	// histogram's or summary's without _bucket, _count or _sum), however often it was sent.
 	LieDropMetadata Lie = "dropMetadata"
 	// LieAddLabel adds Label to every series, as Thanos receive adds tenant_id.
 	LieAddLabel Lie = "addLabel"
 	// LieRenameJobInstance stores job as service_name and instance as service_instance_id, as
-	// OTLP storages keep them.
+	// OTLP storages keep them; written in OTLP, where a storage keeps them so by its own
+	// translation, it renames the resource attributes service.name and service.instance.id
+	// to exported_job and exported_instance instead (as a Prometheus scrape keeps a target
+	// label it would overwrite): not where the storage said it keeps them (otlpLabels).
 	LieRenameJobInstance Lie = "renameJobInstance"
 	// LieULP changes a Share of float values to the next float64 up.
 	LieULP Lie = "ulp"
@@ -61,7 +67,10 @@ const (
 	LieShiftTimestamps Lie = "shiftTimestamps"
 	// LieDropStale drops every staleness marker.
 	LieDropStale Lie = "dropStale"
-	// LieDelay hides from queries every sample younger than Delay at the time of the query.
+	// LieDelay acknowledges a write at once and hands it to the receiver Delay later, in
+	// the order it came, as a storage that buffers what it acks: a query sees a sample Delay
+	// after its ack (the receiver's own time to store it added). A request is held whole: Skip
+	// does not apply. The record holds each request so held, at its arrival, N its samples.
 	LieDelay Lie = "delay"
 	// LiePartial leaves a Share of series out of every query answer (the series chosen by
 	// their labels), though they are stored. The record holds their samples with a number
@@ -71,7 +80,7 @@ const (
 	// LieDeleteAfter leaves a Share of series out of every query answer from After on: data
 	// acknowledged and shown, then lost.
 	LieDeleteAfter Lie = "deleteAfter"
-	// LieRefuse answers a Share of write requests with Status, forwarding nothing.
+	// LieRefuse answers a Share of write requests with Status and Body, forwarding nothing.
 	LieRefuse Lie = "refuse"
 )
 
@@ -86,10 +95,12 @@ type Lies struct {
 	Label labels.Label
 	// Shift is LieShiftTimestamps' shift, Delay LieDelay's.
 	Shift, Delay time.Duration
-	// After is when LieDeleteAfter starts hiding.
+	// After is when LieDeleteAfter starts hiding (SetAfter moves it).
 	After time.Time
-	// Status is LieRefuse's answer: 400, 429 or 503.
+	// Status is LieRefuse's answer: 400, 429 or 503; Body its text ("refused by the liar"
+	// when empty), e.g. the message a storage sends when one of its limits is hit.
 	Status int
+	Body   string
 	// Skip leaves the series whose metric name starts with it alone (the canary, "tsbench_").
 	Skip string
 }
@@ -113,10 +124,23 @@ type Liar struct {
 	srv    *http.Server
 	done   chan error
 
-	mu       sync.Mutex // guards told, seen, requests
+	held      chan heldWrite // LieDelay's writes, in arrival order, to the forwarder
+	forwarded chan struct{}  // closed when the forwarder is done
+
+	mu       sync.Mutex // guards told, seen, requests, after, lastRead
 	told     []Told
-	seen     map[string]bool // series recorded for a per-series lie
+	seen     map[string]bool // metric families recorded for LieDropMetadata
 	requests int64
+	after    time.Time // LieDeleteAfter's start
+	lastRead time.Time // when the last range read (a matrix answer of /api/v1/query) was answered
+}
+
+// heldWrite is a write LieDelay acknowledged and forwards at due.
+type heldWrite struct {
+	path   string
+	header http.Header
+	body   []byte
+	due    time.Time
 }
 
 // StartLiar serves l in front of the receiver at target (its base URL) on a free loopback port.
@@ -128,7 +152,7 @@ func StartLiar(target string, l Lies) (*Liar, error) {
 	if err != nil {
 		return nil, err
 	}
-	lr := &Liar{lies: l, target: target, done: make(chan error, 1), seen: map[string]bool{}}
+	lr := &Liar{lies: l, target: target, done: make(chan error, 1), seen: map[string]bool{}, after: l.After}
 	lr.proxy = httputil.NewSingleHostReverseProxy(u)
 	lr.proxy.ModifyResponse = lr.rewriteQuery
 	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
@@ -137,8 +161,30 @@ func StartLiar(target string, l Lies) (*Liar, error) {
 	}
 	lr.URL = "http://" + ln.Addr().String()
 	lr.srv = &http.Server{Handler: lr, ReadHeaderTimeout: 10 * time.Second}
+	if l.Lie == LieDelay {
+		lr.held, lr.forwarded = make(chan heldWrite, 10_000), make(chan struct{})
+		go lr.forward()
+	}
 	go func() { lr.done <- lr.srv.Serve(ln) }()
 	return lr, nil
+}
+
+// forward hands LieDelay's writes to the receiver, each at its due time, one after another
+// (so a series' samples reach it in the order they came), until Close.
+func (l *Liar) forward() {
+	defer close(l.forwarded)
+	for h := range l.held {
+		time.Sleep(time.Until(h.due))
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, l.target+h.path, bytes.NewReader(h.body))
+		if err != nil {
+			continue
+		}
+		req.Header = h.header
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+		}
+	}
 }
 
 // Close stops serving.
@@ -149,7 +195,27 @@ func (l *Liar) Close() error {
 	if serr := <-l.done; !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)
 	}
+	if l.held != nil {
+		close(l.held)
+		<-l.forwarded
+	}
 	return err
+}
+
+// LastRead is when the liar last answered a range read (an /api/v1/query answer of result
+// type matrix: the read-back's), with LiePartial or LieDeleteAfter; zero before the first.
+func (l *Liar) LastRead() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lastRead
+}
+
+// SetAfter moves when LieDeleteAfter starts hiding: a test starts the loss at a moment it
+// chooses, between two reads of its own.
+func (l *Liar) SetAfter(t time.Time) {
+	l.mu.Lock()
+	l.after = t
+	l.mu.Unlock()
 }
 
 // Told returns a copy of the record.
@@ -178,6 +244,16 @@ func (l *Liar) record(series string, t, n int64) {
 	l.mu.Lock()
 	l.told = append(l.told, Told{Series: series, T: t, N: n})
 	l.mu.Unlock()
+}
+
+// recordFamily records a metric family whose metadata was dropped, the first time only.
+func (l *Liar) recordFamily(family string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.seen[family] {
+		l.seen[family] = true
+		l.told = append(l.told, Told{Series: family, N: 1})
+	}
 }
 
 // chosen reports whether the lie touches key: a hash of key below Share.
@@ -248,9 +324,25 @@ func (l *Liar) write(w http.ResponseWriter, r *http.Request) {
 			if l.lies.Status == http.StatusTooManyRequests || l.lies.Status == http.StatusServiceUnavailable {
 				w.Header().Set("Retry-After", "0")
 			}
-			http.Error(w, "refused by the liar", l.lies.Status)
+			http.Error(w, cmp.Or(l.lies.Body, "refused by the liar"), l.lies.Status)
 			return
 		}
+	}
+	if l.lies.Lie == LieDelay {
+		l.record("", now.UnixMilli(), n)
+		header := r.Header.Clone()
+		header.Del("Content-Length")
+		l.held <- heldWrite{path: r.URL.Path, header: header, body: out, due: now.Add(l.lies.Delay)}
+		for k, v := range headers {
+			w.Header().Set(k, v)
+		}
+		if r.URL.Path == OTLPPath { // an empty ExportMetricsServiceResponse: all taken
+			w.Header().Set("Content-Type", "application/x-protobuf")
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return
 	}
 	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, l.target+r.URL.Path, bytes.NewReader(out))
 	if err != nil {
@@ -317,7 +409,7 @@ func (l *Liar) v1(body []byte) (out []byte, n int64, err error) {
 	}
 	if l.lies.Lie == LieDropMetadata {
 		for _, md := range req.Metadata {
-			l.record(md.MetricFamilyName, 0, 1)
+			l.recordFamily(md.MetricFamilyName)
 		}
 		req.Metadata = nil
 	}
@@ -450,8 +542,8 @@ func (l *Liar) v2(body []byte) (out []byte, floats, hists, exs int64, err error)
 		if !l.skip(ls) {
 			l.liesV2(ls, ts)
 			ls = l.relabel(ls)
-			if l.lies.Lie == LieDropMetadata && md.Type != writev2.Metadata_METRIC_TYPE_UNSPECIFIED {
-				l.record(ls.String(), 0, 1)
+			if l.lies.Lie == LieDropMetadata && (md.Type != writev2.Metadata_METRIC_TYPE_UNSPECIFIED || mdHelp != "" || mdUnit != "") {
+				l.recordFamily(familyOf(ls.Get(model.MetricNameLabel), md.Type))
 				md, mdHelp, mdUnit = writev2.Metadata{}, "", ""
 			}
 		}
@@ -473,6 +565,19 @@ func (l *Liar) v2(body []byte) (out []byte, floats, hists, exs int64, err error)
 	req.Symbols = syms.Symbols()
 	raw, err = req.Marshal()
 	return snappy.Encode(nil, raw), floats, hists, exs, err
+}
+
+// familyOf is the metric family a 2.0 series' metadata describes, as the receiver keeps it:
+// a histogram's or summary's name without _bucket, _count or _sum.
+func familyOf(name string, typ writev2.Metadata_MetricType) string {
+	if typ == writev2.Metadata_METRIC_TYPE_HISTOGRAM || typ == writev2.Metadata_METRIC_TYPE_SUMMARY {
+		for _, suffix := range []string{"_bucket", "_count", "_sum"} {
+			if f, ok := strings.CutSuffix(name, suffix); ok {
+				return f
+			}
+		}
+	}
+	return name
 }
 
 func symbol(syms []string, ref uint32) string {
@@ -524,7 +629,8 @@ func (l *Liar) liesV2(ls labels.Labels, ts *writev2.TimeSeries) {
 }
 
 // otlp lies in an OTLP/HTTP protobuf request (gauges' and sums' number points: the float
-// lies, LieAddLabel as a point attribute); n is its samples as the receiver makes them.
+// lies; every point: LieAddLabel as a point attribute; exponential histograms:
+// LieDropHistograms); n is its samples as the receiver makes them.
 func (l *Liar) otlp(body []byte, encoding string) (out []byte, n int64, err error) {
 	if encoding != "" {
 		return nil, 0, fmt.Errorf("the liar reads OTLP uncompressed only, not %q", encoding)
@@ -550,15 +656,27 @@ func (l *Liar) otlp(body []byte, encoding string) (out []byte, n int64, err erro
 				case pmetric.MetricTypeSummary: // quantiles, _sum and _count
 					for _, dp := range m.Summary().DataPoints().All() {
 						n += int64(dp.QuantileValues().Len()) + 2
+						l.otlpLabel(m.Name(), res, dp.Attributes(), dp.Timestamp(), int64(dp.QuantileValues().Len())+2)
 					}
 					return false
 				case pmetric.MetricTypeHistogram: // buckets (+Inf's too), _sum and _count
 					for _, dp := range m.Histogram().DataPoints().All() {
 						n += int64(dp.BucketCounts().Len()) + 2
+						l.otlpLabel(m.Name(), res, dp.Attributes(), dp.Timestamp(), int64(dp.BucketCounts().Len())+2)
 					}
 					return false
 				default: // an exponential histogram: one native histogram sample
-					n += int64(m.ExponentialHistogram().DataPoints().Len())
+					dps := m.ExponentialHistogram().DataPoints()
+					n += int64(dps.Len())
+					for _, dp := range dps.All() {
+						l.otlpLabel(m.Name(), res, dp.Attributes(), dp.Timestamp(), 1)
+					}
+					if l.lies.Lie == LieDropHistograms && !l.skipName(m.Name()) {
+						for _, dp := range dps.All() {
+							l.record(m.Name()+" "+attrString(res)+" "+attrString(dp.Attributes()), dp.Timestamp().AsTime().UnixMilli(), 1)
+						}
+						return true
+					}
 					return false
 				}
 				n += int64(dps.Len())
@@ -569,9 +687,47 @@ func (l *Liar) otlp(body []byte, encoding string) (out []byte, n int64, err erro
 				return dps.Len() == 0
 			})
 		}
+		if l.lies.Lie == LieRenameJobInstance { // after the points are recorded under the attributes as written
+			for _, r := range otlpRenames {
+				if v, ok := res.Get(r[0]); ok {
+					v.CopyTo(res.PutEmpty(r[1]))
+					res.Remove(r[0])
+				}
+			}
+		}
 	}
 	out, err = req.MarshalProto()
 	return out, n, err
+}
+
+// otlpLabel adds, for LieAddLabel, the label to a summary's or histogram's point as an
+// attribute, and records the n samples it becomes; for LieRenameJobInstance it records them.
+func (l *Liar) otlpLabel(name string, res, attrs pcommon.Map, ts pcommon.Timestamp, n int64) {
+	switch {
+	case l.skipName(name):
+	case l.lies.Lie == LieAddLabel:
+		l.record(name+" "+attrString(res)+" "+attrString(attrs), ts.AsTime().UnixMilli(), n)
+		attrs.PutStr(l.lies.Label.Name, l.lies.Label.Value)
+	case l.lies.Lie == LieRenameJobInstance && renamesResource(res):
+		l.record(name+" "+attrString(res)+" "+attrString(attrs), ts.AsTime().UnixMilli(), n)
+	}
+}
+
+// otlpRenames are LieRenameJobInstance's renames of resource attributes.
+var otlpRenames = [][2]string{{"service.name", "exported_job"}, {"service.instance.id", "exported_instance"}}
+
+// renamesResource reports whether LieRenameJobInstance renames an attribute of res.
+func renamesResource(res pcommon.Map) bool {
+	for _, r := range otlpRenames {
+		if _, ok := res.Get(r[0]); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *Liar) skipName(name string) bool {
+	return l.lies.Skip != "" && strings.HasPrefix(name, l.lies.Skip)
 }
 
 // otlpPoint applies the lie to one point; true drops it. The point's series key is its
@@ -613,6 +769,10 @@ func (l *Liar) otlpPoint(name string, res pcommon.Map, dp pmetric.NumberDataPoin
 	case LieAddLabel:
 		l.record(key, t, 1)
 		dp.Attributes().PutStr(l.lies.Label.Name, l.lies.Label.Value)
+	case LieRenameJobInstance:
+		if renamesResource(res) {
+			l.record(key, t, 1)
+		}
 	case LiePartial, LieDeleteAfter:
 		// The query side hides series by their stored labels, which OTLP's translation
 		// makes: recorded there instead (see hidden).
@@ -635,7 +795,10 @@ func (l *Liar) hidden(metric map[string]string, now time.Time) bool {
 	switch l.lies.Lie {
 	case LiePartial:
 	case LieDeleteAfter:
-		if now.Before(l.lies.After) {
+		l.mu.Lock()
+		after := l.after
+		l.mu.Unlock()
+		if now.Before(after) {
 			return false
 		}
 	default:
@@ -648,11 +811,12 @@ func (l *Liar) hidden(metric map[string]string, now time.Time) bool {
 // rewriteQuery applies the query-side lies to a query API answer.
 func (l *Liar) rewriteQuery(resp *http.Response) error {
 	switch l.lies.Lie {
-	case LiePartial, LieDeleteAfter, LieDelay:
+	case LiePartial, LieDeleteAfter:
 	default:
 		return nil
 	}
-	if p := resp.Request.URL.Path; p != "/api/v1/query" && p != "/api/v1/query_range" || resp.StatusCode != http.StatusOK {
+	p := resp.Request.URL.Path
+	if p != "/api/v1/query" && p != "/api/v1/query_range" || resp.StatusCode != http.StatusOK {
 		return nil
 	}
 	body, err := io.ReadAll(resp.Body)
@@ -661,6 +825,11 @@ func (l *Liar) rewriteQuery(resp *http.Response) error {
 	}
 	if err := resp.Body.Close(); err != nil {
 		return err
+	}
+	if p == "/api/v1/query" && bytes.Contains(body, []byte(`"resultType":"matrix"`)) {
+		l.mu.Lock()
+		l.lastRead = time.Now()
+		l.mu.Unlock()
 	}
 	out, err := l.lieInAnswer(body, time.Now())
 	if err != nil {
@@ -680,8 +849,7 @@ type apiSeries struct {
 	Histograms []json.RawMessage `json:"histograms,omitempty"`
 }
 
-// lieInAnswer leaves hidden series out of a vector or matrix answer, and for LieDelay every
-// point younger than Delay at now.
+// lieInAnswer leaves hidden series out of a vector or matrix answer.
 func (l *Liar) lieInAnswer(body []byte, now time.Time) ([]byte, error) {
 	var a struct {
 		Status string `json:"status"`
@@ -702,23 +870,11 @@ func (l *Liar) lieInAnswer(body []byte, now time.Time) ([]byte, error) {
 	if err := json.Unmarshal(a.Data.Result, &series); err != nil {
 		return nil, err
 	}
-	cutoff := float64(now.Add(-l.lies.Delay).UnixMilli()) / 1000
 	kept := series[:0]
 	for _, s := range series {
-		if l.hidden(s.Metric, now) {
-			continue
+		if !l.hidden(s.Metric, now) {
+			kept = append(kept, s)
 		}
-		if l.lies.Lie == LieDelay && !l.skip(labels.FromMap(s.Metric)) {
-			if s.Value != nil && pointTime(s.Value) > cutoff {
-				continue
-			}
-			s.Values = slices.DeleteFunc(s.Values, func(p json.RawMessage) bool { return pointTime(p) > cutoff })
-			s.Histograms = slices.DeleteFunc(s.Histograms, func(p json.RawMessage) bool { return pointTime(p) > cutoff })
-			if s.Value == nil && len(s.Values) == 0 && len(s.Histograms) == 0 && s.Histogram == nil {
-				continue
-			}
-		}
-		kept = append(kept, s)
 	}
 	res, err := json.Marshal(kept)
 	if err != nil {
@@ -726,14 +882,4 @@ func (l *Liar) lieInAnswer(body []byte, now time.Time) ([]byte, error) {
 	}
 	a.Data.Result = res
 	return json.Marshal(a)
-}
-
-// pointTime is a [time, value] point's time in seconds.
-func pointTime(p json.RawMessage) float64 {
-	var pt []json.RawMessage
-	if json.Unmarshal(p, &pt) != nil || len(pt) == 0 {
-		return 0
-	}
-	f, _ := strconv.ParseFloat(string(pt[0]), 64)
-	return f
 }

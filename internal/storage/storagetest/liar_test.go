@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -11,9 +12,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/klauspost/compress/snappy"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/prompb"
+	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 )
 
 // TestLiarWrites: each write lie reaches the TSDB as told, the answer is the receiver's, and
@@ -199,24 +205,203 @@ func TestLiarQueries(t *testing.T) {
 	}
 }
 
-// TestLiarDelay: an answer leaves out the points younger than Delay, and a series left with
-// none; older points and other answers stay.
+// TestLiarDelay: a write is acknowledged at once and stored Delay later, and recorded.
 func TestLiarDelay(t *testing.T) {
-	l := &Liar{lies: Lies{Lie: LieDelay, Delay: 10 * time.Second}}
-	now := time.Unix(1000, 0)
-	in := `{"status":"success","data":{"resultType":"matrix","result":[` +
-		`{"metric":{"__name__":"a"},"values":[[985,"1"],[995,"2"]]},` +
-		`{"metric":{"__name__":"b"},"values":[[999,"3"]]}]}}`
-	out, err := l.lieInAnswer([]byte(in), now)
+	r := start(t, Options{})
+	l, err := StartLiar(r.URL, Lies{Lie: LieDelay, Delay: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"a"},"values":[[985,"1"]]}]}}`
-	if diff := cmp.Diff(want, string(out)); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
+	t.Cleanup(func() { _ = l.Close() })
+	sent := time.Now()
+	if resp := post(t, l.URL+WritePath, v2Type, v2Request(t)); resp.StatusCode != http.StatusNoContent || resp.Header.Get("X-Prometheus-Remote-Write-Samples-Written") != "2" {
+		t.Fatalf("answered %d, %q samples written; want 204 and 2 at once", resp.StatusCode, resp.Header.Get("X-Prometheus-Remote-Write-Samples-Written"))
 	}
-	vector := `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"__name__":"a"},"value":[995,"2"]}]}}`
-	if out, err = l.lieInAnswer([]byte(vector), now); err != nil || !strings.Contains(string(out), `"result":[]`) {
-		t.Errorf("an instant answer 5 s old under a 10 s delay: %s, %v; want no series", out, err)
+	if got, err := r.Series(0, 10_000); err != nil || len(got) != 0 {
+		t.Fatalf("stored at once: %v, %v", got, err)
+	}
+	for {
+		got, err := r.Series(0, 10_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) > 0 {
+			if d := time.Since(sent); d < time.Second {
+				t.Errorf("stored %s after the write, want 1s at least", d)
+			}
+			break
+		}
+		if time.Since(sent) > 10*time.Second {
+			t.Fatal("not stored 10 s after the write")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if told := l.Told(); len(told) != 1 || told[0].N != 2 {
+		t.Errorf("told %+v, want one request of 2 samples", told)
+	}
+}
+
+// TestLiarMetadataOncePerFamily: metadata dropped from two 2.0 requests of one family, and
+// from two 1.0 metadata requests, is recorded once per family.
+func TestLiarMetadataOncePerFamily(t *testing.T) {
+	r := start(t, Options{})
+	l, err := StartLiar(r.URL, Lies{Lie: LieDropMetadata})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	meta := prompb.WriteRequest{Metadata: []prompb.MetricMetadata{
+		{MetricFamilyName: "y", Type: prompb.MetricMetadata_GAUGE, Help: "h"},
+		{MetricFamilyName: "z_seconds", Type: prompb.MetricMetadata_HISTOGRAM, Help: "h"},
+	}}
+	b, err := meta.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		post(t, l.URL+WritePath, v2Type, v2Request(t))
+		post(t, l.URL+WritePath, "application/x-protobuf", b)
+	}
+	want := []Told{{Series: "x_total", N: 1}, {Series: "y", N: 1}, {Series: "z_seconds", N: 1}}
+	if diff := cmp.Diff(want, l.Told()); diff != "" {
+		t.Errorf("told (-want +got):\n%s", diff)
+	}
+	if got, want := familyOf("z_seconds_bucket", writev2.Metadata_METRIC_TYPE_HISTOGRAM), "z_seconds"; got != want {
+		t.Errorf("family of a histogram's bucket series %q, want %q", got, want)
+	}
+	if got, want := familyOf("z_count", writev2.Metadata_METRIC_TYPE_COUNTER), "z_count"; got != want {
+		t.Errorf("family of a counter named _count %q, want %q", got, want)
+	}
+}
+
+// TestLiarRefuseBody: a refused request is answered with the body given, as a storage
+// names the limit it hit.
+func TestLiarRefuseBody(t *testing.T) {
+	r := start(t, Options{})
+	const body = "the request has been rejected (err-mimir-tenant-max-ingestion-rate)"
+	l, err := StartLiar(r.URL, Lies{Lie: LieRefuse, Status: http.StatusTooManyRequests, Body: body})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, l.URL+WritePath, strings.NewReader(string(snappy.Encode(nil, v2Request(t)))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", v2Type)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusTooManyRequests || strings.TrimSpace(string(got)) != body {
+		t.Errorf("answered %d %q, want 429 %q", resp.StatusCode, got, body)
+	}
+}
+
+// TestLiarSetAfter: a deleted series is answered until the moment SetAfter sets, not after it.
+func TestLiarSetAfter(t *testing.T) {
+	l := &Liar{lies: Lies{Lie: LieDeleteAfter, Share: 1}, after: time.Unix(2000, 0)}
+	m := map[string]string{"__name__": "up"}
+	if l.hidden(m, time.Unix(1000, 0)) {
+		t.Error("hidden before After")
+	}
+	l.SetAfter(time.Unix(500, 0))
+	if !l.hidden(m, time.Unix(1000, 0)) {
+		t.Error("answered after SetAfter moved After before now")
+	}
+}
+
+// TestLiarOTLP: in OTLP, addLabel labels every point (a summary's too) and records the samples
+// each becomes, renameJobInstance renames the resource's service attributes, and
+// dropHistograms drops exponential histograms; each recorded as the samples it touched.
+func TestLiarOTLP(t *testing.T) {
+	req := func() pmetricotlp.ExportRequest {
+		md := pmetric.NewMetrics()
+		rm := md.ResourceMetrics().AppendEmpty()
+		rm.Resource().Attributes().PutStr("service.name", "j")
+		rm.Resource().Attributes().PutStr("service.instance.id", "i")
+		ms := rm.ScopeMetrics().AppendEmpty().Metrics()
+		ts := pcommon.NewTimestampFromTime(time.UnixMilli(1000))
+		g := ms.AppendEmpty()
+		g.SetName("g")
+		dp := g.SetEmptyGauge().DataPoints().AppendEmpty()
+		dp.SetTimestamp(ts)
+		dp.SetDoubleValue(1)
+		s := ms.AppendEmpty()
+		s.SetName("s")
+		sdp := s.SetEmptySummary().DataPoints().AppendEmpty()
+		sdp.SetTimestamp(ts)
+		sdp.QuantileValues().AppendEmpty().SetQuantile(0.5)
+		e := ms.AppendEmpty()
+		e.SetName("e")
+		edp := e.SetEmptyExponentialHistogram().DataPoints().AppendEmpty()
+		edp.SetTimestamp(ts)
+		return pmetricotlp.NewExportRequestFromMetrics(md)
+	}
+	for _, tc := range []struct {
+		lies  Lies
+		total int64 // samples recorded
+		check func(res pcommon.Map, ms pmetric.MetricSlice) string
+	}{
+		{
+			lies: Lies{Lie: LieAddLabel, Label: labels.Label{Name: "tenant_id", Value: "t"}}, total: 1 + 3 + 1,
+			check: func(_ pcommon.Map, ms pmetric.MetricSlice) string {
+				for _, a := range []pcommon.Map{ms.At(0).Gauge().DataPoints().At(0).Attributes(), ms.At(1).Summary().DataPoints().At(0).Attributes(), ms.At(2).ExponentialHistogram().DataPoints().At(0).Attributes()} {
+					if v, ok := a.Get("tenant_id"); !ok || v.Str() != "t" {
+						return "a point without tenant_id: " + attrString(a)
+					}
+				}
+				return ""
+			},
+		},
+		{
+			lies: Lies{Lie: LieRenameJobInstance}, total: 1 + 3 + 1,
+			check: func(res pcommon.Map, _ pmetric.MetricSlice) string {
+				if got := attrString(res); got != "exported_instance=i,exported_job=j" {
+					return "resource " + got
+				}
+				return ""
+			},
+		},
+		{
+			lies: Lies{Lie: LieDropHistograms}, total: 1,
+			check: func(_ pcommon.Map, ms pmetric.MetricSlice) string {
+				if ms.Len() != 2 || ms.At(0).Name() != "g" || ms.At(1).Name() != "s" {
+					return fmt.Sprintf("%d metrics left, want g and s", ms.Len())
+				}
+				return ""
+			},
+		},
+	} {
+		t.Run(string(tc.lies.Lie), func(t *testing.T) {
+			l := &Liar{lies: tc.lies, seen: map[string]bool{}}
+			body, err := req().MarshalProto()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, n, err := l.otlp(body, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != 1+3+1 {
+				t.Errorf("%d samples received, want 5", n)
+			}
+			got := pmetricotlp.NewExportRequest()
+			if err := got.UnmarshalProto(out); err != nil {
+				t.Fatal(err)
+			}
+			rm := got.Metrics().ResourceMetrics().At(0)
+			if msg := tc.check(rm.Resource().Attributes(), rm.ScopeMetrics().At(0).Metrics()); msg != "" {
+				t.Error(msg)
+			}
+			if total := l.Total(); total != tc.total {
+				t.Errorf("recorded %d samples, want %d", total, tc.total)
+			}
+		})
 	}
 }
