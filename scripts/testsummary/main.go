@@ -1,6 +1,7 @@
 // Command testsummary reads `go test -json` on stdin and prints what plain `go test` prints (each
 // package's result line, the output of every failed test, build errors), then the ten slowest
-// tests and one closing line: "N passed, N failed, N skipped". It exits 1 when a test or a
+// tests and one closing line: "N passed, N failed, N skipped", then the tests that never
+// ended and the packages that failed, by name. It exits 1 when a test or a
 // package failed, so `make test` fails with it. Used by the Makefile's test target.
 package main
 
@@ -37,21 +38,31 @@ func main() {
 }
 
 // unfinished prints the output of pkg's tests that never ended (a timeout, a crash): that is
-// where the cause is.
-func unfinished(out io.Writer, outputs map[string][]string, pkg string) {
+// where the cause is. It returns those tests' names, subtests included, from running (the
+// tests started and not ended), and takes them out of it.
+func unfinished(out io.Writer, outputs map[string][]string, running map[string]bool, pkg string) []string {
 	for _, key := range slices.Sorted(maps.Keys(outputs)) {
 		if strings.HasPrefix(key, pkg+" ") {
 			fmt.Fprint(out, strings.Join(outputs[key], ""))
 			delete(outputs, key)
 		}
 	}
+	var names []string
+	for _, key := range slices.Sorted(maps.Keys(running)) {
+		if test, ok := strings.CutPrefix(key, pkg+" "); ok {
+			names = append(names, pkg+"."+test)
+			delete(running, key)
+		}
+	}
+	return names
 }
 
 func run(in io.Reader, out io.Writer) int {
 	outputs := map[string][]string{} // package + test → output lines, printed if it fails
 	var slowest []timing
 	var passed, failed, skipped int
-	pkgFailed := false
+	running := map[string]bool{} // package + test → started, not ended
+	var never, failedPkgs []string
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
@@ -67,11 +78,14 @@ func run(in io.Reader, out io.Writer) int {
 		case e.Test == "" && e.Action == "output":
 			fmt.Fprint(out, e.Output)
 		case e.Test == "" && e.Action == "fail":
-			pkgFailed = true
-			unfinished(out, outputs, e.Package)
+			failedPkgs = append(failedPkgs, e.Package)
+			never = append(never, unfinished(out, outputs, running, e.Package)...)
+		case e.Test != "" && e.Action == "run":
+			running[key] = true
 		case e.Action == "output":
 			outputs[key] = append(outputs[key], e.Output)
 		case e.Test != "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip"):
+			delete(running, key)
 			if e.Action == "fail" {
 				fmt.Fprint(out, strings.Join(outputs[key], ""))
 			}
@@ -100,7 +114,13 @@ func run(in io.Reader, out io.Writer) int {
 		fmt.Fprintf(out, "%8.1fs  %s\n", s.seconds, s.name)
 	}
 	fmt.Fprintf(out, "\n%d passed, %d failed, %d skipped\n", passed, failed, skipped)
-	if failed > 0 || pkgFailed {
+	if len(never) > 0 {
+		fmt.Fprintf(out, "never ended (a timeout or a crash): %s\n", strings.Join(never, ", "))
+	}
+	if len(failedPkgs) > 0 {
+		fmt.Fprintf(out, "packages failed: %s\n", strings.Join(failedPkgs, ", "))
+	}
+	if failed > 0 || len(failedPkgs) > 0 {
 		return 1
 	}
 	return 0

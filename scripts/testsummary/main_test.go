@@ -16,7 +16,9 @@ func TestSummary(t *testing.T) {
 		`{"Action":"fail","Package":"p","Test":"TestB/sub","Elapsed":1}`,
 		`{"Action":"fail","Package":"p","Test":"TestB","Elapsed":7}`,
 		`{"Action":"skip","Package":"p","Test":"TestC","Elapsed":0}`,
+		`{"Action":"run","Package":"p","Test":"TestD"}`,
 		`{"Action":"output","Package":"p","Test":"TestD","Output":"d was running\n"}`,
+		`{"Action":"run","Package":"p","Test":"TestD/quiet"}`,
 		`{"Action":"output","Package":"p","Output":"FAIL\tp\t9.0s\n"}`,
 		`{"Action":"fail","Package":"p","Elapsed":9}`,
 		`no json here`,
@@ -33,6 +35,9 @@ func TestSummary(t *testing.T) {
 		"no json here\n",
 		"     7.0s  p.TestB\n     2.5s  p.TestA\n",
 		"\n1 passed, 1 failed, 1 skipped\n",
+		// named, a subtest that printed nothing too (a hang in make test read "0 failed")
+		"never ended (a timeout or a crash): p.TestD, p.TestD/quiet\n",
+		"packages failed: p\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
