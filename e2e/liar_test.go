@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -39,37 +38,8 @@ var tenant = labels.Label{Name: "tenant_id", Value: "default-tenant"}
 // liar's count of samples it moved would include.
 func liarProfile(t *testing.T, dir string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "profiles", "node_exporter.json"))
+	path, err := storagetest.SmallProfile(filepath.Join("..", "profiles", "node_exporter.json"), dir, 150, "nan")
 	if err != nil {
-		t.Fatal(err)
-	}
-	var p struct {
-		Source string            `json:"source"`
-		Series []json.RawMessage `json:"series"`
-	}
-	if err := json.Unmarshal(b, &p); err != nil {
-		t.Fatal(err)
-	}
-	var kept []json.RawMessage
-	for _, s := range p.Series {
-		var shape struct {
-			Shape struct {
-				Kind string `json:"kind"`
-			} `json:"shape"`
-		}
-		if err := json.Unmarshal(s, &shape); err != nil {
-			t.Fatal(err)
-		}
-		if shape.Shape.Kind != "nan" && len(kept) < 150 {
-			kept = append(kept, s)
-		}
-	}
-	p.Series = kept
-	if b, err = json.Marshal(p); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "profile.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -94,23 +93,8 @@ freshness: {interval: 0s}
 // the cells' CPU is the samples', under -race, on 2 cores.
 func smallProfile(t *testing.T, dir string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "profiles", "node_exporter.json"))
+	path, err := storagetest.SmallProfile(filepath.Join("..", "..", "profiles", "node_exporter.json"), dir, 150)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var p struct {
-		Source string            `json:"source"`
-		Series []json.RawMessage `json:"series"`
-	}
-	if err := json.Unmarshal(b, &p); err != nil {
-		t.Fatal(err)
-	}
-	p.Series = p.Series[:150]
-	if b, err = json.Marshal(p); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "profile.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
