@@ -127,12 +127,13 @@ type Liar struct {
 	held      chan heldWrite // LieDelay's writes, in arrival order, to the forwarder
 	forwarded chan struct{}  // closed when the forwarder is done
 
-	mu       sync.Mutex // guards told, seen, requests, after, lastRead
+	mu       sync.Mutex // guards told, seen, requests, after, lastRead, delays
 	told     []Told
 	seen     map[string]bool // metric families recorded for LieDropMetadata
 	requests int64
-	after    time.Time // LieDeleteAfter's start
-	lastRead time.Time // when the last range read (a matrix answer of /api/v1/query) was answered
+	after    time.Time       // LieDeleteAfter's start
+	lastRead time.Time       // when the last range read (a matrix answer of /api/v1/query) was answered
+	delays   []time.Duration // LieDelay: each held write's ack to the receiver's answer to it
 }
 
 // heldWrite is a write LieDelay acknowledged and forwards at due.
@@ -184,7 +185,19 @@ func (l *Liar) forward() {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			_ = resp.Body.Close()
 		}
+		l.mu.Lock()
+		l.delays = append(l.delays, time.Since(h.due.Add(-l.lies.Delay)))
+		l.mu.Unlock()
 	}
+}
+
+// Delays are, for LieDelay, the times from each held write's ack to the receiver's answer to
+// it as the forwarder passed it on: Delay, plus what the queue of held writes and the
+// receiver took on a busy machine. A sample shows within its write's.
+func (l *Liar) Delays() []time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.delays)
 }
 
 // Close stops serving.
