@@ -202,7 +202,7 @@ func (l *Liar) Delays() []time.Duration {
 
 // Close stops serving.
 func (l *Liar) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	err := l.srv.Shutdown(ctx)
 	if serr := <-l.done; !errors.Is(serr, http.ErrServerClosed) {

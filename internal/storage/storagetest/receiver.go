@@ -162,9 +162,14 @@ func locked(l sync.Locker, h http.Handler) http.Handler {
 	})
 }
 
+// closeTimeout bounds how long Close waits for requests still being served: a query a client
+// gave up on runs to its end in the engine, and under -race beside a make test that took more
+// than 5 s (TestConformanceLies/refuse400: "context deadline exceeded" from Close).
+const closeTimeout = 30 * time.Second
+
 // Close stops serving and closes the TSDB.
 func (r *Receiver) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	err := r.srv.Shutdown(ctx)
 	if serr := <-r.done; !errors.Is(serr, http.ErrServerClosed) {
