@@ -131,9 +131,10 @@ func (r *run) resume(cp *results.Run, now time.Time) error {
 // then are taken out of the account (remotewrite.Writer.Resume), and so were those still in
 // an open batch or due and not yet generated: no one knows whether they were ever sent, so the
 // read-back must not charge a storage with them. The checkpoint's lag (its time less the
-// oldest sample not acked or dropped, its open batches' included) says where they begin; a
-// scrape interval more, or the largest schedule drift when longer, covers scrapes due and not
-// yet generated (as the checks during the run keep, see settled).
+// oldest sample not acked or dropped, its open batches' and the scrapes due and not yet
+// generated included: remotewrite's lagLocked) says where they begin. A scrape interval more,
+// or the largest schedule drift when longer, stays: a checkpoint written before the lag
+// counted the scrapes not generated (issue 29) needs it, and it only reads back less.
 func resumeGap(cp *results.Run, now time.Time, interval time.Duration) results.Gap {
 	at := cp.Partial.At
 	from := at

@@ -37,7 +37,9 @@ func (w *Writer) updateLag() {
 }
 
 // lagLocked adds the generator's own delay to the storage's queue lag: samples generated but
-// not yet in a batch are late for every storage alike.
+// not yet in a batch, and scrapes due and not yet generated while the lane generates, are late
+// for every storage alike. A checkpoint's lag so says where its unsettled samples begin
+// (bench's resumeGap).
 func (w *Writer) lagLocked(s *sink) float64 {
 	now := time.Now().UnixMilli()
 	lag := s.lagLocked(now)
@@ -45,6 +47,15 @@ func (w *Writer) lagLocked(s *sink) float64 {
 	for i := range ln.openOldest {
 		if o := ln.openOldest[i].Load(); o > 0 {
 			lag = max(lag, float64(now-o)/1000)
+		}
+	}
+	if ln.stopped.Load() != 0 {
+		return lag
+	}
+	end := ln.end.Load()
+	for i := range ln.cursor {
+		if c := ln.cursor[i].Load(); c > 0 && (end == 0 || c < end) {
+			lag = max(lag, float64(now-c)/1000)
 		}
 	}
 	return lag

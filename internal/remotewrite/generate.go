@@ -89,6 +89,7 @@ func (w *Writer) newGenWorker(ln *lane, worker int) *genWorker {
 // wall clock's pace with the same cursor.
 func (w *Writer) generate(ctx context.Context, ln *lane, worker int) (nextDue int64) {
 	g := w.newGenWorker(ln, worker)
+	ln.cursor[worker].Store(g.next())
 	if ln.catchUp {
 		first := g.next()
 		if first == math.MaxInt64 { // no targets
@@ -164,6 +165,9 @@ func (g *genWorker) scrape(ctx context.Context, limit int64, stopOnCancel bool) 
 		if g.pos++; g.pos == len(g.targets) {
 			g.pos, g.k = 0, g.k+1
 		}
+		// After the scrape's samples are in its appender (openOldest set): Settled reads the
+		// cursor first, so a scrape is always in one of the places it looks.
+		ln.cursor[g.id].Store(g.next())
 		if stopOnCancel && ctx.Err() != nil {
 			return
 		}

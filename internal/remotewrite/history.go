@@ -24,6 +24,11 @@ type lane struct {
 	// due is, per worker, the scrape it waits for room to make while the lane catches up (0:
 	// none): a worker nothing of which is in flight still bounds how far the others run ahead.
 	due []atomic.Int64
+	// cursor is, per worker, the scheduled time (ms) of its next scrape not yet generated (0
+	// before the worker starts, MaxInt64 without targets): every scrape due before it is in
+	// an open batch, queued, in flight or settled. Settled reads it, so that a scrape due and
+	// not generated (a starved machine's generator runs late) is never taken as settled.
+	cursor []atomic.Int64
 	// produced counts the samples Scrape reports it produced (values + staleness markers), at
 	// the source and apart from the queues' own count: see Writer.Results.
 	produced atomic.Int64

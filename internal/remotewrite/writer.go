@@ -196,6 +196,7 @@ func (w *Writer) addLane(sinks []*sink, catchUp bool) {
 		sinks: sinks, catchUp: catchUp, caughtUp: make(chan struct{}),
 		openOldest: make([]atomic.Int64, w.shards*w.workers*haReplicas(w.work)),
 		due:        make([]atomic.Int64, w.workers),
+		cursor:     make([]atomic.Int64, w.workers),
 	}
 	if catchUp {
 		ln.behind.Store(int32(w.workers))
