@@ -143,10 +143,11 @@ type indexAnswer struct {
 	Warnings  []string        `json:"warnings"`
 }
 
-// ask sends form to path by GET (in the query string) or POST (as a form) and decodes the answer.
-func ask(t *testing.T, r *Receiver, method, path string, form url.Values) (int, indexAnswer) {
+// ask sends form to base+path by GET (in the query string) or POST (as a form) and decodes the
+// answer.
+func ask(t *testing.T, base, method, path string, form url.Values) (int, indexAnswer) {
 	t.Helper()
-	u, body := r.URL+path, io.Reader(nil)
+	u, body := base+path, io.Reader(nil)
 	if method == http.MethodGet {
 		u += "?" + form.Encode()
 	} else {
@@ -235,7 +236,7 @@ func TestReceiverIndex(t *testing.T) {
 		{"values limit", "GET", "/api/v1/label/__name__/values", url.Values{"limit": {"1"}}, `["other"]`, []string{"results truncated due to limit"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			status, a := ask(t, r, c.method, c.path, c.form)
+			status, a := ask(t, r.URL, c.method, c.path, c.form)
 			if status != http.StatusOK || a.Status != "success" {
 				t.Fatalf("status %d %+v", status, a)
 			}
@@ -264,14 +265,14 @@ func TestReceiverIndex(t *testing.T) {
 		{"values bad name", "GET", "/api/v1/label/%FF/values", nil, "invalid label name"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			status, a := ask(t, r, c.method, c.path, c.form)
+			status, a := ask(t, r.URL, c.method, c.path, c.form)
 			if status != http.StatusBadRequest || a.Status != "error" || a.ErrorType != "bad_data" || !strings.Contains(a.Error, c.err) {
 				t.Errorf("status %d %+v, want 400 bad_data %q", status, a, c.err)
 			}
 		})
 	}
 	// As Prometheus' router: a label's values are asked by GET only.
-	if status, _ := ask(t, r, http.MethodPost, "/api/v1/label/job/values", nil); status != http.StatusMethodNotAllowed {
+	if status, _ := ask(t, r.URL, http.MethodPost, "/api/v1/label/job/values", nil); status != http.StatusMethodNotAllowed {
 		t.Errorf("POST label values: status %d, want 405", status)
 	}
 }
