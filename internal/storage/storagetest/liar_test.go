@@ -241,6 +241,44 @@ func TestLiarDelay(t *testing.T) {
 	}
 }
 
+// TestLiarDelaySeries: the index shows a delayed write's series as a query does, Delay after
+// the ack: /api/v1/series through the liar finds nothing at once, then the series.
+func TestLiarDelaySeries(t *testing.T) {
+	r := start(t, Options{})
+	l, err := StartLiar(r.URL, Lies{Lie: LieDelay, Delay: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	sent := time.Now()
+	if resp := post(t, l.URL+WritePath, v2Type, v2Request(t)); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("write answered %d, want 204", resp.StatusCode)
+	}
+	match := url.Values{"match[]": {"x_total"}, "start": {"0"}, "end": {"10"}}
+	if status, a := ask(t, l.URL, http.MethodPost, "/api/v1/series", match); status != http.StatusOK || string(a.Data) != "[]" {
+		t.Fatalf("series at once: %d %+v, want 200 and none", status, a)
+	}
+	for {
+		status, a := ask(t, l.URL, http.MethodPost, "/api/v1/series", match)
+		if status != http.StatusOK {
+			t.Fatalf("series: %d %+v", status, a)
+		}
+		if string(a.Data) != "[]" {
+			if d := time.Since(sent); d < time.Second {
+				t.Errorf("found %s after the write, want 1s at least", d)
+			}
+			if want := `[{"__name__":"x_total","job":"j"}]`; string(a.Data) != want {
+				t.Errorf("series %s, want %s", a.Data, want)
+			}
+			break
+		}
+		if time.Since(sent) > 10*time.Second {
+			t.Fatal("no series 10 s after the write")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestLiarMetadataOncePerFamily: metadata dropped from two 2.0 requests of one family, and
 // from two 1.0 metadata requests, is recorded once per family.
 func TestLiarMetadataOncePerFamily(t *testing.T) {

@@ -2,8 +2,9 @@
 // tests: the receive side of Prometheus itself, its remote-write handler (1.0 and 2.0 messages
 // accepted) and its OTLP handler, from the github.com/prometheus/prometheus module, over a real
 // on-disk TSDB from the same module, with its PromQL engine behind /api/v1/query and
-// /api/v1/query_range so that tsbench's read-back and queries run against it as against a
-// Prometheus server.
+// /api/v1/query_range and its index behind /api/v1/series, /api/v1/labels and
+// /api/v1/label/<name>/values, so that tsbench's read-back, queries and freshness canary run
+// against it as against a Prometheus server.
 //
 // For tests only: no package of the tsbench binary imports it, as its handlers pull in the
 // OTLP collector's packages, which tsbench has no use for (storage's TestLayout fails when one
@@ -20,7 +21,9 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,10 +36,12 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/metadata"
 	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/storage/remote"
 	"github.com/prometheus/prometheus/tsdb"
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
+	"github.com/prometheus/prometheus/util/annotations"
 )
 
 // Paths the receiver serves, as a Prometheus server does.
@@ -129,6 +134,13 @@ func Start(dir string, logger *slog.Logger, opts Options) (*Receiver, error) {
 	mux.Handle("/api/v1/query_range", locked(r.mu.RLocker(), http.HandlerFunc(r.query)))
 	mux.Handle("/api/v1/query_exemplars", locked(r.mu.RLocker(), http.HandlerFunc(r.queryExemplars)))
 	mux.Handle("/api/v1/metadata", locked(r.mu.RLocker(), http.HandlerFunc(r.metadata)))
+	// The index, as Prometheus serves it: series and label names by GET or POST, a label's
+	// values by GET only (another method is 405, as Prometheus' router answers it).
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		mux.Handle(m+" /api/v1/series", locked(r.mu.RLocker(), http.HandlerFunc(r.series)))
+		mux.Handle(m+" /api/v1/labels", locked(r.mu.RLocker(), http.HandlerFunc(r.labelNames)))
+	}
+	mux.Handle("GET /api/v1/label/{name}/values", locked(r.mu.RLocker(), http.HandlerFunc(r.labelValues)))
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})) // its TSDB's and handlers' metrics
 	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
@@ -330,6 +342,184 @@ func resultJSON(v any) any {
 		}
 	}
 	return v
+}
+
+// lookup is what the index endpoints take: match[] (selectors, a series matching any of them
+// counts), start and end (the whole TSDB when absent) and limit (0: none).
+type lookup struct {
+	sets       [][]*labels.Matcher
+	mint, maxt int64
+	limit      int
+}
+
+// parseLookup reads a lookup's parameters from the query string or a POST form. Its error is
+// the request's: 400 bad_data, worded as Prometheus words it.
+func parseLookup(req *http.Request) (lookup, error) {
+	l := lookup{mint: math.MinInt64, maxt: math.MaxInt64}
+	if err := req.ParseForm(); err != nil {
+		return l, fmt.Errorf("error parsing form values: %w", err)
+	}
+	if v := req.Form.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err == nil && n < 0 {
+			err = errors.New("limit must be non-negative")
+		}
+		if err != nil {
+			return l, fmt.Errorf("invalid parameter \"limit\": %w", err)
+		}
+		l.limit = n
+	}
+	for _, p := range []struct {
+		name string
+		ms   *int64
+	}{{"start", &l.mint}, {"end", &l.maxt}} {
+		if v := req.Form.Get(p.name); v != "" {
+			t, err := parseTime(v)
+			if err != nil {
+				return l, fmt.Errorf("invalid parameter %q: %w", p.name, err)
+			}
+			*p.ms = t.UnixMilli()
+		}
+	}
+	sets, err := parser.ParseMetricSelectors(req.Form["match[]"])
+	if err != nil {
+		return l, fmt.Errorf("invalid parameter \"match[]\": %w", err)
+	}
+	for _, ms := range sets {
+		// A selector every series matches ({job=~".*"}) would read the whole index: refused.
+		if !slices.ContainsFunc(ms, func(m *labels.Matcher) bool { return !m.Matches("") }) {
+			return l, errors.New("match[] must contain at least one non-empty matcher")
+		}
+	}
+	l.sets = sets
+	return l, nil
+}
+
+// series answers /api/v1/series: the label sets of the series matching any match[] (one at
+// least) with samples between start and end, sorted, each once.
+func (r *Receiver) series(w http.ResponseWriter, req *http.Request) {
+	l, err := parseLookup(req)
+	if err == nil && len(l.sets) == 0 {
+		err = errors.New("no match[] parameter provided")
+	}
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "bad_data", err)
+		return
+	}
+	q, err := r.db.Querier(l.mint, l.maxt)
+	if err != nil {
+		apiError(w, http.StatusUnprocessableEntity, "execution", err)
+		return
+	}
+	// Closed after the answer is written (a block's labels may point into its index), when
+	// the client has its answer and a close error is nothing to it, as in Prometheus.
+	defer func() { _ = q.Close() }()
+	// Func "series" tells the TSDB no samples are read: it keeps a series whose chunks
+	// overlap the range without decoding them, as for Prometheus' own lookups.
+	hints := &storage.SelectHints{Start: l.mint, End: l.maxt, Func: "series"}
+	found := []labels.Labels{}
+	var warnings annotations.Annotations
+	for _, ms := range l.sets {
+		set := q.Select(req.Context(), false, hints, ms...)
+		for set.Next() {
+			found = append(found, set.At().Labels())
+		}
+		if err := set.Err(); err != nil {
+			apiError(w, http.StatusUnprocessableEntity, "execution", err)
+			return
+		}
+		warnings.Merge(set.Warnings())
+	}
+	slices.SortFunc(found, labels.Compare)
+	found = slices.CompactFunc(found, labels.Equal)
+	respond(w, truncated(found, l.limit, &warnings), warnings)
+}
+
+// labelNames answers /api/v1/labels: the label names of the series matching any match[]
+// (every series when none) between start and end.
+func (r *Receiver) labelNames(w http.ResponseWriter, req *http.Request) {
+	r.names(w, req, func(ctx context.Context, q storage.Querier, hints *storage.LabelHints, ms []*labels.Matcher) ([]string, annotations.Annotations, error) {
+		return q.LabelNames(ctx, hints, ms...)
+	})
+}
+
+// labelValues answers /api/v1/label/<name>/values: the values of label name among the series
+// matching any match[] (every series when none) between start and end. A name that is not
+// valid UTF-8 as it is may come escaped, U__ and its bytes (Prometheus 3).
+func (r *Receiver) labelValues(w http.ResponseWriter, req *http.Request) {
+	name := req.PathValue("name")
+	if strings.HasPrefix(name, "U__") {
+		name = model.UnescapeName(name, model.ValueEncodingEscaping)
+	}
+	if !model.UTF8Validation.IsValidLabelName(name) {
+		apiError(w, http.StatusBadRequest, "bad_data", fmt.Errorf("invalid label name: %q", name))
+		return
+	}
+	r.names(w, req, func(ctx context.Context, q storage.Querier, hints *storage.LabelHints, ms []*labels.Matcher) ([]string, annotations.Annotations, error) {
+		return q.LabelValues(ctx, name, hints, ms...)
+	})
+}
+
+// names answers a lookup of names (label names or one label's values) with the sorted union
+// of what list finds for each match[], or for no matcher when the request has none.
+func (r *Receiver) names(w http.ResponseWriter, req *http.Request,
+	list func(context.Context, storage.Querier, *storage.LabelHints, []*labels.Matcher) ([]string, annotations.Annotations, error),
+) {
+	l, err := parseLookup(req)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "bad_data", err)
+		return
+	}
+	q, err := r.db.Querier(l.mint, l.maxt)
+	if err != nil {
+		apiError(w, http.StatusUnprocessableEntity, "execution", err)
+		return
+	}
+	defer func() { _ = q.Close() }() // after the answer, as in series
+	sets := l.sets
+	if len(sets) == 0 {
+		sets = [][]*labels.Matcher{nil}
+	}
+	out := []string{}
+	var warnings annotations.Annotations
+	for _, ms := range sets {
+		names, ws, err := list(req.Context(), q, &storage.LabelHints{}, ms)
+		if err != nil {
+			apiError(w, http.StatusUnprocessableEntity, "execution", err)
+			return
+		}
+		out = append(out, names...)
+		warnings.Merge(ws)
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	respond(w, truncated(out, l.limit, &warnings), warnings)
+}
+
+// truncated is s cut to limit (0: none), with the warning Prometheus gives when it cuts.
+func truncated[T any](s []T, limit int, warnings *annotations.Annotations) []T {
+	if limit > 0 && len(s) > limit {
+		warnings.Add(errors.New("results truncated due to limit"))
+		return s[:limit]
+	}
+	return s
+}
+
+// respond writes a successful answer in the API's envelope.
+func respond(w http.ResponseWriter, data any, warnings annotations.Annotations) {
+	ws, infos := warnings.AsStrings("", 0, 0)
+	body, err := json.Marshal(struct {
+		Status   string   `json:"status"`
+		Data     any      `json:"data"`
+		Warnings []string `json:"warnings,omitempty"`
+		Infos    []string `json:"infos,omitempty"`
+	}{"success", data, ws, infos})
+	if err != nil {
+		apiError(w, http.StatusInternalServerError, "internal", err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
 }
 
 func apiError(w http.ResponseWriter, status int, kind string, err error) {
