@@ -490,13 +490,11 @@ const mimirRateLimit = "the request has been rejected because the tenant exceede
 	"received across all distributors (err-mimir-tenant-max-ingestion-rate). To adjust the related per-tenant limits, " +
 	"configure -distributor.ingestion-rate-limit and -distributor.ingestion-burst-size, or contact your service administrator."
 
-// delayed is the verdict on a visibility delay: the instant and range freshness probes saw
-// canary samples, and each of their quantiles' ranges (lowerBoundSeconds to seconds) meets
-// the delays the liar gave: from the row's Delay to what its queue of held writes and the
-// receiver added on a busy machine (1.5 s more in one make test, where the nominal 2.7 s
-// alone failed the cell). The series probe is not judged: the in-process receiver does not serve
-// /api/v1/series (404), so it sees nothing with or without the lie (the liar's delay of the
-// index is storagetest's TestLiarDelaySeries).
+// delayed is the verdict on a visibility delay: the instant, range and series (index)
+// freshness probes saw canary samples, and each of their quantiles' ranges
+// (lowerBoundSeconds to seconds) meets the delays the liar gave: from the row's Delay to what
+// its queue of held writes and the receiver added on a busy machine (1.5 s more in one make
+// test, where the nominal 2.7 s alone failed the cell).
 func delayed(c verdict) string {
 	f := c.st.Freshness
 	if f == nil {
@@ -511,7 +509,7 @@ func delayed(c verdict) string {
 	for _, p := range []struct {
 		name  string
 		probe *results.FreshnessProbe
-	}{{"instant", f.Instant}, {"range", f.Range}} {
+	}{{"instant", f.Instant}, {"range", f.Range}, {"series", f.Series}} {
 		if p.probe == nil || p.probe.Visible == 0 {
 			msg += fmt.Sprintf("freshness.%s: no sample seen (%+v); ", p.name, p.probe)
 			continue
