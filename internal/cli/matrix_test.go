@@ -109,9 +109,28 @@ type env struct {
 	dir     string
 	recv    *storagetest.Receiver
 	liar    *storagetest.Liar
+	lies    storagetest.Lies    // the liar's, to start afresh (start)
+	opts    storagetest.Options // the receiver's
 	// checkpoint and killed are resumed's first part (verdict); killWhen the row's.
 	checkpoint, killed *results.Run
 	killWhen           func(st *results.Storage) bool
+}
+
+// start starts the cell's receiver and the liar in front of it, closed at cleanup; called
+// again, a fresh pair for a mode that runs again (lost).
+func (e *env) start() {
+	e.t.Helper()
+	recv, err := storagetest.Start(e.t.TempDir(), slog.New(slog.DiscardHandler), e.opts)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = recv.Close() })
+	liar, err := storagetest.StartLiar(recv.URL, e.lies)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = liar.Close() })
+	e.recv, e.liar = recv, liar
 }
 
 // rw1 is the liar as a remote write 1.0 storage with the query API.
@@ -292,90 +311,19 @@ var (
 	// span, at which the liar recorded the deleted series of that scrape's target (each of
 	// the 2 targets has some, and their scrapes' times differ by their phases).
 	lost = mode{name: "continuous", run: func(e *env) (*results.Run, int64) {
-		e.liar.SetAfter(time.Now().Add(time.Hour)) // not the row's: below
-		cfg := e.config("bench", "verifyInterval: 1s\nduration: 14s\n", e.rw1())
-		out := filepath.Join(e.dir, "out")
-		var (
-			wg             sync.WaitGroup
-			code           int
-			stdout, stderr bytes.Buffer
-			deleted        time.Time
-		)
-		done := make(chan struct{})
-		wg.Go(func() {
-			defer close(done)
-			code = Main(context.Background(), []string{"run", "-config", cfg, "-out", out, "-httpListenAddr", ""}, &stdout, &stderr)
-		})
-	wait:
-		for {
-			select {
-			case <-done:
-				break wait
-			case <-time.After(20 * time.Millisecond):
+		for attempt := 1; ; attempt++ {
+			res, told, why := lostOnce(e, attempt)
+			if why == "" {
+				return res, told
 			}
-			if read := e.liar.LastRead(); !read.IsZero() && time.Since(read) >= 1200*time.Millisecond {
-				if time.Since(read) < 2400*time.Millisecond {
-					deleted = time.Now()
-					e.liar.SetAfter(deleted)
-				}
-				break
+			if attempt == lostAttempts {
+				e.t.Fatalf("%s (and in each of the %d runs before)", why, attempt-1)
 			}
+			// The harness's timing, not the storage's verdict: a check's reads are as slow as
+			// the machine, and on a loaded one they can span the moment chosen.
+			e.t.Logf("run %d: %s: running again with a fresh storage and liar", attempt, why)
+			e.start()
 		}
-		wg.Wait()
-		if code != ExitOK && code != ExitThreshold {
-			e.t.Fatalf("tsbench run exited %d:\n%s\n%s", code, stdout.String(), stderr.String())
-		}
-		if deleted.IsZero() {
-			e.t.Fatal("the deletion did not start within 2.4 s of the checks' first reads")
-		}
-		res := e.results(out)
-		v := res.Storage("liar").Verify
-		c := v.Continuous
-		var lostAfterAck, fresh int64
-		var before, after int
-		for _, ch := range v.Checks {
-			switch end := ch.At.Add(time.Duration(ch.Seconds * float64(time.Second))); {
-			case end.Before(deleted) && ch.Checked > 0:
-				before++
-				if ch.Missing > 0 {
-					e.t.Fatalf("a check before the deletion found %d samples missing: not the liar's (checks %+v, examples %q)", ch.Missing, v.Checks, c.Examples)
-				}
-				var newest time.Time
-				for _, t := range e.liar.Told() {
-					if at := time.UnixMilli(t.T); !at.Before(ch.Span.From) && !at.After(ch.Span.To) && at.After(newest) {
-						newest = at
-					}
-				}
-				lostAfterAck += e.liar.Count(newest, newest, nil)
-			case end.Before(deleted):
-			case ch.At.After(deleted):
-				after++
-				if !ch.Span.To.Before(ch.Span.From) {
-					fresh += e.liar.Count(ch.Span.From, ch.Span.To, nil)
-				}
-			default:
-				e.t.Fatalf("a check read across the deletion at %s: %+v", deleted, ch)
-			}
-		}
-		if before == 0 || after == 0 || lostAfterAck == 0 {
-			e.t.Fatalf("%d checks with data before the deletion at %s, %d after, %d samples held: the cell could not fail (checks %+v)", before, deleted, after, lostAfterAck, v.Checks)
-		}
-		for _, msg := range []string{
-			want("verify.lostAfterAck", lostAfterAck, v.LostAfterAck),
-			want("verify.continuous.total.lostAfterAck", lostAfterAck, c.Total.LostAfterAck),
-			want("verify.continuous.total.readErrors", 0, c.Total.ReadErrors) + want("verify.continuous.total.unchecked", 0, c.Total.Unchecked),
-		} {
-			if msg != "" {
-				e.t.Errorf("%s (deleted at %s; checks %+v)", msg, deleted, v.Checks)
-			}
-		}
-		// The new data's deleted samples are missing too, exactly: a check no longer expects
-		// a scrape not generated yet (it once missed one of each target, 294 samples, with
-		// nothing deleted: TestContinuousHonest).
-		if c.Total.Missing != lostAfterAck+fresh {
-			e.t.Errorf("verify.continuous.total.missing %d, want the %d lost after ack and the %d deleted in the new data", c.Total.Missing, lostAfterAck, fresh)
-		}
-		return res, e.told(res)
 	}}
 	// compared is `report compare` of a run without the lie (a receiver of its own behind a
 	// liar that tells none) against one with it, side by side, -fail-on the row's figure
@@ -428,6 +376,98 @@ var (
 		return res, e.told(res)
 	}}
 )
+
+// lostAttempts is how many runs lost makes to time its deletion between two checks' reads.
+const lostAttempts = 3
+
+// lostOnce is one run of lost: its results and the liar's count, or why the run could not
+// judge the lie (a check read across the deletion, or no check before or after it).
+func lostOnce(e *env, attempt int) (*results.Run, int64, string) {
+	e.liar.SetAfter(time.Now().Add(time.Hour)) // not the row's: below
+	cfg := e.config("bench", "verifyInterval: 1s\nduration: 14s\n", e.rw1())
+	out := filepath.Join(e.dir, fmt.Sprintf("out%d", attempt))
+	var (
+		wg             sync.WaitGroup
+		code           int
+		stdout, stderr bytes.Buffer
+		deleted        time.Time
+	)
+	done := make(chan struct{})
+	wg.Go(func() {
+		defer close(done)
+		code = Main(context.Background(), []string{"run", "-config", cfg, "-out", out, "-httpListenAddr", ""}, &stdout, &stderr)
+	})
+wait:
+	for {
+		select {
+		case <-done:
+			break wait
+		case <-time.After(20 * time.Millisecond):
+		}
+		if read := e.liar.LastRead(); !read.IsZero() && time.Since(read) >= 1200*time.Millisecond {
+			if time.Since(read) < 2400*time.Millisecond {
+				deleted = time.Now()
+				e.liar.SetAfter(deleted)
+			}
+			break
+		}
+	}
+	wg.Wait()
+	if code != ExitOK && code != ExitThreshold {
+		e.t.Fatalf("tsbench run exited %d:\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	if deleted.IsZero() {
+		return nil, 0, "the deletion did not start within 2.4 s of the checks' first reads"
+	}
+	res := e.results(out)
+	v := res.Storage("liar").Verify
+	c := v.Continuous
+	var lostAfterAck, fresh int64
+	var before, after int
+	for _, ch := range v.Checks {
+		switch end := ch.At.Add(time.Duration(ch.Seconds * float64(time.Second))); {
+		case end.Before(deleted) && ch.Checked > 0:
+			before++
+			if ch.Missing > 0 {
+				e.t.Fatalf("a check before the deletion found %d samples missing: not the liar's (checks %+v, examples %q)", ch.Missing, v.Checks, c.Examples)
+			}
+			var newest time.Time
+			for _, t := range e.liar.Told() {
+				if at := time.UnixMilli(t.T); !at.Before(ch.Span.From) && !at.After(ch.Span.To) && at.After(newest) {
+					newest = at
+				}
+			}
+			lostAfterAck += e.liar.Count(newest, newest, nil)
+		case end.Before(deleted):
+		case ch.At.After(deleted):
+			after++
+			if !ch.Span.To.Before(ch.Span.From) {
+				fresh += e.liar.Count(ch.Span.From, ch.Span.To, nil)
+			}
+		default:
+			return nil, 0, fmt.Sprintf("a check read across the deletion at %s: %+v", deleted, ch)
+		}
+	}
+	if before == 0 || after == 0 || lostAfterAck == 0 {
+		return nil, 0, fmt.Sprintf("%d checks with data before the deletion at %s, %d after, %d samples held: the cell could not fail (checks %+v)", before, deleted, after, lostAfterAck, v.Checks)
+	}
+	for _, msg := range []string{
+		want("verify.lostAfterAck", lostAfterAck, v.LostAfterAck),
+		want("verify.continuous.total.lostAfterAck", lostAfterAck, c.Total.LostAfterAck),
+		want("verify.continuous.total.readErrors", 0, c.Total.ReadErrors) + want("verify.continuous.total.unchecked", 0, c.Total.Unchecked),
+	} {
+		if msg != "" {
+			e.t.Errorf("%s (deleted at %s; checks %+v)", msg, deleted, v.Checks)
+		}
+	}
+	// The new data's deleted samples are missing too, exactly: a check no longer expects
+	// a scrape not generated yet (it once missed one of each target, 294 samples, with
+	// nothing deleted: TestContinuousHonest).
+	if c.Total.Missing != lostAfterAck+fresh {
+		e.t.Errorf("verify.continuous.total.missing %d, want the %d lost after ack and the %d deleted in the new data", c.Total.Missing, lostAfterAck, fresh)
+	}
+	return res, e.told(res), ""
+}
 
 func want(what string, want, got int64) string {
 	if want != got {
@@ -759,23 +799,14 @@ func TestMatrix(t *testing.T) {
 
 // cell runs one cell: a receiver, the liar in front of it, the mode's run and the row's check.
 func cell(t *testing.T, profile string, row lieRow, m mode) {
-	e := &env{t: t, dir: t.TempDir(), profile: profile, figure: row.figure, extra: row.config, killWhen: row.killWhen}
-	recv, err := storagetest.Start(t.TempDir(), slog.New(slog.DiscardHandler), m.recv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = recv.Close() })
-	lies := row.lies
+	e := &env{t: t, dir: t.TempDir(), profile: profile, figure: row.figure, extra: row.config, killWhen: row.killWhen,
+		lies: row.lies, opts: m.recv}
 	if row.after > 0 {
-		lies.After = time.Now().Add(row.after)
+		e.lies.After = time.Now().Add(row.after)
 	}
-	liar, err := storagetest.StartLiar(recv.URL, lies)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = liar.Close() })
-	e.recv, e.liar = recv, liar
+	e.start()
 	res, told := m.run(e)
+	liar := e.liar // the last started
 	if row.whole {
 		told = liar.Total()
 	}
