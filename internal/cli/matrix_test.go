@@ -799,8 +799,10 @@ func TestMatrix(t *testing.T) {
 
 // cell runs one cell: a receiver, the liar in front of it, the mode's run and the row's check.
 func cell(t *testing.T, profile string, row lieRow, m mode) {
-	e := &env{t: t, dir: t.TempDir(), profile: profile, figure: row.figure, extra: row.config, killWhen: row.killWhen,
-		lies: row.lies, opts: m.recv}
+	e := &env{
+		t: t, dir: t.TempDir(), profile: profile, figure: row.figure, extra: row.config, killWhen: row.killWhen,
+		lies: row.lies, opts: m.recv,
+	}
 	if row.after > 0 {
 		e.lies.After = time.Now().Add(row.after)
 	}
