@@ -367,14 +367,5 @@ func writeProxy(t *testing.T, to string, change func(*prompb.WriteRequest) error
 // removal on), closed when the test ends.
 func startReceiver(t *testing.T) *storagetest.Receiver {
 	t.Helper()
-	rcv, err := storagetest.Start(t.TempDir(), slog.New(slog.DiscardHandler), storagetest.Options{DelayedNameRemoval: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := rcv.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return rcv
+	return storagetest.StartT(t, storagetest.Options{DelayedNameRemoval: true})
 }

@@ -46,15 +46,7 @@ func (e *endAfter) Write(ctx context.Context, series [][]workload.Label, t int64
 // sample acked, with no query failing. Before the receiver served /api/v1/series its index
 // probe saw none (every lookup answered 404).
 func TestCanaryInTheReceiver(t *testing.T) {
-	r, err := storagetest.Start(t.TempDir(), slog.New(slog.DiscardHandler), storagetest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := r.Close(); err != nil {
-			t.Error(err)
-		}
-	})
+	r := storagetest.StartT(t, storagetest.Options{})
 	st := config.Storage{WriteURL: r.URL + storagetest.WritePath, ReadURL: r.URL + "/"}
 	wc, err := storage.NewClient("receiver", st, storage.Write, 1)
 	if err != nil {

@@ -3,7 +3,6 @@ package query
 import (
 	"bytes"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -24,15 +23,7 @@ import (
 // matchers pick out of what was written. Before the receiver served its index every one was
 // answered 404.
 func TestIndexLookupsInTheReceiver(t *testing.T) {
-	r, err := storagetest.Start(t.TempDir(), slog.New(slog.DiscardHandler), storagetest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := r.Close(); err != nil {
-			t.Error(err)
-		}
-	})
+	r := storagetest.StartT(t, storagetest.Options{})
 	now := time.Now()
 	var wr prompb.WriteRequest
 	add := func(name, instance string, kv ...string) {
