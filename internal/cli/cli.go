@@ -21,20 +21,21 @@ const (
 	ExitOK        = 0
 	ExitError     = 1   // the run could not be done, or its accounting did not balance
 	ExitUsage     = 2   // bad flags or config
-	ExitThreshold = 3   // the run was done but a threshold or check failed
+	ExitThreshold = 3   // the run was done but a threshold failed, or a storage's status is failed
 	ExitAborted   = 130 // second interrupt
 )
 
 const usage = `tsbench benchmarks Prometheus-compatible time-series storages.
 
 Usage:
-  tsbench run [-config FILE] [-duration D] [-history D] [-out DIR] [-httpListenAddr ADDR] [-keep] [-logLevel L] [-shard I/N] [-hold]
+  tsbench run [-config FILE] [-duration D] [-history D] [-rounds N] [-out DIR] [-httpListenAddr ADDR] [-keep] [-logLevel L] [-shard I/N] [-hold]
       Write a production-shaped load to every storage over remote_write, query it as a ruler
       and a dashboard would, observe each storage's resources, verify what it stored, and
       write DIR/results.json and DIR/report.html. Without -config: starts a local
       VictoriaMetrics and Prometheus and benchmarks both for 3 minutes. -history D first
       catches each storage up on D of data. -shard I/N generates only shard I of N of the
       workload, to be merged with the others' results; -hold serves them until interrupted.
+      -rounds N repeats the run N times: medians, intervals, a * only where a difference holds.
   tsbench validate -config FILE
       Check a config file; print every problem with its key.
   tsbench profile capture -url URL -out FILE [-duration D | -scrapes N] [-interval D] [-expand prefix:label=count,...]

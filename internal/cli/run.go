@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
 	tsbench "github.com/tsbench/tsbench"
@@ -17,6 +18,7 @@ import (
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/report"
 	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/threshold"
 )
 
 // loadConfig reads and checks a config and everything it names; "" is the embedded default.
@@ -69,7 +71,9 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) (in
 type runFlags struct {
 	config, out, listen, logLevel, shard string
 	duration, history                    time.Duration
+	rounds                               int
 	durationSet, historySet, keep, hold  bool
+	roundsSet                            bool
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
@@ -78,6 +82,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 	fs.StringVar(&f.config, "config", "", "benchmark config (YAML); without it, local VictoriaMetrics and Prometheus get the default load")
 	fs.DurationVar(&f.duration, "duration", 0, "how long the load runs, overriding the config's duration (0 = until interrupted)")
 	fs.DurationVar(&f.history, "history", 0, "start the workload's clock this far in the past, overriding the config's history: each storage catches up, then the load goes on live (e.g. 6h)")
+	fs.IntVar(&f.rounds, "rounds", 1, "repeat the whole run this many times, overriding the config's rounds: each figure is then the median of the rounds with its interval, and a * marks only a difference that holds (the storages tsbench starts are fresh each round)")
 	fs.StringVar(&f.out, "out", "out", "directory for results.json and report.html")
 	fs.StringVar(&f.listen, "httpListenAddr", "127.0.0.1:8436", "address of tsbench's own /metrics and, while the run goes, its live report at / (\"\" for none)")
 	fs.BoolVar(&f.keep, "keep", false, "leave the storages tsbench started running, and print their URLs")
@@ -93,6 +98,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 	fs.Visit(func(fl *flag.Flag) {
 		f.durationSet = f.durationSet || fl.Name == "duration"
 		f.historySet = f.historySet || fl.Name == "history"
+		f.roundsSet = f.roundsSet || fl.Name == "rounds"
 	})
 	return f, nil
 }
@@ -135,10 +141,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 			return ExitUsage, usageErrorf("-history %s: %s", f.history, joinLines(err))
 		}
 	}
+	if f.roundsSet {
+		p.Config.Rounds = f.rounds
+		if err := p.Config.Validate(); err != nil {
+			return ExitUsage, usageErrorf("-rounds %d: %s", f.rounds, joinLines(err))
+		}
+	}
 	for _, w := range p.Warnings() {
 		logger.Warn("config warning", "detail", w)
 	}
-	res, err := bench.Run(ctx, p, bench.Options{
+	res, err := bench.RunRounds(ctx, p, bench.Options{
 		HTTPListenAddr: f.listen, Keep: f.keep, Progress: stderr, Logger: logger, Out: f.out,
 		LiveReport: report.WriteLiveHTML,
 	})
@@ -148,6 +160,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		}
 		return ExitError, err
 	}
+	res.SetStatuses()
+	res.Headline = report.Headline(res, p.Config.Confidence)
 	code, err := finish(res, f.out, stdout)
 	if f.hold && f.listen != "" {
 		if herr := hold(ctx, f.listen, f.out, logger); herr != nil {
@@ -159,6 +173,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 
 // finish writes results.json and report.html, prints the summary and picks the exit code.
 func finish(res *results.Run, dir string, stdout io.Writer) (int, error) {
+	res.SetStatuses()
+	if res.Headline == nil {
+		res.Headline = report.Headline(res, threshold.DefaultConfidence)
+	}
 	path, err := res.WriteFile(dir)
 	if err != nil {
 		return ExitError, fmt.Errorf("write results: %w", err)
@@ -180,8 +198,15 @@ func finish(res *results.Run, dir string, stdout io.Writer) (int, error) {
 			failed++
 		}
 	}
+	var errs []error
 	if failed > 0 {
-		return ExitThreshold, fmt.Errorf("%d of %d thresholds failed (marked ✗ above)", failed, len(res.Thresholds))
+		errs = append(errs, fmt.Errorf("%d of %d thresholds failed (marked ✗ above)", failed, len(res.Thresholds)))
+	}
+	if names := res.Failed(); len(names) > 0 {
+		errs = append(errs, fmt.Errorf("storage %s failed (its status, first in the summary): it is ranked on nothing", strings.Join(names, ", ")))
+	}
+	if len(errs) > 0 {
+		return ExitThreshold, errors.Join(errs...)
 	}
 	return ExitOK, nil
 }

@@ -39,6 +39,13 @@ type Config struct {
 	// LeadShard is the shard that runs, once per storage across the shards, the query load,
 	// the storages' observation and snapshot, and the read-back's rule comparison.
 	LeadShard int `yaml:"leadShard" json:"leadShard"`
+	// Rounds repeats the whole run this many times, the storages tsbench starts fresh for
+	// each; every figure is then the median of the rounds with its interval (issue 35).
+	Rounds int `yaml:"rounds" json:"rounds"`
+	// Confidence is the headline's family-wise level: a "*" marks a row's best only where
+	// the difference holds at it over every row tested, so an A/A run shows no "*" on any
+	// row with at least this probability.
+	Confidence float64 `yaml:"confidence" json:"confidence"`
 	// History starts the workload's clock this far in the past: each storage first receives
 	// [start − history, start) as fast as it accepts it, then the load goes on live (issue 12).
 	History time.Duration `yaml:"history" json:"history,omitempty"`
@@ -159,6 +166,11 @@ func Default() Config {
 	return Config{
 		Seed:  1,
 		Shard: Shard{Index: 0, Count: 1},
+		// One round: the within-run noise ranks the figures that have per-interval values;
+		// -rounds 3 ranks every figure with Student's t over the rounds.
+		Rounds: 1,
+		// An A/A run shows a best on some row in at most 5 % of runs.
+		Confidence: 0.95,
 		// Long enough for two churn rounds and several query evaluations, short enough to try.
 		Duration: 3 * time.Minute,
 		// 200 targets × 839 series / 10s ≈ 17k samples/s to each storage: both local storages
@@ -374,6 +386,14 @@ func (c *Config) problems() []error {
 	}
 	if c.Duration < 0 {
 		bad("duration", "must be >= 0 (0 runs until interrupted)")
+	}
+	if c.Rounds < 1 {
+		bad("rounds", "must be >= 1")
+	} else if c.Rounds > 1 && c.Duration == 0 {
+		bad("rounds", "needs a duration: a round that runs until interrupted has no next round")
+	}
+	if !(c.Confidence > 0 && c.Confidence < 1) {
+		bad("confidence", "must be between 0 and 1 (exclusive), e.g. 0.95")
 	}
 	if err := c.Shard.validate(); err != nil {
 		bad("shard", "%v", err)

@@ -252,8 +252,10 @@ func (r *Runner) record(i int, at, sent, done time.Time, out outcome) {
 	s := r.stats[i]
 	s.mu.Lock()
 	s.executed++
-	s.lat.record(lat)
-	s.service.record(done.Sub(sent))
+	if out.err == nil { // latency is over the successful evaluations; errors are counted apart
+		s.lat.record(lat)
+		s.service.record(done.Sub(sent))
+	}
 	first := false
 	var kind string
 	if out.err != nil {
@@ -320,7 +322,7 @@ func (r *Runner) Results() *results.Query {
 
 // Progress is the read path as the progress line shows it.
 type Progress struct {
-	Completed int64   // evaluations completed since the previous call
+	Completed int64   // evaluations completed successfully since the previous call
 	P99       float64 // their latency's p99 in seconds; 0 when none completed
 	Errors    int64   // errors since the start
 }

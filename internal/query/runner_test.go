@@ -292,8 +292,10 @@ func TestRunnerErrorKinds(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("per query (-want +got):\n%s", diff)
 		}
-		if l := seconds(res.PerQuery[1].LatencySeconds); l.Max != 1 || l.P50 != 1 {
-			t.Errorf("timeout latency %+v, want 1 s (queryTimeout)", l)
+		// Latency is over the successful evaluations: a timeout is counted as an error, and a
+		// query that never succeeded has no latency (a refused connection would be fast).
+		if l := seconds(res.PerQuery[1].LatencySeconds); l.Max != -1 || l.P50 != -1 {
+			t.Errorf("timeout latency %+v, want none (no evaluation succeeded)", l)
 		}
 		wantErrs := map[string]int64{"timeout": 3, "status_error:bad_data": 3, "http_503": 3, "bad_body": 3}
 		if diff := cmp.Diff(wantErrs, res.Errors); diff != "" || res.Executed != 15 || res.OK != 3 {
@@ -469,10 +471,10 @@ func TestRunnerProgress(t *testing.T) {
 		}
 		want := []Progress{
 			{Completed: 10, P99: 0.5},             // 9 slow, then the fast one of 9.28 s
-			{Completed: 10, P99: 0.01, Errors: 1}, // all fast (the start's p99 is 0.5 s); 19.28 s fails
-			{Completed: 9, P99: 0.01, Errors: 10}, // 9 fail fast; the one of 29.28 s hangs
-			{Completed: 0, Errors: 10},            // it holds the rule: nothing ends
-			{Completed: 1, P99: 15.5, Errors: 11}, // it times out at 44.78 s
+			{Completed: 9, P99: 0.01, Errors: 1}, // all fast (the start's p99 is 0.5 s); 19.28 s fails
+			{Completed: 0, Errors: 10},           // 9 fail fast (no latency counted); 29.28 s hangs
+			{Completed: 0, Errors: 10},           // it holds the rule: nothing ends
+			{Completed: 0, Errors: 11},           // it times out at 44.78 s: an error, no latency
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("progress windows (-want +got):\n%s", diff)
@@ -588,8 +590,8 @@ func TestNothingCompletedHasNoLatency(t *testing.T) {
 			t.Errorf("resultSeries up %d, down %d (executed %d): want 2, and unknown for a query that never succeeded",
 				count(up.ResultSeries), count(down.ResultSeries), down.Executed)
 		}
-		if l := seconds(res.PerQuery[1].LatencySeconds); l.P99 < 0 {
-			t.Errorf("latency of the failing query %+v: a failed evaluation completed, its latency is known", l)
+		if l := seconds(res.PerQuery[1].LatencySeconds); l.P99 >= 0 {
+			t.Errorf("latency of the failing query %+v: no evaluation succeeded, so it has none (failures are counted apart)", l)
 		}
 	})
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -120,8 +120,9 @@ type timeline struct {
 	mu     sync.Mutex // guards every field below
 	step   time.Duration
 	end    time.Time // of the open interval; zero before the run starts
-	lat    latency
+	lat    latency // successful evaluations only
 	errors int64
+	done   int64 // evaluations finished in the open interval, failed ones included
 	points results.Timeline[results.QueryPoint] // bounded: a long run's points are merged
 	recent latency                              // since the previous progress
 }
@@ -137,11 +138,13 @@ func (t *timeline) add(now time.Time, d time.Duration, failed bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.roll(now)
+	t.done++
+	if failed { // a refused connection is fast: its latency would flatter the storage
+		t.errors++
+		return
+	}
 	t.lat.record(d)
 	t.recent.record(d)
-	if failed {
-		t.errors++
-	}
 }
 
 // window returns the completions and p99 since the previous call and starts a new window.
@@ -166,10 +169,10 @@ func (t *timeline) roll(now time.Time) {
 		l := t.lat.report()
 		t.points.Add(results.QueryPoint{
 			Time: t.end.UTC().Format(time.RFC3339), P50: l.P50, P99: l.P99, Errors: t.errors,
-			Completed: t.lat.h.TotalCount(),
+			Completed: t.done,
 		})
 		t.lat.reset()
-		t.errors = 0
+		t.errors, t.done = 0, 0
 		t.end = t.end.Add(t.step)
 	}
 }

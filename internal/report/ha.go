@@ -19,7 +19,7 @@ func haSection(r *results.Run) section {
 		return s.Verify.HA
 	}
 	text := func(label string, f func(h *results.VerifyHA) string) row {
-		return cells(r, label, noBest, func(s *results.Storage) (string, *float64) {
+		return cells(r, label, "ha."+label, noBest, func(s *results.Storage) (string, *float64) {
 			if h := ha(s); h != nil {
 				return f(h), nil
 			}

@@ -31,7 +31,7 @@ func seriesSection(r *results.Run) section {
 			return k.write(s.Write)
 		}
 		count := func(label string, best better, get func(*results.WriteHeld) int64) row {
-			return cells(r, label, best, func(s *results.Storage) (string, *float64) {
+			return cells(r, label, "series."+label, best, func(s *results.Storage) (string, *float64) {
 				h := held(s)
 				if h == nil {
 					return "?", nil
@@ -43,13 +43,13 @@ func seriesSection(r *results.Run) section {
 		sec.rows = append(sec.rows,
 			count(k.name+" sent", noBest, func(h *results.WriteHeld) int64 { return h.Sent }),
 			count(k.name+" acked", higher, func(h *results.WriteHeld) int64 { return h.Acked }))
-		sec.rows = append(sec.rows, keyRows(r, "  "+k.name+" refused ", noBest, func(s *results.Storage) (map[string]int64, bool) {
+		sec.rows = append(sec.rows, keyRows(r, "  "+k.name+" refused ", "series."+k.name+".refused.", noBest, func(s *results.Storage) (map[string]int64, bool) {
 			if h := held(s); h != nil {
 				return h.Refused, true
 			}
 			return nil, false
 		})...)
-		sec.rows = append(sec.rows, cells(r, k.name+" read back", noBest, func(s *results.Storage) (string, *float64) {
+		sec.rows = append(sec.rows, cells(r, k.name+" read back", "series."+k.name+".readBack", noBest, func(s *results.Storage) (string, *float64) {
 			if s.Verify == nil || k.read(s.Verify) == nil {
 				return "?", nil
 			}

@@ -26,9 +26,15 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 		return writeConformanceSummary(w, r)
 	}
 	var b strings.Builder
+	if line := InterruptedLine(r); line != "" {
+		b.WriteString(line + "\n")
+	}
 	fmt.Fprintf(&b, "tsbench %s → %s, %d targets × %d series, %d series created by churn, %d stale markers\n\n",
 		r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), r.EndTime.UTC().Format("15:04:05Z"),
 		r.Workload.Targets, r.Workload.SeriesPerTarget, r.Workload.SeriesCreated, r.Workload.StaleMarkers)
+	if lines := StatusLines(r); len(lines) > 0 {
+		b.WriteString(strings.Join(lines, "\n") + "\n\n")
+	}
 	for _, l := range LongRunLines(r) {
 		b.WriteString(l + "\n\n")
 	}
@@ -37,7 +43,7 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 			time.Duration(h*float64(time.Second)))
 	}
 	writeTable(&b, r)
-	b.WriteString("* best of the storages\n")
+	writeHeadline(&b, r)
 	writeRefusedHistory(&b, r)
 	for _, s := range r.Storages {
 		if s.Write == nil {

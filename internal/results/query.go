@@ -39,9 +39,11 @@ type QueryStat struct {
 	IntervalSeconds float64 `json:"intervalSeconds,omitempty"`
 }
 
-// Latency quantiles in seconds, measured from each query's scheduled time. Each is null when
-// no evaluation completed (executed is 0): there is no latency to tell, and 0 would read as
-// the fastest answer.
+// Latency quantiles in seconds, measured from each query's scheduled time, over the
+// successful evaluations only (a refused connection is fast: counted with the failures, it
+// would flatter a storage that never answered; the errors are counted beside). Each is null
+// when no evaluation succeeded: there is no latency to tell, and 0 would read as the fastest
+// answer.
 type Latency struct {
 	P50 *float64 `json:"p50"`
 	P90 *float64 `json:"p90"`

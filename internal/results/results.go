@@ -43,6 +43,26 @@ type Run struct {
 	Partial *Partial `json:"partial,omitempty"`
 	// Gaps are the stretches a resumed run did not account for (longrun.go).
 	Gaps []Gap `json:"gaps,omitempty"`
+	// Interrupted is set when the run was stopped before its configured duration.
+	Interrupted *Interrupted `json:"interrupted,omitempty"`
+	// Headline is each table row's medians, intervals and best storage (headline.go).
+	Headline *Headline `json:"headline,omitempty"`
+	// Rounds are every round's figures when the run was repeated (-rounds N, N > 1); the
+	// storages above are the last round's, in full.
+	Rounds []Round `json:"rounds,omitempty"`
+	// NotFresh names the storages that held earlier rounds' data when a round began: tsbench
+	// did not start them, so each round wrote under its own round label instead.
+	NotFresh []string `json:"notFresh,omitempty"`
+}
+
+// Interrupted says when a run was stopped (an interrupt, SIGINT or SIGTERM) and how long it
+// was meant to last, both as Go durations ("25s", "5m0s"), as the config's are written.
+type Interrupted struct {
+	At string `json:"at"` // since the start of the run
+	Of string `json:"of"` // the configured duration
+	// Round is "2 of 3" when the run had rounds: the round the interrupt ended; no later
+	// round was run.
+	Round string `json:"round,omitempty"`
 }
 
 // Shard is a shard file's place in its set.
@@ -72,7 +92,11 @@ type Workload struct {
 
 // Storage is everything measured for one storage under test.
 type Storage struct {
-	Name      string     `json:"name"`
+	Name string `json:"name"`
+	// Status is ok, degraded or failed (status.go), StatusReasons why when it is not ok. A
+	// failed storage is ranked on nothing and makes tsbench run exit 3.
+	Status        string   `json:"status,omitempty"`
+	StatusReasons []string `json:"statusReasons,omitempty"`
 	Write     *Write     `json:"write,omitempty"`
 	Query     *Query     `json:"query,omitempty"`
 	Resources *Resources `json:"resources,omitempty"`
