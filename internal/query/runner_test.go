@@ -470,7 +470,7 @@ func TestRunnerProgress(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []Progress{
-			{Completed: 10, P99: 0.5},             // 9 slow, then the fast one of 9.28 s
+			{Completed: 10, P99: 0.5},            // 9 slow, then the fast one of 9.28 s
 			{Completed: 9, P99: 0.01, Errors: 1}, // all fast (the start's p99 is 0.5 s); 19.28 s fails
 			{Completed: 0, Errors: 10},           // 9 fail fast (no latency counted); 29.28 s hangs
 			{Completed: 0, Errors: 10},           // it holds the rule: nothing ends

@@ -120,9 +120,9 @@ type timeline struct {
 	mu     sync.Mutex // guards every field below
 	step   time.Duration
 	end    time.Time // of the open interval; zero before the run starts
-	lat    latency // successful evaluations only
+	lat    latency   // successful evaluations only
 	errors int64
-	done   int64 // evaluations finished in the open interval, failed ones included
+	done   int64                                // evaluations finished in the open interval, failed ones included
 	points results.Timeline[results.QueryPoint] // bounded: a long run's points are merged
 	recent latency                              // since the previous progress
 }

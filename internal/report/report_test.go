@@ -271,9 +271,9 @@ func summaryHasLines(t *testing.T, wants ...string) string {
 func TestSummaryMarksBestAndUnknown(t *testing.T) {
 	summaryHasLines(t,
 		`acked +5400000 +5398800$`,                                           // 0.02 % apart: within the noise, no best
-		`latency p99 \(s\) +0\.120 +0\.045$`,                                  // vm failed 18 of 720 queries (> 1 %): not ranked on latency
-		`latency p90 \(s\) +0\.060 +0\.022$`,                                  // p90 beside p50 and p99
-		`cpu cores mean +0\.210 +0\.080 \*`,                                   // 0.38× [0.32–0.45]: beyond the noise
+		`latency p99 \(s\) +0\.120 +0\.045$`,                                 // vm failed 18 of 720 queries (> 1 %): not ranked on latency
+		`latency p90 \(s\) +0\.060 +0\.022$`,                                 // p90 beside p50 and p99
+		`cpu cores mean +0\.210 +0\.080 \*`,                                  // 0.38× [0.32–0.45]: beyond the noise
 		`  dropped http_4xx +0 \* +1200`,                                     // drop reasons listed
 		`  errors timeout +0 \* +6`,                                          // query errors by kind
 		`bytes/sample \(snapshot\) +2\.136 +\?`,                              // vm's snapshot is unknown, not zero

@@ -192,7 +192,9 @@ func querySection(r *results.Run, figs map[string]threshold.Figure) section {
 
 // resourcesSection is each storage's CPU, memory and disk over the run.
 func resourcesSection(r *results.Run, figs map[string]threshold.Figure) section {
-	mib := func(label, name, format string) row { return scaled(r, figRow(r, figs, label, name, format, lower), 1<<20) }
+	mib := func(label, name, format string) row {
+		return scaled(r, figRow(r, figs, label, name, format, lower), 1<<20)
+	}
 	return section{title: "resources", rows: []row{
 		figRow(r, figs, "cpu cores mean", "resources.cpuCoresMean", "%.3f", lower),
 		figRow(r, figs, "cpu cores max", "resources.cpuCoresMax", "%.3f", lower),

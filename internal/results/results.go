@@ -95,12 +95,12 @@ type Storage struct {
 	Name string `json:"name"`
 	// Status is ok, degraded or failed (status.go), StatusReasons why when it is not ok. A
 	// failed storage is ranked on nothing and makes tsbench run exit 3.
-	Status        string   `json:"status,omitempty"`
-	StatusReasons []string `json:"statusReasons,omitempty"`
-	Write     *Write     `json:"write,omitempty"`
-	Query     *Query     `json:"query,omitempty"`
-	Resources *Resources `json:"resources,omitempty"`
-	Verify    *Verify    `json:"verify,omitempty"`
+	Status        string     `json:"status,omitempty"`
+	StatusReasons []string   `json:"statusReasons,omitempty"`
+	Write         *Write     `json:"write,omitempty"`
+	Query         *Query     `json:"query,omitempty"`
+	Resources     *Resources `json:"resources,omitempty"`
+	Verify        *Verify    `json:"verify,omitempty"`
 	// QueryAPI is the check, at the start of the run, that readURL serves the Prometheus HTTP
 	// query API; absent when the storage has no readURL.
 	QueryAPI *QueryAPI `json:"queryAPI,omitempty"`
