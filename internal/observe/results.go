@@ -61,6 +61,7 @@ func (o *Observer) Resources(name string) *results.Resources {
 	}
 	var why string
 	res.BytesPerSample, why = perSample(res.DiskBytesGrowth, all.last.acked, res.Reasons["diskBytesGrowth"])
+	res.BytesPerSample, why = growthOnly(res.BytesPerSample, why, res.DiskBytesGrowth, diff(res.DiskBytesEnd, res.DiskBytesGrowth))
 	note(res.Reasons, "bytesPerSample", why)
 	ackedNow := o.acked(name)
 	res.SnapshotBytes = snap.bytes
@@ -100,6 +101,7 @@ func (o *Observer) HistoryResources(name string, caughtUp time.Time) *results.Re
 	res.Source = ob.source()
 	var why string
 	res.BytesPerSample, why = perSample(res.DiskBytesGrowth, s.last.acked, res.Reasons["diskBytesGrowth"])
+	res.BytesPerSample, why = growthOnly(res.BytesPerSample, why, res.DiskBytesGrowth, diff(res.DiskBytesEnd, res.DiskBytesGrowth))
 	note(res.Reasons, "bytesPerSample", why)
 	if len(res.Reasons) == 0 {
 		res.Reasons = nil
@@ -170,6 +172,24 @@ func perSample(bytes *float64, acked int64, sizeWhy string) (*float64, string) {
 	}
 	v := *bytes / float64(acked)
 	return &v, sizeWhy
+}
+
+// growthOnly keeps a bytes-per-sample figure of disk growth only where the growth is this
+// run's samples (issue 35): a disk that shrank, or a storage that held more before the run
+// than the run added (its background merges of the old data then move the growth either
+// way), gives no figure, and why says so.
+func growthOnly(v *float64, why string, growth, before *float64) (*float64, string) {
+	switch {
+	case v == nil || growth == nil:
+		return v, why
+	case *growth < 0:
+		return nil, fmt.Sprintf("the disk shrank by %.0f bytes over the run (a merge or retention freed more than the run wrote): "+
+			"no bytes per sample from its growth; see bytesPerSample (snapshot)", -*growth)
+	case before != nil && *before >= heldBefore && *before > *growth:
+		return nil, fmt.Sprintf("the storage held %.0f bytes before the run, more than the %.0f the run added: "+
+			"its merges of the old data move the growth either way; start it empty to measure bytes per sample", *before, *growth)
+	}
+	return v, why
 }
 
 // note records why for field, unless it is empty.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/threshold"
@@ -228,6 +229,9 @@ func Legend(r *results.Run) string {
 // writeHeadline writes the legend and "what this run says".
 func writeHeadline(b *strings.Builder, r *results.Run) {
 	b.WriteString(Legend(r) + "\n")
+	if note := BytesPerSampleSpan(r); note != "" {
+		b.WriteString(note + "\n")
+	}
 	if lines := headlineLines(headlineOf(r)); len(lines) > 0 {
 		b.WriteString("\nwhat this run says (best, its ratio to each other storage [interval])\n")
 		for _, l := range lines {
@@ -261,4 +265,18 @@ func InterruptedLine(r *results.Run) string {
 		round = " in round " + r.Interrupted.Round + " (no later round was run)"
 	}
 	return fmt.Sprintf("INTERRUPTED at %s of %s%s: the figures cover the run until then", r.Interrupted.At, r.Interrupted.Of, round)
+}
+
+// BytesPerSampleSpan says what span of data the bytes-per-sample figures cover: they fall as
+// a storage holds more time (compression and index amortise), so a short run reads high.
+func BytesPerSampleSpan(r *results.Run) string {
+	if r.EndTime.IsZero() || r.StartTime.IsZero() {
+		return ""
+	}
+	live := r.EndTime.Sub(r.StartTime).Round(time.Second)
+	span := live.String() + " of data"
+	if h := time.Duration(r.Workload.HistorySeconds * float64(time.Second)); h > 0 {
+		span = fmt.Sprintf("%s of data (%s of history, %s live)", (h + live).String(), h, live)
+	}
+	return "bytes/sample covers " + span + ": it falls as a storage holds more time, so a short run reads high; compare storages over the same span (docs/results.md)"
 }
