@@ -215,3 +215,48 @@ func ptr(p *float64) any {
 	}
 	return *p
 }
+
+// An interrupt before the configured duration (issue 35 item 4: SIGINT at 25 s of 5 m read
+// as a complete run): the summary's first line and results.json say so, and the config's
+// duration is written as the config file writes it.
+func TestInterruptedRunSaysSo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := strings.ReplaceAll(matrixBase, "PROFILE", smallProfile(t, dir)) + "duration: 5m\nremoteStorages:\n  a: " + storageYAML(receiverURL(t, nil)) + "\n"
+	path := filepath.Join(dir, "bench.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	out := filepath.Join(dir, "out")
+	var stdout, stderr bytes.Buffer
+	if code := Main(ctx, []string{"run", "-config", path, "-out", out, "-httpListenAddr", ""}, &stdout, &stderr); code != ExitOK {
+		t.Fatalf("exit %d:\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	if first, _, _ := strings.Cut(stdout.String(), "\n"); !strings.HasPrefix(first, "INTERRUPTED at ") || !strings.Contains(first, " of 5m0s") {
+		t.Errorf("first line %q: want INTERRUPTED at … of 5m0s", first)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Interrupted *struct{ At, Of string } `json:"interrupted"`
+		Config      struct {
+			Duration any `json:"duration"`
+		} `json:"config"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Interrupted == nil || doc.Interrupted.Of != "5m0s" {
+		t.Fatalf("interrupted %+v: want {at, of 5m0s}", doc.Interrupted)
+	}
+	if at, err := time.ParseDuration(doc.Interrupted.At); err != nil || at <= 0 || at > time.Minute {
+		t.Errorf("interrupted at %q: want a few seconds into the run", doc.Interrupted.At)
+	}
+	if doc.Config.Duration != "5m0s" {
+		t.Errorf("config.duration %v: want \"5m0s\", as every duration in the file", doc.Config.Duration)
+	}
+}

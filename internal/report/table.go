@@ -228,7 +228,7 @@ func readBackSection(r *results.Run, figs map[string]threshold.Figure) section {
 		figRow(r, figs, "NaN altered", "verify.nanAltered", "%.0f", lower),
 		figRow(r, figs, "staleness ignored", "verify.stalenessIgnored", "%.0f", lower),
 		figRow(r, figs, "shifted timestamps", "verify.shiftedTimestamps", "%.0f", lower),
-		cells(r, "probes differing", "verify.probesDiffering", lower, func(s *results.Storage) (string, *float64) {
+		cells(r, "probes differing", "verify.differentProbes", lower, func(s *results.Storage) (string, *float64) {
 			if s.Verify == nil || viaRemoteRead(s) {
 				return "?", nil
 			}
