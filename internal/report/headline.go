@@ -187,13 +187,22 @@ func bestText(row results.HeadlineRow) string {
 		if a != row.Best || ratio == nil {
 			continue
 		}
-		part := fmt.Sprintf("%.3g× %s", *ratio, b)
+		part := ratioText(*ratio) + "× " + b
 		if low != nil && high != nil {
-			part += fmt.Sprintf(" [%.3g–%.3g]", *low, *high)
+			part += " [" + ratioText(*low) + "–" + ratioText(*high) + "]"
 		}
 		parts = append(parts, part)
 	}
 	return row.Best + ", " + strings.Join(parts, ", ")
+}
+
+// ratioText is a ratio to three digits, or four decimals near 1, where three digits would
+// read 1 for a difference that holds.
+func ratioText(x float64) string {
+	if math.Abs(x-1) < 0.01 {
+		return fmt.Sprintf("%.4f", x)
+	}
+	return fmt.Sprintf("%.3g", x)
 }
 
 func inverse(v *float64) *float64 {
@@ -242,6 +251,19 @@ func writeHeadline(b *strings.Builder, r *results.Run) {
 		fmt.Fprintf(b, "\nnot fresh: %s held the earlier rounds' data (tsbench did not start them); each round wrote under its own round label\n",
 			strings.Join(r.NotFresh, ", "))
 	}
+}
+
+// saysLines are "what this run says" for report.html: the rows with a best, or that no row
+// shows a difference beyond the noise.
+func saysLines(r *results.Run) []string {
+	if conformanceOnly(r) || len(r.Storages) < 2 {
+		return nil
+	}
+	lines := headlineLines(headlineOf(r))
+	if len(lines) == 0 {
+		return []string{"no difference beyond the noise on any row"}
+	}
+	return lines
 }
 
 // StatusLines are one line per storage whose status is not ok, in words.

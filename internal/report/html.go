@@ -409,7 +409,10 @@ svg.chart{border:1px solid #ddd;background:#fff}
 {{range .R.Storages}}{{$name := .Name}}{{range .Problems}}<p class="fail">Problem with {{$name}}: {{.}}</p>
 {{end}}{{end}}{{else}}<h1>tsbench: {{len .R.Storages}} storages, {{.R.Workload.Targets}} targets × {{.R.Workload.SeriesPerTarget}} series</h1>
 <p>{{.Start}} → {{.End}}{{if .R.Workload.HistorySeconds}} · history {{.History}}: each storage caught up with the workload's clock, {{.History}} behind at the start, then ran live ("history (catch-up)" rows){{end}} · seed {{.R.Workload.Seed}} · {{.R.Workload.SeriesCreated}} series created by churn · {{.R.Workload.StaleMarkers}} stale markers</p>
-{{range .LongRun}}<p class="fail">{{.}}</p>
+{{with .Interrupted}}<p class="fail">{{.}}</p>
+{{end}}{{range .Status}}<p class="fail">{{.}}</p>
+{{end}}{{with .Says}}<h2>What this run says</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>
+{{end}}{{range .LongRun}}<p class="fail">{{.}}</p>
 {{end}}{{range .R.Storages}}{{$name := .Name}}{{range .Problems}}<p class="fail">Problem with {{$name}}: {{.}}</p>
 {{end}}{{with .Write}}{{range .Notes}}<p>Note on {{$name}}: {{.}}</p>
 {{end}}{{range .Limits}}<p class="fail">Limit of {{$name}}: {{.Family}} refused {{.Requests}} requests (HTTP {{.Status}}) at its {{.Limit}} limit{{with .Value}} ({{.}}){{end}}; raise {{.Raise}}</p>
@@ -418,7 +421,7 @@ svg.chart{border:1px solid #ddd;background:#fff}
 {{range .Sections}}<tr class="sec"><td colspan="{{$.Cols}}">{{.Title}}</td></tr>
 {{range .Rows}}<tr><td>{{.Label}}</td>{{range .Cells}}<td{{if .Best}} class="best"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}{{end}}</table>
-<p>Bold green: the best value of the row.{{with .R.Generator}} tsbench itself used {{fmtPtr "%.3f" .CPUCoresMean 1}} cores on average, {{fmtPtr "%.3f" .CPUCoresMax 1}} at most, and {{fmtPtr "%.1f" .RSSBytesMax 1048576}} MiB of memory at most.{{end}}</p>
+<p>Bold green, and * in the summary: {{.Legend}}. {{.BytesSpan}}.{{with .R.Generator}} tsbench itself used {{fmtPtr "%.3f" .CPUCoresMean 1}} cores on average, {{fmtPtr "%.3f" .CPUCoresMax 1}} at most, and {{fmtPtr "%.1f" .RSSBytesMax 1048576}} MiB of memory at most.{{end}}</p>
 {{with .Freshness}}<h2>Freshness</h2><p>{{$.FreshnessTitle}}</p><table>{{range $i, $row := .}}<tr>{{range $row}}{{if eq $i 0}}<th>{{.}}</th>{{else}}<td>{{.}}</td>{{end}}{{end}}</tr>{{end}}</table>
 {{end}}{{end}}{{.Conformance}}{{with .Sender}}<h2>Sender</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>
 {{end}}{{if .Verdicts}}<h2>Read-back</h2><ul>{{range .Verdicts}}<li class="{{if .OK}}ok{{else}}fail{{end}}">{{.Storage}}: {{.Text}}</li>{{end}}</ul>
@@ -431,6 +434,7 @@ svg.chart{border:1px solid #ddd;background:#fff}
 {{end}}</table>
 {{end}}{{if .R.Thresholds}}<h2>Thresholds</h2><ul>{{range .R.Thresholds}}<li class="{{if .OK}}ok{{else}}fail{{end}}">{{if .OK}}✓{{else}}✗{{end}} {{.Storage}}: {{.Check}} {{if .Value}}(is {{valueText .}}){{else if .Reason}}({{.Reason}}){{end}}</li>{{end}}</ul>
 {{end}}{{if .Events}}<h2>Cardinality events</h2><p>Each storage's mean in the calm before the event → during it (shaded on the charts).</p><ul>{{range .Events}}<li>{{.}}</li>{{end}}</ul>
+{{end}}{{with .RoundCharts}}<h2>Rounds</h2><div class="charts">{{range .}}{{.}}{{end}}</div>
 {{end}}{{if not .ConformanceOnly}}<h2>Over time</h2><div class="charts">{{range .Charts}}{{.}}{{end}}</div>{{end}}
 </body></html>
 `
@@ -499,7 +503,8 @@ func writeHTML(w io.Writer, r *results.Run, live *liveBanner) error {
 		"Freshness": FreshnessRows(r), "FreshnessTitle": FreshnessTitle(r), "Probes": ProbeRows(r), "Slowest": slowest(r), "SlowestN": slowestPerStorage,
 		"Start": r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), "End": r.EndTime.UTC().Format("2006-01-02 15:04:05Z"),
 		"History": time.Duration(r.Workload.HistorySeconds * float64(time.Second)).String(), "LongRun": LongRunLines(r),
-		"Live": live,
+		"Live": live, "Status": StatusLines(r), "Interrupted": InterruptedLine(r), "Says": saysLines(r),
+		"Legend": Legend(r), "BytesSpan": BytesPerSampleSpan(r), "RoundCharts": roundCharts(r),
 	})
 }
 
