@@ -83,6 +83,11 @@ func typeSchema(t reflect.Type, defs map[string]any) map[string]any {
 				required = append(required, name)
 			}
 		}
+		if t == reflect.TypeFor[results.Verify]() { // counts over nothing checked are null
+			for _, name := range results.UncheckedFields() {
+				props[name] = nullable(props[name].(map[string]any))
+			}
+		}
 		def["properties"] = props
 		if required != nil {
 			def["required"] = required

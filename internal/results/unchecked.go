@@ -1,6 +1,10 @@
 package results
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+)
 
 // CheckedNothing reports whether the read-back looked for no sample, at the end or in a
 // check during the run: then none of its counts is known, and "0 missing" would read as
@@ -28,7 +32,18 @@ type uncheckedVerify struct {
 	MissingStaleMarkers         *int64   `json:"missingStaleMarkers"`
 	ShiftedTimestamps           *int64   `json:"shiftedTimestamps"`
 	LostAfterAck                *int64   `json:"lostAfterAck"`
-	NotChecked                  string   `json:"notChecked"`
+}
+
+// UncheckedFields are the fields of Verify that results.json writes null when the read-back
+// checked nothing: its JSON Schema lets them be null.
+func UncheckedFields() []string {
+	t := reflect.TypeFor[uncheckedVerify]()
+	var names []string
+	for i := 1; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		names = append(names, name)
+	}
+	return names
 }
 
 // MarshalJSON writes a read-back that checked something as it is, and one that checked
@@ -38,5 +53,7 @@ func (v *Verify) MarshalJSON() ([]byte, error) {
 	if !v.CheckedNothing() {
 		return json.Marshal((*verifyFields)(v))
 	}
-	return json.Marshal(uncheckedVerify{verifyFields: (*verifyFields)(v), NotChecked: v.NotCheckedReason()})
+	c := *v
+	c.NotChecked = v.NotCheckedReason()
+	return json.Marshal(uncheckedVerify{verifyFields: (*verifyFields)(&c)})
 }

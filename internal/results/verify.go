@@ -15,6 +15,9 @@ type Verify struct {
 	// CheckedSamples is how many written samples (values and NaN, not staleness markers)
 	// were looked for in the storage's answers.
 	CheckedSamples int64 `json:"checkedSamples"`
+	// NotChecked is why the read-back checked no sample; results.json then writes the counts
+	// of UncheckedFields null (unchecked.go).
+	NotChecked string `json:"notChecked,omitempty"`
 	// MissingSamples were written but not returned (NaN samples excluded: see NaNAltered).
 	MissingSamples int64 `json:"missingSamples"`
 	// Late and OutOfOrder are the held samples' read-back (series.late, series.outOfOrder),
