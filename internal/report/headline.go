@@ -292,10 +292,14 @@ func InterruptedLine(r *results.Run) string {
 // BytesPerSampleSpan says what span of data the bytes-per-sample figures cover: they fall as
 // a storage holds more time (compression and index amortise), so a short run reads high.
 func BytesPerSampleSpan(r *results.Run) string {
-	if r.EndTime.IsZero() || r.StartTime.IsZero() {
+	start, end := r.StartTime, r.EndTime
+	if n := len(r.Rounds); n > 0 { // each round's storages hold that round's data
+		start, end = r.Rounds[n-1].StartTime, r.Rounds[n-1].EndTime
+	}
+	if end.IsZero() || start.IsZero() {
 		return ""
 	}
-	live := r.EndTime.Sub(r.StartTime).Round(time.Second)
+	live := end.Sub(start).Round(time.Second)
 	span := live.String() + " of data"
 	if h := time.Duration(r.Workload.HistorySeconds * float64(time.Second)); h > 0 {
 		span = fmt.Sprintf("%s of data (%s of history, %s live)", (h + live).String(), h, live)
