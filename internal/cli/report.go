@@ -58,7 +58,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlagSet("report compare", stderr)
 	out := fs.String("out", "", "directory for compare.html (default: the new results file's directory)")
-	failOn := fs.String("fail-on", "", "exit 3 when a figure changed past a limit: comma-separated [storage:]figure>+change or figure<-change, e.g. 'query.p99>+20%,bytesPerSample>+10%'; end a rule in ~noise to fail only beyond the old run's noise too (the new run's compareThresholds apply as well)")
+	failOn := fs.String("fail-on", "", "exit 3 when a figure changed past a limit: comma-separated [storage:]figure>+change or figure<-change, e.g. 'query.p99>+20%,bytesPerSample>+10%'; end a rule in ~noise to fail only beyond the old run's noise too, and in ?ok (after ~noise) to pass a figure unknown in the old run or the new one, which fails otherwise (the new run's compareThresholds apply as well)")
 	renames := map[string]string{}
 	fs.Func("map", "old=new: compare the old run's storage old with the new run's new (repeat, or comma-separate, for several)", func(v string) error {
 		return addRenames(renames, v)
@@ -74,15 +74,16 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return ExitError, err
 	}
+	olds := []*results.Run{old}
 	cur, err := results.ReadFile(pos[1])
 	if err != nil {
 		return ExitError, err
 	}
 	rules, errRules := compareRules(*failOn, cur)
-	if err := errors.Join(errRules, renameStorages(old, cur, renames)); err != nil {
+	if err := errors.Join(errRules, renameStorages(olds, cur, renames)); err != nil {
 		return ExitUsage, err // every mistake at once
 	}
-	c := report.Compare(old, cur)
+	c := report.Compare(olds, cur)
 	if err := c.WriteText(stdout); err != nil {
 		return ExitError, err
 	}
@@ -98,7 +99,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 	if len(rules) == 0 {
 		return ExitOK, nil
 	}
-	verdicts := threshold.Gate(c.Rows, rules)
+	verdicts := threshold.Gate(olds, cur, rules)
 	if err := report.WriteGate(stdout, verdicts); err != nil {
 		return ExitError, err
 	}
@@ -124,26 +125,44 @@ func addRenames(renames map[string]string, v string) error {
 	return nil
 }
 
-// renameStorages gives the old run's storages the new run's names -map pairs them with.
-func renameStorages(old, cur *results.Run, renames map[string]string) error {
+// renameStorages gives the old runs' storages the new run's names -map pairs them with; an
+// old name must be in one old run at least.
+func renameStorages(olds []*results.Run, cur *results.Run, renames map[string]string) error {
 	var errs []error
 	for _, from := range slices.Sorted(maps.Keys(renames)) {
 		to := renames[from]
-		s := old.Storage(from)
-		if s == nil {
-			errs = append(errs, usageErrorf("-map %s=%s: the old run has no storage %q (it has: %s)", from, to, from, strings.Join(names(old), ", ")))
+		found := false
+		for _, old := range olds {
+			if s := old.Storage(from); s != nil {
+				s.Name, found = "\x00"+to, true // renamed apart from every name, then set: a=b,b=a swaps
+			}
+		}
+		if !found {
+			errs = append(errs, usageErrorf("-map %s=%s: no old run has a storage %q (they have: %s)", from, to, from, strings.Join(oldNames(olds), ", ")))
 		}
 		if cur.Storage(to) == nil {
 			errs = append(errs, usageErrorf("-map %s=%s: the new run has no storage %q (it has: %s)", from, to, to, strings.Join(names(cur), ", ")))
 		}
-		if s != nil {
-			s.Name = "\x00" + to // renamed apart from every name, then set: a=b,b=a swaps
+	}
+	for _, old := range olds {
+		for i := range old.Storages {
+			old.Storages[i].Name = strings.TrimPrefix(old.Storages[i].Name, "\x00")
 		}
 	}
-	for i := range old.Storages {
-		old.Storages[i].Name = strings.TrimPrefix(old.Storages[i].Name, "\x00")
-	}
 	return errors.Join(errs...)
+}
+
+// oldNames are the old runs' storage names, each once, in the order first seen.
+func oldNames(olds []*results.Run) []string {
+	var ns []string
+	for _, old := range olds {
+		for _, n := range names(old) {
+			if !slices.Contains(ns, n) {
+				ns = append(ns, n)
+			}
+		}
+	}
+	return ns
 }
 
 func names(r *results.Run) []string {
