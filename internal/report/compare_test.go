@@ -52,7 +52,8 @@ func TestCompareSeveralRunsGolden(t *testing.T) {
 // it passes and its limit shows the ?ok; a baseline of several runs is called their median.
 func TestWriteGateUnknown(t *testing.T) {
 	old := func(rate float64, checked int64) *results.Run {
-		return &results.Run{Storages: []results.Storage{{Name: "vm",
+		return &results.Run{Storages: []results.Storage{{
+			Name:   "vm",
 			Write:  &results.Write{DroppedSamples: map[string]int64{}, AchievedSamplesPerSecond: rate},
 			Verify: &results.Verify{CheckedSamples: checked},
 		}}}

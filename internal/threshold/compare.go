@@ -149,11 +149,15 @@ func figureRow(name, fig string, get Figure, olds []*results.Run, ns *results.St
 	var b baseline
 	for _, old := range olds {
 		os := old.Storage(name)
-		if os == nil || get(os) == nil {
+		var v *float64
+		if os != nil {
+			v = get(os)
+		}
+		if v == nil {
 			b.unknown(unknownWhy(fig, os))
 			continue
 		}
-		b.add(*get(os), os)
+		b.add(*v, os)
 	}
 	var nv *float64
 	if ns != nil {

@@ -185,8 +185,10 @@ func TestParseNoiseRule(t *testing.T) {
 // figure of a storage no run wrote to.
 func TestGateUnknown(t *testing.T) {
 	readBack := func(name string, checked, missing int64) results.Storage {
-		return results.Storage{Name: name, Write: &results.Write{DroppedSamples: map[string]int64{}},
-			Verify: &results.Verify{CheckedSamples: checked, MissingSamples: missing}}
+		return results.Storage{
+			Name: name, Write: &results.Write{DroppedSamples: map[string]int64{}},
+			Verify: &results.Verify{CheckedSamples: checked, MissingSamples: missing},
+		}
 	}
 	nothing := &results.Run{Storages: []results.Storage{readBack("vm", 0, 0)}}
 	checked := &results.Run{Storages: []results.Storage{readBack("vm", 1000, 0)}}
