@@ -7,7 +7,8 @@
 #   BASELINE=last-release/results.json examples/ci/compare-release.sh
 #
 # The candidate must already be listening where CONFIG points. Environment:
-#   BASELINE  the last release's results.json (required); keep this run's as the next one's
+#   BASELINE  the last release's results.json, or a directory of several of its runs (their
+#             median the baseline, their spread the noise) (required); keep this run's as the next one's
 #   CONFIG    the benchmark (default examples/ci/bench.yaml)
 #   OUT       where results.json, report.html and compare.html go (default out/candidate)
 #   MAP       old=new storage names, when the baseline named its storage otherwise

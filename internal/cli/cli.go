@@ -44,11 +44,12 @@ Usage:
       Fill a profile's help and units in place from the exporter's /metrics.
   tsbench report RESULTS.json [-out DIR]
       Print the summary of a results file and render its report.html again.
-  tsbench report compare OLD.json NEW.json [-out DIR] [-fail-on RULES] [-map OLD=NEW]
-      Compare two runs per storage and figure; flag changes beyond the old run's noise.
-      -fail-on 'query.p99>+20%,bytesPerSample>+10%' (and NEW's compareThresholds) exits 3
-      when a change passes its limit (a rule ending in ~noise: and the old run's noise);
-      -map pairs storages whose names differ.
+  tsbench report compare OLD.json|DIR... NEW.json [-out DIR] [-fail-on RULES] [-map OLD=NEW]
+      Compare a run with one old run or several (their median, their spread as the noise) per
+      storage and figure; flag changes beyond the noise. -fail-on 'query.p99>+20%,p50>+5%~noise'
+      (and NEW's compareThresholds) exits 3 when a change passes its limit (with ~noise: and the
+      noise) or the figure is unknown on either side (unless the rule ends in ?ok); -map pairs
+      storages whose names differ.
   tsbench report merge -out DIR|- SHARD.json|URL...
       Add up the results of every shard of one run (tsbench run -shard I/N) into one.
   tsbench conformance [-config FILE] [-out DIR] [-keep] [-logLevel L]

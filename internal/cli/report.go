@@ -19,7 +19,7 @@ import (
 	"github.com/tsbench/tsbench/internal/threshold"
 )
 
-// cmdReport re-renders a results file, or compares two.
+// cmdReport re-renders a results file, compares runs, or merges shards.
 func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	if len(args) > 0 && args[0] == "compare" {
 		return cmdCompare(args[1:], stdout, stderr)
@@ -34,7 +34,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		return ExitUsage, err
 	}
 	if len(pos) != 1 {
-		return ExitUsage, usageErrorf("usage: tsbench report RESULTS.json [-out DIR] | tsbench report compare OLD.json NEW.json [-out DIR] | tsbench report merge -out DIR SHARD.json...")
+		return ExitUsage, usageErrorf("usage: tsbench report RESULTS.json [-out DIR] | tsbench report compare OLD.json|DIR... NEW.json [-out DIR] | tsbench report merge -out DIR SHARD.json...")
 	}
 	res, err := results.ReadFile(pos[0])
 	if err != nil {
@@ -55,40 +55,48 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	return ExitOK, nil
 }
 
+// compareUsage is report compare's synopsis, in its usage errors and at the top of its -h.
+const compareUsage = "usage: tsbench report compare OLD.json|DIR... NEW.json [-out DIR] [-fail-on RULES] [-map OLD=NEW]"
+
 func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlagSet("report compare", stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "%s\n\n%s\n\nFlags:\n", compareUsage, compareArgs)
+		fs.PrintDefaults()
+	}
 	out := fs.String("out", "", "directory for compare.html (default: the new results file's directory)")
-	failOn := fs.String("fail-on", "", "exit 3 when a figure changed past a limit: comma-separated [storage:]figure>+change or figure<-change, e.g. 'query.p99>+20%,bytesPerSample>+10%'; end a rule in ~noise to fail only beyond the old run's noise too (the new run's compareThresholds apply as well)")
+	failOn := fs.String("fail-on", "", "exit 3 when a figure changed past a limit: comma-separated [storage:]figure>+change or figure<-change, e.g. 'query.p99>+20%,bytesPerSample>+10%'; end a rule in ~noise to fail only beyond the old runs' noise too, and in ?ok (after ~noise) to pass a figure unknown in the old runs or the new one, which fails otherwise (the new run's compareThresholds apply as well)")
 	renames := map[string]string{}
-	fs.Func("map", "old=new: compare the old run's storage old with the new run's new (repeat, or comma-separate, for several)", func(v string) error {
+	fs.Func("map", "old=new: compare the old runs' storage old with the new run's new (repeat, or comma-separate, for several)", func(v string) error {
 		return addRenames(renames, v)
 	})
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return ExitUsage, err
 	}
-	if len(pos) != 2 {
-		return ExitUsage, usageErrorf("usage: tsbench report compare OLD.json NEW.json [-out DIR] [-fail-on RULES] [-map OLD=NEW]")
+	if len(pos) < 2 {
+		return ExitUsage, usageErrorf("%s", compareUsage)
 	}
-	old, err := results.ReadFile(pos[0])
+	newPath := pos[len(pos)-1]
+	olds, err := readOldRuns(pos[:len(pos)-1], newPath)
 	if err != nil {
 		return ExitError, err
 	}
-	cur, err := results.ReadFile(pos[1])
+	cur, err := results.ReadFile(newPath)
 	if err != nil {
 		return ExitError, err
 	}
 	rules, errRules := compareRules(*failOn, cur)
-	if err := errors.Join(errRules, renameStorages(old, cur, renames)); err != nil {
+	if err := errors.Join(errRules, renameStorages(olds, cur, renames)); err != nil {
 		return ExitUsage, err // every mistake at once
 	}
-	c := report.Compare(old, cur)
+	c := report.Compare(olds, cur)
 	if err := c.WriteText(stdout); err != nil {
 		return ExitError, err
 	}
 	dir := *out
 	if dir == "" {
-		dir = filepath.Dir(pos[1])
+		dir = filepath.Dir(newPath)
 	}
 	path := filepath.Join(dir, "compare.html")
 	if err := writeFile(path, c.WriteHTML); err != nil {
@@ -98,7 +106,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 	if len(rules) == 0 {
 		return ExitOK, nil
 	}
-	verdicts := threshold.Gate(c.Rows, rules)
+	verdicts := threshold.Gate(olds, cur, rules)
 	if err := report.WriteGate(stdout, verdicts); err != nil {
 		return ExitError, err
 	}
@@ -107,6 +115,82 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 		return ExitThreshold, nil
 	}
 	return ExitOK, nil
+}
+
+// compareArgs explains report compare's arguments under its synopsis.
+const compareArgs = `The last file is the new run; before it, one old run or several: results files,
+or directories, each standing for every *.json in it and every results.json one level
+down (DIR/*/results.json: the -out directories of several runs), in name order, the new
+run's file left out. Each figure's baseline is the median of the old runs that know it.
+With two old runs or more its noise (for ~noise rules and the ! flag) is their spread,
+t(0.975, n-1)*s*sqrt(1+1/n) around their mean: a 95 % prediction interval for one new
+run. With one old run, the noise comes from that run's per-interval values.`
+
+// readOldRuns reads the old runs: each path a results file or a directory (see compareArgs),
+// whose files leave out the new run's. A file named twice is a usage error: it would count
+// twice in the median and narrow the spread.
+func readOldRuns(paths []string, newPath string) ([]*results.Run, error) {
+	skip, err := filepath.Abs(newPath)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var olds []*results.Run
+	for _, p := range paths {
+		files, err := resultsFiles(p, skip)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			abs, err := filepath.Abs(f)
+			if err != nil {
+				return nil, err
+			}
+			if seen[abs] {
+				return nil, usageErrorf("%s is named twice as an old run", f)
+			}
+			seen[abs] = true
+			r, err := results.ReadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			olds = append(olds, r)
+		}
+	}
+	return olds, nil
+}
+
+// resultsFiles is path itself, or for a directory every *.json in it and every results.json
+// one level down, in name order, but the file skip (an absolute path).
+func resultsFiles(path, skip string) ([]string, error) {
+	st, err := os.Stat(path)
+	if err != nil || !st.IsDir() {
+		return []string{path}, nil // results.ReadFile says what is wrong with it
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, e := range entries {
+		f := filepath.Join(path, e.Name())
+		if e.IsDir() {
+			f = filepath.Join(f, "results.json")
+		} else if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return nil, err
+		}
+		if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() && abs != skip {
+			files = append(files, f)
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no old run in it: no *.json or */results.json besides the new run", path)
+	}
+	return files, nil
 }
 
 // addRenames reads -map's "old=new[,old=new...]" into renames.
@@ -124,26 +208,44 @@ func addRenames(renames map[string]string, v string) error {
 	return nil
 }
 
-// renameStorages gives the old run's storages the new run's names -map pairs them with.
-func renameStorages(old, cur *results.Run, renames map[string]string) error {
+// renameStorages gives the old runs' storages the new run's names -map pairs them with; an
+// old name must be in one old run at least.
+func renameStorages(olds []*results.Run, cur *results.Run, renames map[string]string) error {
 	var errs []error
 	for _, from := range slices.Sorted(maps.Keys(renames)) {
 		to := renames[from]
-		s := old.Storage(from)
-		if s == nil {
-			errs = append(errs, usageErrorf("-map %s=%s: the old run has no storage %q (it has: %s)", from, to, from, strings.Join(names(old), ", ")))
+		found := false
+		for _, old := range olds {
+			if s := old.Storage(from); s != nil {
+				s.Name, found = "\x00"+to, true // renamed apart from every name, then set: a=b,b=a swaps
+			}
+		}
+		if !found {
+			errs = append(errs, usageErrorf("-map %s=%s: no old run has a storage %q (they have: %s)", from, to, from, strings.Join(oldNames(olds), ", ")))
 		}
 		if cur.Storage(to) == nil {
 			errs = append(errs, usageErrorf("-map %s=%s: the new run has no storage %q (it has: %s)", from, to, to, strings.Join(names(cur), ", ")))
 		}
-		if s != nil {
-			s.Name = "\x00" + to // renamed apart from every name, then set: a=b,b=a swaps
+	}
+	for _, old := range olds {
+		for i := range old.Storages {
+			old.Storages[i].Name = strings.TrimPrefix(old.Storages[i].Name, "\x00")
 		}
 	}
-	for i := range old.Storages {
-		old.Storages[i].Name = strings.TrimPrefix(old.Storages[i].Name, "\x00")
-	}
 	return errors.Join(errs...)
+}
+
+// oldNames are the old runs' storage names, each once, in the order first seen.
+func oldNames(olds []*results.Run) []string {
+	var ns []string
+	for _, old := range olds {
+		for _, n := range names(old) {
+			if !slices.Contains(ns, n) {
+				ns = append(ns, n)
+			}
+		}
+	}
+	return ns
 }
 
 func names(r *results.Run) []string {

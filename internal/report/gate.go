@@ -8,8 +8,9 @@ import (
 	"github.com/tsbench/tsbench/internal/threshold"
 )
 
-// WriteGate prints every verdict, ✗ for a failed one, with the old run's noise beside it for
-// information, and a last line with the count.
+// WriteGate prints every verdict, ✗ for a failed one, with the old runs' noise beside it for
+// information, and a last line with the count. A baseline from several old runs says so:
+// "30000 (median of 3 runs) → 22500".
 func WriteGate(w io.Writer, vs []threshold.Verdict) error {
 	failed := 0
 	var b strings.Builder
@@ -19,10 +20,14 @@ func WriteGate(w io.Writer, vs []threshold.Verdict) error {
 		if v.Failed {
 			mark, failed = "✗", failed+1
 		}
+		old, runs := valueText(v.Row.Figure, v.Row.Old), "old run"
+		if v.Row.Runs > 1 {
+			old, runs = fmt.Sprintf("%s (median of %d runs)", old, v.Row.Runs), "old runs"
+		}
 		fmt.Fprintf(&b, "  %s %s: %s %s %s: %s → %s (%s): %s", mark, v.Row.Storage, v.Rule.Figure, v.Rule.Op, limitText(v.Rule),
-			valueText(v.Row.Figure, v.Row.Old), valueText(v.Row.Figure, v.Row.New), fmtChange(v.Row.Change), v.Outcome)
+			old, valueText(v.Row.Figure, v.Row.New), fmtChange(v.Row.Change), v.Outcome)
 		if v.Row.Old != nil && v.Row.New != nil {
-			fmt.Fprintf(&b, "; noise of the old run ±%s (%s)", threshold.FormatFigure(v.Row.Figure, v.Row.Noise), v.Row.Method)
+			fmt.Fprintf(&b, "; noise of the %s ±%s (%s)", runs, threshold.FormatFigure(v.Row.Figure, v.Row.Noise), v.Row.Method)
 		}
 		b.WriteString("\n")
 	}
@@ -31,20 +36,23 @@ func WriteGate(w io.Writer, vs []threshold.Verdict) error {
 	return err
 }
 
-// limitText is a rule's limit as written: "+20%", "+50ms", "-10%~noise".
+// limitText is a rule's limit as written: "+20%", "+50ms", "-10%~noise", "+0?ok".
 func limitText(r threshold.CompareRule) string {
-	noise := ""
+	suffix := ""
 	if r.Noise {
-		noise = "~noise"
+		suffix = "~noise"
+	}
+	if r.UnknownOK {
+		suffix += "?ok"
 	}
 	if r.Percent {
-		return fmt.Sprintf("%+g%%%s", r.Limit, noise)
+		return fmt.Sprintf("%+g%%%s", r.Limit, suffix)
 	}
 	sign := "+"
 	if r.Limit < 0 {
 		sign = ""
 	}
-	return sign + threshold.FormatFigure(r.Figure, r.Limit) + noise
+	return sign + threshold.FormatFigure(r.Figure, r.Limit) + suffix
 }
 
 func valueText(figure string, v *float64) string {

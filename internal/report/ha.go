@@ -63,14 +63,21 @@ func writeHA(b *strings.Builder, r *results.Run) {
 	}
 }
 
-// haNotes say each named storage's HA verdict in both runs: stored both → one shows a
-// storage that began to deduplicate.
-func haNotes(old, cur *results.Run, names []string) []string {
+// haNotes say each named storage's HA verdict in the old runs (in their order) and the new
+// one: stored both → one shows a storage that began to deduplicate.
+func haNotes(olds []*results.Run, cur *results.Run, names []string) []string {
 	var out []string
 	for _, name := range names {
-		o, n := haOf(old.Storage(name)), haOf(cur.Storage(name))
-		if o != "" || n != "" {
-			out = append(out, fmt.Sprintf("%s HA pair: old stored %s, new stored %s", name, cmpOr(o, "-"), cmpOr(n, "-")))
+		var old []string
+		known := false
+		for _, r := range olds {
+			o := haOf(r.Storage(name))
+			known = known || o != ""
+			old = append(old, cmpOr(o, "-"))
+		}
+		n := haOf(cur.Storage(name))
+		if known || n != "" {
+			out = append(out, fmt.Sprintf("%s HA pair: old stored %s, new stored %s", name, strings.Join(old, ", "), cmpOr(n, "-")))
 		}
 	}
 	return out

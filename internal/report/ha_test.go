@@ -46,7 +46,7 @@ func TestHAInReport(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, b.String())
 		}
 	}
-	c := Compare(haRun(results.HAStoredBoth), r)
+	c := Compare([]*results.Run{haRun(results.HAStoredBoth)}, r)
 	if want := "vm HA pair: old stored both, new stored one (replica a won)"; !slices.Contains(c.Notes, want) {
 		t.Errorf("compare notes %q, want %q", c.Notes, want)
 	}

@@ -26,7 +26,7 @@ func TestPartialAndGapsSaid(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cmp bytes.Buffer
-	if err := Compare(fixture(), r).WriteText(&cmp); err != nil {
+	if err := Compare([]*results.Run{fixture()}, r).WriteText(&cmp); err != nil {
 		t.Fatal(err)
 	}
 	for what, out := range map[string]string{"summary": sum.String(), "html": html.String(), "compare": cmp.String()} {

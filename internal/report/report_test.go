@@ -350,7 +350,7 @@ func TestCompareGolden(t *testing.T) {
 	*cur.Storages[0].Query.LatencySeconds.P99 *= 1.3
 	cur.Storages[1].Write.AchievedSamplesPerSecond *= 0.999
 	cur.Storages[1].Write.DroppedSamples["http_4xx"] += 100
-	c := Compare(old, cur)
+	c := Compare([]*results.Run{old}, cur)
 	flags := map[string]bool{}
 	for _, r := range c.Rows {
 		flags[r.Storage+" "+r.Figure] = r.Flagged
@@ -383,7 +383,7 @@ func TestCompareStorageInOneRun(t *testing.T) {
 	cur := fixture()
 	cur.Storages = cur.Storages[:1] // victoriametrics left out of the new run
 	old.Storages = old.Storages[1:] // prometheus new in it
-	c := Compare(old, cur)
+	c := Compare([]*results.Run{old}, cur)
 	seen := map[string]bool{}
 	for _, r := range c.Rows {
 		seen[r.Storage] = true

@@ -71,7 +71,7 @@ func TestSeriesInReport(t *testing.T) {
 			t.Errorf("HTML lacks %q", want)
 		}
 	}
-	c := Compare(seriesRun(50), seriesRun(0))
+	c := Compare([]*results.Run{seriesRun(50)}, seriesRun(0))
 	found := false
 	for _, row := range c.Rows {
 		if row.Storage == "prom" && row.Figure == "write.outOfOrder.refused" {

@@ -10,16 +10,19 @@ import (
 	"github.com/tsbench/tsbench/internal/results"
 )
 
-// Row is one figure of one storage in both runs.
+// Row is one figure of one storage in the old runs and the new one.
 type Row struct {
 	Storage string
 	Figure  string
-	Old     *float64
+	Old     *float64 // the baseline: the median of the old runs that know the figure
+	Runs    int      // how many old runs know the figure
 	New     *float64
 	Change  *float64 // percent; nil when a side is unknown or old is 0
-	Noise   float64  // the change the old run's noise alone can make, in the figure's unit
+	Noise   float64  // the change chance alone can make, in the figure's unit
 	Method  string   // how Noise was estimated
-	Flagged bool     // |new-old| > Noise, or a side unknown
+	Flagged bool     // the change is beyond Noise (see compareRow), or a side unknown
+	// OldWhy and NewWhy say why a side is unknown, as far as its results tell.
+	OldWhy, NewWhy string
 }
 
 // noiseSpec says where a figure's noise comes from: its per-interval values in the old run
@@ -123,52 +126,83 @@ func exactFigure(figure string) bool {
 // their spread, and that are not exact counts (sizes, totals that scale with run length).
 const fallbackNoise = 0.05
 
-// Compare compares every figure of every storage in either run, in storage then figure
-// order, each cardinality event's figures after a storage's own. A storage or a figure known
-// in one run only is flagged, and unknown (nil) on the other side.
-func Compare(old, cur *results.Run) []Row {
+// Compare compares every figure of every storage in the old runs or the new one, in storage
+// then figure order, each cardinality event's figures after a storage's own. A storage or a
+// figure known on one side only is flagged, and unknown (nil) on the other.
+func Compare(olds []*results.Run, cur *results.Run) []Row {
 	var rows []Row
 	figures := Figures()
-	for _, name := range storageNames(old, cur) {
-		os, ns := old.Storage(name), cur.Storage(name)
+	for _, name := range storageNames(slices.Concat(olds, []*results.Run{cur})) {
+		ns := cur.Storage(name)
 		for _, fig := range FigureNames() {
-			var ov, nv *float64
-			if os != nil {
-				ov = figures[fig](os)
+			if row := figureRow(name, fig, figures[fig], olds, ns); row.Old != nil || row.New != nil {
+				rows = append(rows, row)
 			}
-			if ns != nil {
-				nv = figures[fig](ns)
-			}
-			if ov == nil && nv == nil {
-				continue
-			}
-			rows = append(rows, compareRow(name, fig, os, ov, nv))
 		}
-		rows = append(rows, eventRows(name, os, ns)...)
+		rows = append(rows, eventRows(name, olds, ns)...)
 	}
 	return rows
 }
 
-// compareRow is one figure of one storage in both runs, with the old run's noise and whether
-// the change exceeds it.
-func compareRow(name, fig string, os *results.Storage, ov, nv *float64) Row {
-	row := Row{Storage: name, Figure: fig, Old: ov, New: nv}
-	row.Noise, row.Method = noise(fig, os, ov)
-	if ov != nil && nv != nil {
-		if *ov != 0 {
-			row.Change = new(100 * (*nv - *ov) / math.Abs(*ov))
+// figureRow is one figure of the storage called name in the old runs and in the new run's ns.
+func figureRow(name, fig string, get Figure, olds []*results.Run, ns *results.Storage) Row {
+	var b baseline
+	for _, old := range olds {
+		os := old.Storage(name)
+		var v *float64
+		if os != nil {
+			v = get(os)
 		}
-		row.Flagged = math.Abs(*nv-*ov) > row.Noise
-	} else {
-		row.Flagged = true // a storage or figure appeared or disappeared
+		if v == nil {
+			b.unknown(unknownWhy(fig, os))
+			continue
+		}
+		b.add(*v, os)
+	}
+	var nv *float64
+	if ns != nil {
+		nv = get(ns)
+	}
+	row := compareRow(name, fig, b, nv)
+	if nv == nil {
+		row.NewWhy = unknownWhy(fig, ns)
 	}
 	return row
 }
 
-// storageNames is the union of both runs' storage names, sorted.
-func storageNames(a, b *results.Run) []string {
+// compareRow is one figure of one storage: the old runs' baseline and noise, the new value,
+// and whether the change is beyond the noise. With two old runs or more the noise is their
+// spread around their mean (runsNoise), with one its per-interval values' (noise).
+func compareRow(name, fig string, b baseline, nv *float64) Row {
+	row := Row{Storage: name, Figure: fig, Runs: len(b.values), New: nv}
+	if row.Runs == 0 {
+		row.OldWhy = strings.Join(b.why, "; ")
+		row.Noise, row.Method = noise(fig, nil, nil)
+		row.Flagged = true // a storage or figure appeared
+		return row
+	}
+	row.Old = new(median(b.values))
+	center := *row.Old
+	if row.Runs >= 2 && !exactFigure(fig) {
+		center, row.Noise, row.Method = runsNoise(b.values)
+	} else {
+		row.Noise, row.Method = noise(fig, b.storage, row.Old)
+	}
+	if nv == nil {
+		row.Flagged = true // a storage or figure disappeared
+		return row
+	}
+	if *row.Old != 0 {
+		row.Change = new(100 * (*nv - *row.Old) / math.Abs(*row.Old))
+	}
+	row.Flagged = math.Abs(*nv-center) > row.Noise
+	return row
+}
+
+// storageNames is the union of the runs' storage names, sorted.
+func storageNames(runs []*results.Run) []string {
 	var names []string
-	for _, r := range []*results.Run{a, b} {
+	for _, r := range runs {
 		for _, s := range r.Storages {
 			if !slices.Contains(names, s.Name) {
 				names = append(names, s.Name)
@@ -179,8 +213,9 @@ func storageNames(a, b *results.Run) []string {
 	return names
 }
 
-// noise estimates how much a figure can change between two runs by chance, from the old
-// run's (the baseline's) per-interval values a alone (see noiseSpecs): a regression that makes
+// noise estimates how much a figure can change between two runs by chance when one old run
+// knows it, from that run's (the baseline's) per-interval values a alone (see noiseSpecs; with
+// several old runs, compareRow takes their spread instead): a regression that makes
 // the new run uneven must not widen the noise it is judged against (issue 29). Two runs like
 // the old one differ by chance, for
 //
@@ -255,28 +290,42 @@ func variance(xs []float64) float64 {
 	return s / float64(len(xs)-1)
 }
 
-// eventRows compares a storage's figures during each cardinality event the two runs share
-// (the same event at the same place in the run's list): series.events[i].<event>.cpuCores,
-// .rssBytes and .queryP99Seconds, each its mean during the event.
-func eventRows(name string, os, ns *results.Storage) []Row {
-	if os == nil || ns == nil || os.Series == nil || ns.Series == nil {
+// eventRows compares a storage's figures during each cardinality event of the new run with
+// the same event at the same place in the old runs' lists: series.events[i].<event>.cpuCores,
+// .rssBytes and .queryP99Seconds, each its mean during the event. An event no old run has is
+// not compared.
+func eventRows(name string, olds []*results.Run, ns *results.Storage) []Row {
+	if ns == nil || ns.Series == nil {
 		return nil
 	}
 	var out []Row
-	for i := range min(len(os.Series.Events), len(ns.Series.Events)) {
-		oe, ne := os.Series.Events[i], ns.Series.Events[i]
-		if oe.Name != ne.Name {
+	for i, ne := range ns.Series.Events {
+		var same []results.EventFigures // event i of each old run that has it
+		for _, old := range olds {
+			if os := old.Storage(name); os != nil && os.Series != nil && i < len(os.Series.Events) && os.Series.Events[i].Name == ne.Name {
+				same = append(same, os.Series.Events[i])
+			}
+		}
+		if len(same) == 0 {
 			continue
 		}
 		for _, f := range []struct {
-			name   string
-			oc, nc results.Change
-		}{{"cpuCores", oe.CPUCores, ne.CPUCores}, {"rssBytes", oe.RSSBytes, ne.RSSBytes}, {"queryP99Seconds", oe.QueryP99, ne.QueryP99}} {
-			if f.oc.During == nil && f.nc.During == nil {
-				continue
+			name string
+			of   func(results.EventFigures) *float64
+		}{
+			{"cpuCores", func(e results.EventFigures) *float64 { return e.CPUCores.During }},
+			{"rssBytes", func(e results.EventFigures) *float64 { return e.RSSBytes.During }},
+			{"queryP99Seconds", func(e results.EventFigures) *float64 { return e.QueryP99.During }},
+		} {
+			var b baseline
+			for _, e := range same {
+				if v := f.of(e); v != nil {
+					b.add(*v, nil)
+				}
 			}
-			fig := fmt.Sprintf("series.events[%d].%s.%s", i, oe.Name, f.name)
-			out = append(out, compareRow(name, fig, os, f.oc.During, f.nc.During))
+			if len(b.values) > 0 || f.of(ne) != nil {
+				out = append(out, compareRow(name, fmt.Sprintf("series.events[%d].%s.%s", i, ne.Name, f.name), b, f.of(ne)))
+			}
 		}
 	}
 	return out

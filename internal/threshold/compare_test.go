@@ -31,7 +31,7 @@ func TestCompareNoiseOfMean(t *testing.T) {
 		want bool
 	}{{0.25, true}, {0.02, false}} {
 		var row *Row
-		for _, r := range Compare(old, rateRun(30_000*(1-tt.drop), 3_000)) {
+		for _, r := range Compare([]*results.Run{old}, rateRun(30_000*(1-tt.drop), 3_000)) {
 			if r.Figure == "write.achievedSamplesPerSecond" {
 				row = &r
 			}
@@ -64,7 +64,7 @@ func TestCompareStorageInOneRun(t *testing.T) {
 	old := &results.Run{Storages: []results.Storage{{Name: "victoriametrics", Query: p99(0.045)}}}
 	cur := &results.Run{Storages: []results.Storage{{Name: "prometheus", Query: p99(0.12)}}}
 	seen := map[string]bool{}
-	for _, r := range Compare(old, cur) {
+	for _, r := range Compare([]*results.Run{old}, cur) {
 		seen[r.Storage] = true
 		if !r.Flagged || (r.Storage == "prometheus") != (r.Old == nil) || (r.Storage == "victoriametrics") != (r.New == nil) {
 			t.Errorf("%s %s: old %v new %v flagged %v", r.Storage, r.Figure, r.Old, r.New, r.Flagged)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tsbench/tsbench/internal/results"
@@ -28,6 +29,9 @@ const (
 type figure struct {
 	get  Figure
 	unit unit
+	// why says why get is nil for a storage when its section is there but the figure is
+	// not (nothing checked, no query completed); nil where unknownWhy's general reasons do.
+	why func(s *results.Storage) string
 }
 
 // figureTable is the one home of the figures thresholds and compare can name, each area's
@@ -85,7 +89,7 @@ func queryFigures() map[string]figure {
 				return nil
 			}
 			return f(s.Query.LatencySeconds)
-		}}
+		}, why: func(*results.Storage) string { return "no query completed" }}
 	}
 	return map[string]figure{
 		"query.executed": q(unitCount, func(q *results.Query) float64 { return float64(q.Executed) }),
@@ -139,36 +143,36 @@ func verifyFigures() map[string]figure {
 	}
 	// among is a count over the checked samples (or markers), unknown when none was checked:
 	// "0 missing" of nothing would pass verify.missingSamples == 0 and look best.
-	among := func(checked func(*results.Verify) int64, u unit, f func(*results.Verify) float64) figure {
+	among := func(c checked, u unit, f func(*results.Verify) float64) figure {
 		return figure{unit: u, get: func(s *results.Storage) *float64 {
-			if s.Verify == nil || checked(s.Verify) == 0 {
+			if s.Verify == nil || c.count(s.Verify) == 0 {
 				return nil
 			}
 			return new(f(s.Verify))
-		}}
+		}, why: func(*results.Storage) string { return c.none }}
 	}
-	samples := func(v *results.Verify) int64 { return v.CheckedSamples }
+	samples := checked{func(v *results.Verify) int64 { return v.CheckedSamples }, "the read-back checked no samples"}
 	// Markers are checked one way per storage: honoured by an instant query through the query
 	// API, or stored among the raw samples of remote read.
-	honoured := func(v *results.Verify) int64 {
+	honoured := checked{func(v *results.Verify) int64 {
 		if v.ReadBackVia == "remoteRead" {
 			return 0
 		}
 		return v.CheckedStaleMarkers
-	}
-	stored := func(v *results.Verify) int64 {
+	}, "no staleness marker was checked through the query API"}
+	stored := checked{func(v *results.Verify) int64 {
 		if v.ReadBackVia != "remoteRead" {
 			return 0
 		}
 		return v.CheckedStaleMarkers
-	}
+	}, "no staleness marker was checked through remote read"}
 	// Data lost after its ack is known only where a check read again what it had found.
-	rechecked := func(v *results.Verify) int64 {
+	rechecked := checked{func(v *results.Verify) int64 {
 		if v.Continuous == nil {
 			return 0
 		}
 		return v.Continuous.Total.Rechecked
-	}
+	}, "no check read again what it had found"}
 	// Probes and rules need the query API: unknown for a storage read back through remote read.
 	viaAPI := func(u unit, f func(*results.Verify) float64) figure {
 		return figure{unit: u, get: func(s *results.Storage) *float64 {
@@ -176,7 +180,7 @@ func verifyFigures() map[string]figure {
 				return nil
 			}
 			return new(f(s.Verify))
-		}}
+		}, why: func(*results.Storage) string { return "read back through remote read, without the query API" }}
 	}
 	return map[string]figure{
 		"verify.checkedSamples":      v(unitCount, func(v *results.Verify) float64 { return float64(v.CheckedSamples) }),
@@ -198,6 +202,13 @@ func verifyFigures() map[string]figure {
 	}
 }
 
+// checked is what a read-back count is over (samples, markers), and why the count is unknown
+// when none was checked.
+type checked struct {
+	count func(*results.Verify) int64
+	none  string
+}
+
 // Figures is the table of figures thresholds and compare can name.
 func Figures() map[string]Figure {
 	out := map[string]Figure{}
@@ -205,6 +216,30 @@ func Figures() map[string]Figure {
 		out[name] = f.get
 	}
 	return out
+}
+
+// unknownWhy says why a figure of a storage is unknown in a run, as far as the run's results
+// tell, "" where they do not; s is the storage's results, nil when the run has no such storage.
+func unknownWhy(name string, s *results.Storage) string {
+	section, field, _ := strings.Cut(name, ".")
+	switch {
+	case s == nil:
+		return "the storage is not in it (pair renamed ones with -map old=new)"
+	case section == "write" && s.Write == nil:
+		return "the storage got no writes"
+	case section == "query" && s.Query == nil:
+		return "the storage was not queried"
+	case section == "resources" && s.Resources == nil:
+		return "the storage's resources were not observed"
+	case section == "resources":
+		return s.Resources.Reasons[field]
+	case section == "verify" && s.Verify == nil:
+		return "the storage was not read back"
+	}
+	if why := figureTable()[name].why; why != nil {
+		return why(s)
+	}
+	return ""
 }
 
 // FigureNames lists Figures' names, sorted.
@@ -314,6 +349,11 @@ func haFigures() map[string]figure {
 				return nil
 			}
 			return new(float64(*f(s.Verify.HA)))
+		}, why: func(s *results.Storage) string {
+			if s.Verify.HA == nil {
+				return "no HA pairs"
+			}
+			return strings.TrimSuffix("no HA scrape checked: "+s.Verify.HA.Reason, ": ")
 		}}
 	}
 	return map[string]figure{

@@ -1,29 +1,33 @@
 package threshold
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tsbench/tsbench/internal/results"
 )
 
-// CompareRule is a limit on how much a figure may change from an old run to a new one:
-// "[storage:] figure op change", e.g. "query.p99>+20%" (p99 may grow by 20 % at most) or
-// "write.achievedSamplesPerSecond<-5%" (may fall by 5 % at most). The change is a percent
-// of the old value, or an absolute change in the figure's unit ("query.p99>+50ms"). A rule
-// fails when its limit is passed, as written (as k6 thresholds do); one that ends in "~noise"
-// ("query.p99>+20%~noise") fails only when the change is also beyond the old run's noise.
+// CompareRule is a limit on how much a figure may change from the old runs to a new one:
+// "[storage:] figure op change [~noise] [?ok]", e.g. "query.p99>+20%" (p99 may grow by 20 %
+// at most) or "write.achievedSamplesPerSecond<-5%" (may fall by 5 % at most). The change is
+// a percent of the baseline (the old runs' median), or an absolute change in the figure's
+// unit ("query.p99>+50ms"). A rule fails when its limit is passed, as written (as k6
+// thresholds do); one with "~noise" ("query.p99>+20%~noise") fails only when the change is
+// also beyond the old runs' noise. A rule fails on a figure unknown in the old runs or in the
+// new one, unless it ends in "?ok" ("verify.missingSamples>+0?ok", "p99>+20%~noise?ok").
 type CompareRule struct {
-	Expr    string
-	Storage string // empty: every storage in both runs
-	Figure  string
-	Op      string // ">" fails on a larger increase, "<" on a larger decrease
-	Limit   float64
-	Percent bool
-	Noise   bool // "~noise": past the limit and beyond the old run's noise
+	Expr      string
+	Storage   string // empty: every storage of the old runs
+	Figure    string
+	Op        string // ">" fails on a larger increase, "<" on a larger decrease
+	Limit     float64
+	Percent   bool
+	Noise     bool // "~noise": past the limit and beyond the old runs' noise
+	UnknownOK bool // "?ok": a figure unknown on either side passes
 }
 
 // ParseCompareRules parses every rule; key names where they come from in errors
@@ -77,6 +81,9 @@ func parseCompareRule(expr string) (CompareRule, error) {
 	if strings.HasPrefix(value, "=") {
 		return r, fmt.Errorf("operator %q: use > or <, the limit itself passes", rest[i:i+2])
 	}
+	if v, ok := strings.CutSuffix(value, okSuffix); ok {
+		r.UnknownOK, value = true, strings.TrimSpace(v)
+	}
 	if v, ok := strings.CutSuffix(value, noiseSuffix); ok {
 		r.Noise, value = true, strings.TrimSpace(v)
 	}
@@ -87,13 +94,17 @@ func parseCompareRule(expr string) (CompareRule, error) {
 		r.Limit, err = parseValue(value)
 	}
 	if err != nil || math.IsNaN(r.Limit) {
-		return r, fmt.Errorf("change %q is not a percent (+20%%), a number, a duration (+50ms) or a size (+1GiB), with ~noise after it or not", value)
+		return r, fmt.Errorf("change %q is not a percent (+20%%), a number, a duration (+50ms) or a size (+1GiB), then ~noise, ?ok, both or neither", value)
 	}
 	return r, nil
 }
 
-// noiseSuffix ends a rule that fails only beyond the old run's noise.
-const noiseSuffix = "~noise"
+// noiseSuffix ends a rule that fails only beyond the old runs' noise; okSuffix, after it, one
+// that passes a figure unknown on either side.
+const (
+	noiseSuffix = "~noise"
+	okSuffix    = "?ok"
+)
 
 // resolveFigure is the figure a rule names, in full or by its last part.
 func resolveFigure(name string) (string, error) {
@@ -124,36 +135,57 @@ type Verdict struct {
 	Outcome string // why it passed or failed, in words; the noise is in Row
 }
 
-// Gate checks every rule on every storage it applies to, in rule then storage order. A rule
-// fails when the change passes its limit (and, for a ~noise rule, is beyond the old run's
-// noise too), or when the old run knows the figure and the new one does not (a storage gone,
-// a figure lost). Storages only in the new run have nothing to be compared with and are not
-// checked.
-func Gate(rows []Row, rules []CompareRule) []Verdict {
+// Gate checks every rule on every storage it applies to, in rule then storage order: a rule
+// that names a storage on it, any other on every storage of the old runs (one only in the new
+// run has nothing to be compared with) but, for a write figure, one no run wrote to, as
+// Evaluate skips it. A rule fails when the change passes its limit (and, for a ~noise rule,
+// is beyond the old runs' noise too), or when the figure is unknown in the old runs or in
+// the new one (a baseline that checked nothing, a storage gone), unless it ends in ?ok.
+func Gate(olds []*results.Run, cur *results.Run, rules []CompareRule) []Verdict {
+	figures := Figures()
 	var out []Verdict
 	for _, rule := range rules {
-		n := len(out)
-		for _, row := range rows {
-			if row.Figure != rule.Figure || (rule.Storage != "" && rule.Storage != row.Storage) || row.Old == nil {
-				continue
-			}
-			out = append(out, verdict(rule, row))
+		names := gateStorages(rule, olds, cur)
+		if len(names) == 0 {
+			row := Row{Storage: "every storage", Figure: rule.Figure, OldWhy: "no storage in it"}
+			out = append(out, verdict(rule, row, len(olds)))
 		}
-		if len(out) == n {
-			storage := cmp.Or(rule.Storage, "every storage")
-			out = append(out, Verdict{
-				Rule: rule, Row: Row{Storage: storage, Figure: rule.Figure},
-				Outcome: "unknown in the old run: nothing to compare",
-			})
+		for _, name := range names {
+			row := figureRow(name, rule.Figure, figures[rule.Figure], olds, cur.Storage(name))
+			out = append(out, verdict(rule, row, len(olds)))
 		}
 	}
 	return out
 }
 
-func verdict(rule CompareRule, row Row) Verdict {
+// gateStorages are the storages a rule is checked on.
+func gateStorages(rule CompareRule, olds []*results.Run, cur *results.Run) []string {
+	if rule.Storage != "" {
+		return []string{rule.Storage}
+	}
+	all := slices.Concat(olds, []*results.Run{cur})
+	var names []string
+	for _, name := range storageNames(olds) {
+		if !strings.HasPrefix(rule.Figure, "write.") || slices.ContainsFunc(all, func(r *results.Run) bool {
+			s := r.Storage(name)
+			return s != nil && s.Write != nil
+		}) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// verdict is rule checked on row, of oldRuns old runs.
+func verdict(rule CompareRule, row Row, oldRuns int) Verdict {
 	v := Verdict{Rule: rule, Row: row}
-	if row.New == nil {
-		v.Failed, v.Outcome = true, "unknown in the new run (a storage not in it: pair renamed ones with -map old=new)"
+	if row.Old == nil || row.New == nil {
+		v.Outcome = unknownOutcome(row, oldRuns)
+		if rule.UnknownOK {
+			v.Outcome += "; passed by ?ok"
+		} else {
+			v.Failed = true
+		}
 		return v
 	}
 	change := *row.New - *row.Old
@@ -164,17 +196,47 @@ func verdict(rule CompareRule, row Row) Verdict {
 	if rule.Op == "<" {
 		passes = change < rule.Limit
 	}
+	_, noise := oldSide(oldRuns)
 	switch {
 	case !passes:
 		v.Outcome = "within the limit"
 	case !rule.Noise:
 		v.Failed, v.Outcome = true, "past the limit"
 	case !row.Flagged:
-		v.Outcome = "past the limit but within the old run's noise: not a regression"
+		v.Outcome = "past the limit but within the " + noise + ": not a regression"
 	default:
-		v.Failed, v.Outcome = true, "past the limit and beyond the old run's noise"
+		v.Failed, v.Outcome = true, "past the limit and beyond the "+noise
 	}
 	return v
+}
+
+// oldSide is how a verdict names the baseline and its noise: "old run" and "old run's
+// noise", or "old runs" and "old runs' noise" when there are several.
+func oldSide(oldRuns int) (name, noise string) {
+	if oldRuns > 1 {
+		return "old runs", "old runs' noise"
+	}
+	return "old run", "old run's noise"
+}
+
+// unknownOutcome says which side of row is unknown, and why where known: "unknown in the old
+// run: the read-back checked no samples".
+func unknownOutcome(row Row, oldRuns int) string {
+	var parts []string
+	side := func(name, why string) {
+		if why != "" {
+			name += ": " + why
+		}
+		parts = append(parts, "unknown in the "+name)
+	}
+	if row.Old == nil {
+		name, _ := oldSide(oldRuns)
+		side(name, row.OldWhy)
+	}
+	if row.New == nil {
+		side("new run", row.NewWhy)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // percentChange is new over old in percent; from 0, any increase is +Inf and any decrease -Inf.

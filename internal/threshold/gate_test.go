@@ -40,14 +40,16 @@ func TestParseCompareRules(t *testing.T) {
 }
 
 // TestGateFromZero: from an old value of 0 any increase is past every percent limit, and a
-// figure unknown in the old run is not compared.
+// storage only in the new run is not checked by a rule on every storage.
 func TestGateFromZero(t *testing.T) {
-	zero, five := 0.0, 5.0
-	rows := []Row{
-		{Storage: "a", Figure: "write.droppedSamples", Old: &zero, New: &five, Flagged: true, Method: "exact"},
-		{Storage: "b", Figure: "write.droppedSamples", New: &five, Flagged: true},
+	drops := func(n int64) results.Storage {
+		return results.Storage{Write: &results.Write{DroppedSamples: map[string]int64{"http_400": n}}}
 	}
-	vs := Gate(rows, []CompareRule{{Figure: "write.droppedSamples", Op: ">", Limit: 1000, Percent: true}})
+	a0, a5, b5 := drops(0), drops(5), drops(5)
+	a0.Name, a5.Name, b5.Name = "a", "a", "b"
+	old := &results.Run{Storages: []results.Storage{a0}}
+	cur := &results.Run{Storages: []results.Storage{a5, b5}}
+	vs := Gate([]*results.Run{old}, cur, []CompareRule{{Figure: "write.droppedSamples", Op: ">", Limit: 1000, Percent: true}})
 	if len(vs) != 1 || !vs[0].Failed || vs[0].Row.Storage != "a" {
 		t.Errorf("verdicts %+v, want storage a failed alone", vs)
 	}
@@ -135,7 +137,7 @@ func TestGateFailsPastTheLimit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			vs := Gate(Compare(tt.old, tt.cur), rules)
+			vs := Gate([]*results.Run{tt.old}, tt.cur, rules)
 			if len(vs) != 1 {
 				t.Fatalf("%d verdicts, want 1: %+v", len(vs), vs)
 			}
@@ -169,6 +171,121 @@ func TestParseNoiseRule(t *testing.T) {
 		"query.p99>+20%~nois":        `change "+20%~nois" is not a percent`,
 		"query.p99>~noise":           `change "" is not a percent`,
 		"query.p99>+20%~noise~noise": `change "+20%~noise" is not a percent`,
+	} {
+		if _, err := ParseCompareRules("-fail-on", []string{expr}, nil); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%q: error %v, want %q", expr, err, msg)
+		}
+	}
+}
+
+// TestGateUnknown (issue 35): a rule on a figure unknown in the old run fails, saying why
+// where the results tell (a baseline whose read-back checked nothing no longer lets
+// verify.missingSamples>+0 pass), and so does one unknown in the new run but known in the old;
+// "?ok" passes both. A rule on every storage checks the old run's storages, but not a write
+// figure of a storage no run wrote to.
+func TestGateUnknown(t *testing.T) {
+	readBack := func(name string, checked, missing int64) results.Storage {
+		return results.Storage{
+			Name: name, Write: &results.Write{DroppedSamples: map[string]int64{}},
+			Verify: &results.Verify{CheckedSamples: checked, MissingSamples: missing},
+		}
+	}
+	nothing := &results.Run{Storages: []results.Storage{readBack("vm", 0, 0)}}
+	checked := &results.Run{Storages: []results.Storage{readBack("vm", 1000, 0)}}
+	lost := &results.Run{Storages: []results.Storage{readBack("vm", 1000, 7)}}
+	both := &results.Run{Storages: []results.Storage{readBack("vm", 1000, 0), readBack("prom", 1000, 0)}}
+	shrank := &results.Run{Storages: []results.Storage{{Name: "vm", Resources: &results.Resources{
+		Reasons: map[string]string{"bytesPerSample": "the disk shrank"},
+	}}}}
+	grew := &results.Run{Storages: []results.Storage{{Name: "vm", Resources: &results.Resources{BytesPerSample: new(1.5)}}}}
+	queried := &results.Run{Storages: []results.Storage{{Name: "ro", Query: &results.Query{}}, readBack("vm", 1000, 0)}}
+	const noSamples = "the read-back checked no samples"
+	tests := []struct {
+		name     string
+		old, cur *results.Run
+		rule     string
+		failed   []bool
+		outcomes []string
+	}{
+		{"old checked nothing", nothing, lost, "verify.missingSamples>+0", []bool{true}, []string{"unknown in the old run: " + noSamples}},
+		{"old checked nothing, ?ok", nothing, lost, "verify.missingSamples>+0?ok", []bool{false}, []string{"unknown in the old run: " + noSamples + "; passed by ?ok"}},
+		{"neither checked anything", nothing, nothing, "verify.missingSamples>+0", []bool{true}, []string{
+			"unknown in the old run: " + noSamples + "; unknown in the new run: " + noSamples,
+		}},
+		{"new checked nothing", checked, nothing, "verify.missingSamples>+0", []bool{true}, []string{"unknown in the new run: " + noSamples}},
+		{"new checked nothing, ~noise?ok", checked, nothing, "verify.missingSamples>+0~noise?ok", []bool{false}, []string{"unknown in the new run: " + noSamples + "; passed by ?ok"}},
+		{"both known", checked, lost, "verify.missingSamples>+0?ok", []bool{true}, []string{"past the limit"}},
+		{"a reason the results give", shrank, grew, "bytesPerSample>+10%", []bool{true}, []string{"unknown in the old run: the disk shrank"}},
+		{"a storage not in the old run", checked, both, "prom:verify.missingSamples>+0", []bool{true}, []string{
+			"unknown in the old run: the storage is not in it (pair renamed ones with -map old=new)",
+		}},
+		{"a storage not in the new run", both, checked, "verify.missingSamples>+0", []bool{true, false}, []string{
+			"unknown in the new run: the storage is not in it (pair renamed ones with -map old=new)", "within the limit",
+		}},
+		{"a storage only queried: no write figure", queried, queried, "write.droppedSamples>+0", []bool{false}, []string{"within the limit"}},
+		{"a storage only queried: not read back", queried, queried, "verify.missingSamples>+0", []bool{true, false}, []string{
+			"unknown in the old run: the storage was not read back; unknown in the new run: the storage was not read back", "within the limit",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rules, err := ParseCompareRules("-fail-on", []string{tt.rule}, []string{"vm", "prom"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var failed []bool
+			var outcomes []string
+			for _, v := range Gate([]*results.Run{tt.old}, tt.cur, rules) {
+				failed, outcomes = append(failed, v.Failed), append(outcomes, v.Outcome)
+			}
+			if diff := cmp.Diff(tt.failed, failed); diff != "" {
+				t.Errorf("failed (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.outcomes, outcomes); diff != "" {
+				t.Errorf("outcomes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestGateSeveralRuns: with several old runs the verdicts say so, and a figure unknown in
+// every one of them fails.
+func TestGateSeveralRuns(t *testing.T) {
+	olds := []*results.Run{run([]float64{10_000}, nil, nil), run([]float64{10_500}, nil, nil), run([]float64{9_800}, nil, nil)}
+	rules, err := ParseCompareRules("-fail-on", []string{"write.achievedSamplesPerSecond<-1%~noise", "query.p99>+20%"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := Gate(olds, run([]float64{9_500}, []float64{0.1}, nil), rules)
+	want := []string{"past the limit but within the old runs' noise: not a regression", "unknown in the old runs: the storage was not queried"}
+	var got []string
+	for _, v := range vs {
+		got = append(got, v.Outcome)
+	}
+	if diff := cmp.Diff(want, got); diff != "" || vs[0].Failed || !vs[1].Failed || vs[0].Row.Runs != 3 || *vs[0].Row.Old != 10_000 {
+		t.Errorf("verdicts %+v (-want +got):\n%s", vs, diff)
+	}
+}
+
+// TestParseUnknownOK: "?ok" ends a rule, after ~noise when both are given, and nowhere else.
+func TestParseUnknownOK(t *testing.T) {
+	got, err := ParseCompareRules("-fail-on", []string{"verify.missingSamples>+0?ok", "p99>+20%~noise?ok", "vm: p99 > +50ms ~noise ?ok"}, []string{"vm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []CompareRule{
+		{Expr: "verify.missingSamples>+0?ok", Figure: "verify.missingSamples", Op: ">", UnknownOK: true},
+		{Expr: "p99>+20%~noise?ok", Figure: "query.p99", Op: ">", Limit: 20, Percent: true, Noise: true, UnknownOK: true},
+		{Expr: "vm: p99 > +50ms ~noise ?ok", Storage: "vm", Figure: "query.p99", Op: ">", Limit: 0.05, Noise: true, UnknownOK: true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	for expr, msg := range map[string]string{
+		"p99>+20%?ok~noise": `change "+20%?ok" is not a percent`,
+		"p99>?ok":           `change "" is not a percent`,
+		"p99>+20%?ok?ok":    `change "+20%?ok" is not a percent`,
+		"p99>+20%?OK":       `change "+20%?OK" is not a percent`,
 	} {
 		if _, err := ParseCompareRules("-fail-on", []string{expr}, nil); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%q: error %v, want %q", expr, err, msg)

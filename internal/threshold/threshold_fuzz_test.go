@@ -76,12 +76,13 @@ func FuzzParseThresholds(f *testing.F) {
 
 // FuzzParseCompareRules: any rule either fails with an error naming its key, index and
 // expression, or parses to a known figure, < or >, a storage of the list and a limit that is a
-// number, and parses the same again when written back from its parts (~noise kept).
+// number, and parses the same again when written back from its parts (~noise and ?ok kept).
 func FuzzParseCompareRules(f *testing.F) {
 	for _, s := range []string{
 		"query.p99>+20%", "vm: bytesPerSample > +10%", "achievedSamplesPerSecond<-5%", "query.p99>+50ms",
 		"rssBytesMax>+64MiB", "query.p99>+20%~noise", "p99 > +1% ~noise", "query.p99>=+1%", "query.p99>+NaN%",
 		"mimir: p99>+1%", "Samples>+1%", "query.p99>~noise", "write.droppedSamples>+0",
+		"verify.missingSamples>+0?ok", "p99>+20%~noise?ok", "p99 > +1% ~noise ?ok", "p99>+1%?ok~noise", "p99>?ok",
 	} {
 		f.Add(s)
 	}
@@ -106,6 +107,9 @@ func FuzzParseCompareRules(f *testing.F) {
 		}
 		if r.Noise {
 			again += "~noise"
+		}
+		if r.UnknownOK {
+			again += "?ok"
 		}
 		if r.Storage != "" {
 			again = r.Storage + ":" + again
