@@ -70,7 +70,7 @@ func TestWriteGateUnknown(t *testing.T) {
 compare thresholds:
   ✗ vm: verify.missingSamples > +0: ? → 0 (—): unknown in the old runs: the read-back checked no samples
   ✓ vm: verify.missingSamples > +0~noise?ok: ? → 0 (—): unknown in the old runs: the read-back checked no samples; passed by ?ok
-  ✓ vm: write.achievedSamplesPerSecond < -5%: 102 (median of 2 runs) → 101 (-1.0%): within the limit; noise of the old runs ±44.0149 (t, 2 runs)
+  ✓ vm: write.achievedSamplesPerSecond < -5%: 102 (median of 2 runs) → 101 (-1.0%): within the limit; noise of the old runs ±44.0156 (t, 2 runs)
 1 of 3 checks failed
 `
 	if b.String() != want {

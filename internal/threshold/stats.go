@@ -1,9 +1,6 @@
 package threshold
 
-import (
-	"math"
-	"slices"
-)
+import "math"
 
 // The distributions the headline's intervals and tests use (headline.go): Student's t for
 // several rounds, the normal for one round's within-run estimate. The regularized incomplete
@@ -105,16 +102,4 @@ func betaFraction(a, b, x float64) float64 {
 		}
 	}
 	return h
-}
-
-// median is the middle of xs (the mean of the two middle values for an even count); xs is
-// not changed.
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
