@@ -76,6 +76,12 @@ func catchUpSkew(interval time.Duration) int64 {
 	return min(max(time.Minute, 2*interval), 15*time.Minute).Milliseconds()
 }
 
+// HistorySkew is the bound catchUpSkew puts on the catch-up of a workload scraped every
+// interval: a setting of the run, for its log and results.
+func HistorySkew(interval time.Duration) time.Duration {
+	return time.Duration(catchUpSkew(interval)) * time.Millisecond
+}
+
 // waitRoom waits, while the lane catches up, until its storage has room for a scrape of need
 // samples due at t: its pending samples within maxPendingSamples (open batches come on top,
 // at most generateWorkers × writeConcurrency × maxSamplesPerRequest, as in the live phase),

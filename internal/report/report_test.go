@@ -404,11 +404,12 @@ func TestCompareStorageInOneRun(t *testing.T) {
 	}
 }
 
-// TestSummaryHistory: a run with history shows the catch-up apart, and says why a storage
-// refused history.
+// TestSummaryHistory: a run with history shows the catch-up apart with its bound on order,
+// the settings of the storages tsbench started, and says why a storage refused history.
 func TestSummaryHistory(t *testing.T) {
 	r := fixture()
-	r.Workload.HistorySeconds = 3600
+	r.Workload.HistorySeconds, r.Workload.HistorySkewSeconds = 3600, 60
+	r.Storages[0].Settings = []string{"--storage.tsdb.retention.time=15d"}
 	for i := range r.Storages {
 		s := &r.Storages[i]
 		s.Write.History = &results.WriteHistory{GeneratedSamples: 108_000_000, AckedSamples: 108_000_000, Seconds: 400 * float64(i+1), CaughtUp: true}
@@ -421,7 +422,8 @@ func TestSummaryHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"history: the workload's clock began 1h0m0s before the start",
+		"history: the workload's clock began 1h0m0s before the start; each storage caught up in time order (no sample more than 1m0s older than the newest sent before it)",
+		"settings of the storages tsbench started: prometheus --storage.tsdb.retention.time=15d",
 		"HISTORY (CATCH-UP)",
 		"catch-up samples/s 270000.0 * 135000.0",
 		"bytes/sample 1.250 * 2.250",

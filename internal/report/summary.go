@@ -32,10 +32,8 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 	for _, l := range LongRunLines(r) {
 		b.WriteString(l + "\n\n")
 	}
-	if h := r.Workload.HistorySeconds; h > 0 {
-		fmt.Fprintf(&b, "history: the workload's clock began %s before the start; each storage caught up, then ran live (the figures below cover both phases, \"history\" the catch-up alone)\n\n",
-			time.Duration(h*float64(time.Second)))
-	}
+	writeHistoryLine(&b, r)
+	writeSettings(&b, r)
 	writeTable(&b, r)
 	b.WriteString("* best of the storages\n")
 	writeRefusedHistory(&b, r)
@@ -391,6 +389,39 @@ func writeRulesNotCompared(b *strings.Builder, r *results.Run) {
 		fmt.Fprintf(b, "\n%d rules not compared: the data written is shorter than their windows (run longer, or set history, to compare them): %s\n",
 			len(notCompared), clip(strings.Join(notCompared, ", "), 200))
 	}
+}
+
+// writeHistoryLine says how far back the workload's clock began and the bound on the
+// catch-up's order.
+func writeHistoryLine(b *strings.Builder, r *results.Run) {
+	h := r.Workload.HistorySeconds
+	if h <= 0 {
+		return
+	}
+	order := ""
+	if skew := r.Workload.HistorySkewSeconds; skew > 0 {
+		order = fmt.Sprintf(" in time order (no sample more than %s older than the newest sent before it)", time.Duration(skew*float64(time.Second)))
+	}
+	fmt.Fprintf(b, "history: the workload's clock began %s before the start; each storage caught up%s, then ran live (the figures below cover both phases, \"history\" the catch-up alone)\n\n",
+		time.Duration(h*float64(time.Second)), order)
+}
+
+// writeSettings lists the flags of the storages tsbench started: settings of the run.
+func writeSettings(b *strings.Builder, r *results.Run) {
+	width, started := 0, false
+	for _, s := range r.Storages {
+		width, started = max(width, len(s.Name)), started || len(s.Settings) > 0
+	}
+	if !started {
+		return
+	}
+	b.WriteString("settings of the storages tsbench started:\n")
+	for _, s := range r.Storages {
+		if len(s.Settings) > 0 {
+			fmt.Fprintf(b, "  %-*s  %s\n", width, s.Name, strings.Join(s.Settings, " "))
+		}
+	}
+	b.WriteString("\n")
 }
 
 // writeRefusedHistory says why a storage refused history: samples older than what it holds
