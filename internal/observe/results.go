@@ -8,10 +8,6 @@ import (
 	"github.com/tsbench/tsbench/internal/results"
 )
 
-// heldBefore is the disk size at the first observation from which the snapshot figure gets a
-// caveat: a fresh VictoriaMetrics or Prometheus data dir holds a few kB.
-const heldBefore = 1 << 20
-
 // Resources summarises one storage over the run. Bytes per sample divide by tsbench's own
 // count of what the storage acked (Options.Writes): each timeline point by the count read at
 // its observation, bytesPerSample by the count at the last observation, where the disk
@@ -67,7 +63,7 @@ func (o *Observer) Resources(name string) *results.Resources {
 	note(res.Reasons, "snapshotBytes", snap.reason())
 	res.SnapshotBytesPerSample, why = perSample(snap.bytes, ackedNow, snap.reason())
 	note(res.Reasons, "snapshotBytesPerSample", why)
-	if before := diff(res.DiskBytesEnd, res.DiskBytesGrowth); res.SnapshotBytesPerSample != nil && before != nil && *before >= heldBefore {
+	if before := res.DiskBytesStart(); res.SnapshotBytesPerSample != nil && before != nil && *before >= results.HeldDataBytes {
 		res.Reasons["snapshotBytesPerSample"] = fmt.Sprintf("the storage held %.0f bytes when first observed: "+
 			"a snapshot holds all its data, so this figure counts them against this run's samples (bytesPerSample does not)", *before)
 	}
