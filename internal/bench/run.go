@@ -42,7 +42,7 @@ type run struct {
 	kinds map[string]string // storage name → kind, where known
 	// settings are, per storage tsbench started, the flags it set beyond address and paths.
 	settings map[string][]string
-	start time.Time         // of the load: startTime, or when the run was set up
+	start    time.Time // of the load: startTime, or when the run was set up
 	// clock is where the workload's clock starts: start − history (issue 12).
 	clock   time.Time
 	gen     *workload.Generator
