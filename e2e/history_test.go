@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -142,5 +143,64 @@ remoteStorages:
 	}
 	if !strings.Contains(rr.stdout, "refused") {
 		t.Errorf("second run: the summary does not say why samples were refused:\n%s", rr.stdout)
+	}
+}
+
+// TestHistoryBeyondTheHead is issue 36's 24-hour run made short: 80 minutes of history, more
+// than the hour Prometheus' head accepts behind its newest sample, for 5 targets into the
+// VictoriaMetrics and Prometheus tsbench starts itself, with a canary sample due every second.
+// The catch-up stays in time order within its bound and the canary waits until the storage
+// caught up, so each storage takes every sample: nothing dropped, what it says it ingested is
+// what tsbench acked (and the canary's), the summary says no sample was refused, and the
+// storages' settings are those of the run, printed and in results.json.
+func TestHistoryBeyondTheHead(t *testing.T) {
+	t.Parallel()
+	requireBinaries(t, "victoria-metrics", "prometheus")
+	rr := runTsbench(t, 3*time.Minute, `
+history: 80m
+duration: 5s
+targetsCount: 5
+verifySamples: 0
+freshness: {writeInterval: 1s}
+`)
+	if rr.code != 0 || rr.results == nil {
+		t.Fatalf("exit code %d; stderr:\n%s", rr.code, rr.stderr)
+	}
+	res := rr.results
+	if res.Workload.HistorySkewSeconds != 60 {
+		t.Errorf("workload.historySkewSeconds %v, want 60", res.Workload.HistorySkewSeconds)
+	}
+	retention := map[string]string{"prometheus": "--storage.tsdb.retention.time=15d", "victoriametrics": "-retentionPeriod=31d"}
+	for name, flag := range retention {
+		t.Run(name, func(t *testing.T) {
+			s := storageResult(t, res, name)
+			w := s.Write
+			if w == nil || w.History == nil {
+				t.Fatalf("write %+v: want a history section", w)
+			}
+			h := w.History
+			// 5 targets × 839 series × 480 scrapes in 80m, and more while catching up.
+			if len(w.DroppedSamples) != 0 || w.PendingSamples != 0 || !h.CaughtUp || h.AckedSamples != h.GeneratedSamples || h.AckedSamples < 5*839*480 {
+				t.Errorf("dropped %v, pending %d, history %+v: want all of 80m acked", w.DroppedSamples, w.PendingSamples, h)
+			}
+			if r := s.Resources; r == nil || r.IngestedSamples == nil || *r.IngestedSamples-canary(s) != float64(w.AckedSamples) {
+				t.Errorf("resources %+v: want the storage's own count of ingested samples to be the %d acked and the canary's", r, w.AckedSamples)
+			}
+			if f := s.Freshness; f == nil || f.Acked == 0 || f.Acked != f.Written {
+				t.Errorf("freshness %+v: want canary samples written after the catch-up, all acked", f)
+			}
+			if !slices.Contains(s.Settings, flag) {
+				t.Errorf("settings %q, want %s among them", s.Settings, flag)
+			}
+			t.Logf("%s caught up at %.0f samples/s in %.1fs", name, h.SamplesPerSecond, h.Seconds)
+		})
+	}
+	for _, want := range []string{"settings of the storages tsbench started:", retention["prometheus"], retention["victoriametrics"], "no sample more than 1m0s older"} {
+		if !strings.Contains(rr.stdout, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, rr.stdout)
+		}
+	}
+	if strings.Contains(rr.stdout, "refused") {
+		t.Errorf("the summary says samples were refused:\n%s", rr.stdout)
 	}
 }

@@ -142,7 +142,6 @@ func (p *Prepared) Warnings() []string {
 func Run(ctx context.Context, p *Prepared, opts Options) (*results.Run, error) {
 	opts.setDefaults()
 	cfg := *p.Config
-	kinds := map[string]string{}
 	var locals []*local.Process
 	if len(cfg.RemoteStorages) == 0 {
 		var err error
@@ -153,14 +152,13 @@ func Run(ctx context.Context, p *Prepared, opts Options) (*results.Run, error) {
 		cfg.RemoteStorages = map[string]config.Storage{}
 		for _, l := range locals {
 			cfg.RemoteStorages[l.Name] = l.Storage
-			kinds[l.Name] = l.Kind
 		}
 	}
 	apis, err := checkQueryAPIs(ctx, &cfg, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
-	r, err := newRun(&cfg, p, opts, kinds, apis)
+	r, err := newRun(&cfg, p, opts, locals, apis)
 	if err != nil {
 		return nil, err
 	}

@@ -69,11 +69,22 @@ func readLoad(plan *query.Plan) float64 {
 	return qps
 }
 
-// runProbers runs every canary until ctx ends.
+// runProbers runs each storage's canary from the moment the storage caught up (at once
+// without history) until ctx ends. A canary sample is stamped with the wall clock: one
+// written while the storage catches up would make its newest sample hours newer than the
+// history still to come, and a TSDB head refuses samples more than half a block range (1 h)
+// older than its newest as out of bounds (issue 36: Prometheus refused 80 % of 24 h).
 func (r *run) runProbers(ctx context.Context) {
 	var wg sync.WaitGroup
-	for _, p := range r.fresh {
-		wg.Go(func() { _ = p.Run(ctx) })
+	for name, p := range r.fresh {
+		wg.Go(func() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-r.writer.CaughtUp(name):
+			}
+			_ = p.Run(ctx)
+		})
 	}
 	wg.Wait()
 }

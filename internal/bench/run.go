@@ -40,7 +40,9 @@ type run struct {
 	opts  Options
 	log   *slog.Logger
 	kinds map[string]string // storage name → kind, where known
-	start time.Time         // of the load: startTime, or when the run was set up
+	// settings are, per storage tsbench started, the flags it set beyond address and paths.
+	settings map[string][]string
+	start    time.Time // of the load: startTime, or when the run was set up
 	// clock is where the workload's clock starts: start − history (issue 12).
 	clock   time.Time
 	gen     *workload.Generator
@@ -83,11 +85,14 @@ type run struct {
 	seriesTimeline results.Timeline[results.SeriesPoint]
 }
 
-func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]string, apis map[string]*results.QueryAPI) (*run, error) {
+func newRun(cfg *config.Config, p *Prepared, opts Options, locals []*local.Process, apis map[string]*results.QueryAPI) (*run, error) {
 	r := &run{
-		cfg: cfg, p: p, opts: opts, log: opts.Logger, kinds: kinds, start: cfg.StartTime.Time,
+		cfg: cfg, p: p, opts: opts, log: opts.Logger, kinds: map[string]string{}, settings: map[string][]string{}, start: cfg.StartTime.Time,
 		runners: map[string]*query.Runner{}, readers: map[string]*storage.Client{}, queryAPI: apis,
 		timeline: map[string]*results.Timeline[results.WritePoint]{}, problems: map[string][]string{},
+	}
+	for _, l := range locals {
+		r.kinds[l.Name], r.settings[l.Name] = l.Kind, l.Settings
 	}
 	if r.start.IsZero() {
 		r.start = time.Now()
@@ -150,7 +155,7 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, kinds map[string]stri
 		}
 		targets = append(targets, observe.Target{
 			Name: name, PID: st.PID, DataDir: st.DataDir, MetricsURLs: st.MetricsURLs,
-			Client: client, BaseURL: st.ReadURL, Kind: kinds[name],
+			Client: client, BaseURL: st.ReadURL, Kind: r.kinds[name],
 		})
 	}
 	obsOpts := observe.Options{Interval: cfg.ObserveInterval, Logger: r.log, Registerer: reg, Writes: r.writer}
@@ -264,7 +269,8 @@ func (r *run) run(ctx context.Context) (*results.Run, error) {
 	go func() { _ = r.obs.Run(obsCtx); close(obsDone) }()
 
 	r.log.Info("load started", "storages", r.cfg.StorageNames(), "targets", r.part.Targets(),
-		"series_per_target", r.gen.SeriesPerTarget(), "duration", r.cfg.Duration, "history", r.cfg.History)
+		"series_per_target", r.gen.SeriesPerTarget(), "duration", r.cfg.Duration, "history", r.cfg.History,
+		"history_skew", remotewrite.HistorySkew(r.cfg.ScrapeInterval))
 	var g errgroup.Group
 	if r.writes() {
 		g.Go(func() error { return r.writer.Run(loadCtx) })
@@ -444,10 +450,13 @@ func (r *run) results(verified map[string]*results.Verify) *results.Run {
 	res := r.newResults(r.part.Targets(), r.part.SamplesPerScrape()) // natives included
 	res.Workload.SeriesCreated, res.Workload.StaleMarkers = r.writer.WorkloadStats()
 	res.Workload.HistorySeconds = r.cfg.History.Seconds()
+	if r.cfg.History > 0 {
+		res.Workload.HistorySkewSeconds = remotewrite.HistorySkew(r.cfg.ScrapeInterval).Seconds()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, name := range r.cfg.StorageNames() {
-		s := results.Storage{Name: name, Verify: verified[name], QueryAPI: r.queryAPI[name], Problems: r.problems[name]}
+		s := results.Storage{Name: name, Verify: verified[name], QueryAPI: r.queryAPI[name], Problems: r.problems[name], Settings: r.settings[name]}
 		s.Verify = r.addChecks(name, s.Verify)
 		if w := r.writer.Results(name); w != nil {
 			if tl := r.timeline[name]; tl != nil {

@@ -8,10 +8,6 @@ import (
 	"github.com/tsbench/tsbench/internal/results"
 )
 
-// heldBefore is the disk size at the first observation from which the snapshot figure gets a
-// caveat: a fresh VictoriaMetrics or Prometheus data dir holds a few kB.
-const heldBefore = 1 << 20
-
 // Resources summarises one storage over the run. Bytes per sample divide by tsbench's own
 // count of what the storage acked (Options.Writes): each timeline point by the count read at
 // its observation, bytesPerSample by the count at the last observation, where the disk
@@ -61,14 +57,14 @@ func (o *Observer) Resources(name string) *results.Resources {
 	}
 	var why string
 	res.BytesPerSample, why = perSample(res.DiskBytesGrowth, all.last.acked, res.Reasons["diskBytesGrowth"])
-	res.BytesPerSample, why = growthOnly(res.BytesPerSample, why, res.DiskBytesGrowth, diff(res.DiskBytesEnd, res.DiskBytesGrowth))
+	res.BytesPerSample, why = growthOnly(res.BytesPerSample, why, res.DiskBytesGrowth, res.DiskBytesStart())
 	note(res.Reasons, "bytesPerSample", why)
 	ackedNow := o.acked(name)
 	res.SnapshotBytes = snap.bytes
 	note(res.Reasons, "snapshotBytes", snap.reason())
 	res.SnapshotBytesPerSample, why = perSample(snap.bytes, ackedNow, snap.reason())
 	note(res.Reasons, "snapshotBytesPerSample", why)
-	if before := diff(res.DiskBytesEnd, res.DiskBytesGrowth); res.SnapshotBytesPerSample != nil && before != nil && *before >= heldBefore {
+	if before := res.DiskBytesStart(); res.SnapshotBytesPerSample != nil && before != nil && *before >= results.HeldDataBytes {
 		res.Reasons["snapshotBytesPerSample"] = fmt.Sprintf("the storage held %.0f bytes when first observed: "+
 			"a snapshot holds all its data, so this figure counts them against this run's samples (bytesPerSample does not)", *before)
 	}
@@ -101,7 +97,7 @@ func (o *Observer) HistoryResources(name string, caughtUp time.Time) *results.Re
 	res.Source = ob.source()
 	var why string
 	res.BytesPerSample, why = perSample(res.DiskBytesGrowth, s.last.acked, res.Reasons["diskBytesGrowth"])
-	res.BytesPerSample, why = growthOnly(res.BytesPerSample, why, res.DiskBytesGrowth, diff(res.DiskBytesEnd, res.DiskBytesGrowth))
+	res.BytesPerSample, why = growthOnly(res.BytesPerSample, why, res.DiskBytesGrowth, res.DiskBytesStart())
 	note(res.Reasons, "bytesPerSample", why)
 	if len(res.Reasons) == 0 {
 		res.Reasons = nil
@@ -185,7 +181,7 @@ func growthOnly(v *float64, why string, growth, before *float64) (*float64, stri
 	case *growth < 0:
 		return nil, fmt.Sprintf("the disk shrank by %.0f bytes over the run (a merge or retention freed more than the run wrote): "+
 			"no bytes per sample from its growth; see bytesPerSample (snapshot)", -*growth)
-	case before != nil && *before >= heldBefore && *before > *growth:
+	case before != nil && *before >= results.HeldDataBytes && *before > *growth:
 		return nil, fmt.Sprintf("the storage held %.0f bytes before the run, more than the %.0f the run added: "+
 			"its merges of the old data move the growth either way; start it empty to measure bytes per sample", *before, *growth)
 	}

@@ -64,13 +64,22 @@ func (ln *lane) noteDrift(nowMs, oldest int64) {
 }
 
 // catchUpSkew bounds, in data time, how far the samples a lane has handed to its storage and
-// not yet seen settled (plus those in open batches) may lie apart: a sample never reaches the
-// storage more than this older than the newest one it was sent. A TSDB head refuses samples
-// older than what it may already have compacted (Prometheus: its newest sample minus half a
-// block range, 1h by default, and the end of its last compacted block): a minute keeps far
-// inside that, and still lets ~a minute of the workload be in flight at once.
+// not yet seen settled (plus those in open batches) may lie apart, and how far its workers'
+// next scrapes may: a sample never reaches the storage more than this older than the newest
+// one it was sent. A TSDB head (Prometheus, Thanos receive, Cortex and Mimir ingesters)
+// refuses samples older than what it may already have compacted: its newest sample minus
+// half a block range, 1 h by default, and the end of its last compacted block. A minute, or
+// two scrape intervals when longer, keeps far inside that and still lets a minute (two
+// scrapes of every target) of the workload be in flight at once; 15 minutes at most, a
+// quarter of that hour, whatever the scrape interval.
 func catchUpSkew(interval time.Duration) int64 {
-	return max(time.Minute, 2*interval).Milliseconds()
+	return min(max(time.Minute, 2*interval), 15*time.Minute).Milliseconds()
+}
+
+// HistorySkew is the bound catchUpSkew puts on the catch-up of a workload scraped every
+// interval: a setting of the run, for its log and results.
+func HistorySkew(interval time.Duration) time.Duration {
+	return time.Duration(catchUpSkew(interval)) * time.Millisecond
 }
 
 // waitRoom waits, while the lane catches up, until its storage has room for a scrape of need

@@ -2,6 +2,7 @@ package remotewrite
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -384,4 +385,114 @@ func (c *countBodies) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.n++
 	c.mu.Unlock()
 	w.WriteHeader(http.StatusOK)
+}
+
+// TestHistorySkewWithOneSlowQueue catches up 10 minutes through a storage that answers the
+// requests of one shard in 40 ms and the others' in 1 ms, so that the fast shards' workers
+// would run ahead of the slow one's: they wait for it instead. No sample reaches the storage
+// more than the skew bound older than the newest one sent before it, the bound is reached
+// (the slow queue does drive the workers apart), and nothing is dropped.
+func TestHistorySkewWithOneSlowQueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, _, _ := historyWriter(t, 10*time.Minute, 5*time.Second, nil, map[string]func(int, http.ResponseWriter, *http.Request) bool{"s": nil})
+		h := &slowShard{t: t, slow: map[string]bool{}}
+		for target := range 20 {
+			if shardOf(target, w.shards) == shardOf(0, w.shards) {
+				h.slow[fmt.Sprintf("host-%06d:9100", target)] = true
+			}
+		}
+		w.byName["s"].endpoints[0].client.HTTP.Transport = handlerTransport{h}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+		defer cancel()
+		if err := w.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r := w.Results("s")
+		if ok, diff := r.Balanced(); !ok || len(r.DroppedSamples) != 0 || r.PendingSamples != 0 || r.History == nil || !r.History.CaughtUp {
+			t.Errorf("off by %d: %+v, want every sample acked and the history caught up", diff, r)
+		}
+		skew := catchUpSkew(time.Second)
+		var newest, widest int64
+		for i, arrived := range h.arrivals {
+			for _, ts := range arrived {
+				if newest-ts > skew {
+					t.Fatalf("request %d: a sample at %d arrived %d ms older than the newest sent before it (%d), bound %d", i, ts, newest-ts, newest, skew)
+				}
+				widest = max(widest, newest-ts)
+			}
+			for _, ts := range arrived {
+				newest = max(newest, ts)
+			}
+		}
+		if widest < skew/2 {
+			t.Errorf("the widest skew was %d ms: want the slow queue to drive the workers at least half the bound (%d ms) apart", widest, skew)
+		}
+		if h.slowRequests == 0 || h.slowRequests == len(h.arrivals) {
+			t.Errorf("%d of %d requests were the slow shard's: want some", h.slowRequests, len(h.arrivals))
+		}
+	})
+}
+
+// slowShard answers in 40 ms a request that holds a series of one of the slow instances,
+// in 1 ms the others, and keeps each request's sample timestamps in arrival order.
+type slowShard struct {
+	t    *testing.T
+	slow map[string]bool // instance label values
+
+	mu           sync.Mutex
+	arrivals     [][]int64
+	slowRequests int
+}
+
+func (h *slowShard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	raw, err := snappy.Decode(nil, body)
+	if err != nil {
+		h.t.Errorf("snappy: %v", err)
+	}
+	var req prompb.WriteRequest
+	if err := req.Unmarshal(raw); err != nil {
+		h.t.Errorf("decode: %v", err)
+	}
+	var times []int64
+	slow := false
+	for _, ts := range req.Timeseries {
+		for _, l := range ts.Labels {
+			slow = slow || (l.Name == "instance" && h.slow[l.Value])
+		}
+		for _, s := range ts.Samples {
+			times = append(times, s.Timestamp)
+		}
+	}
+	h.mu.Lock()
+	h.arrivals = append(h.arrivals, times)
+	if slow {
+		h.slowRequests++
+	}
+	h.mu.Unlock()
+	delay := time.Millisecond
+	if slow {
+		delay = 40 * time.Millisecond
+	}
+	select {
+	case <-time.After(delay):
+		w.WriteHeader(http.StatusNoContent)
+	case <-r.Context().Done():
+	}
+}
+
+// TestCatchUpSkew: a minute, two scrape intervals when longer, never more than a quarter of
+// the hour a TSDB head accepts behind its newest sample.
+func TestCatchUpSkew(t *testing.T) {
+	for interval, want := range map[time.Duration]time.Duration{
+		time.Second:      time.Minute,
+		30 * time.Second: time.Minute,
+		2 * time.Minute:  4 * time.Minute,
+		10 * time.Minute: 15 * time.Minute,
+		time.Hour:        15 * time.Minute,
+	} {
+		if got := catchUpSkew(interval); got != want.Milliseconds() {
+			t.Errorf("scrape interval %s: skew %d ms, want %s", interval, got, want)
+		}
+	}
 }

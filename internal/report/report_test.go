@@ -405,11 +405,12 @@ func TestCompareStorageInOneRun(t *testing.T) {
 	}
 }
 
-// TestSummaryHistory: a run with history shows the catch-up apart, and says why a storage
-// refused history.
+// TestSummaryHistory: a run with history shows the catch-up apart with its bound on order,
+// the settings of the storages tsbench started, and says why a storage refused history.
 func TestSummaryHistory(t *testing.T) {
 	r := fixture()
-	r.Workload.HistorySeconds = 3600
+	r.Workload.HistorySeconds, r.Workload.HistorySkewSeconds = 3600, 60
+	r.Storages[0].Settings = []string{"--storage.tsdb.retention.time=15d"}
 	for i := range r.Storages {
 		s := &r.Storages[i]
 		s.Write.History = &results.WriteHistory{GeneratedSamples: 108_000_000, AckedSamples: 108_000_000, Seconds: 400 * float64(i+1), CaughtUp: true}
@@ -422,15 +423,45 @@ func TestSummaryHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"history: the workload's clock began 1h0m0s before the start",
+		"history: the workload's clock began 1h0m0s before the start; each storage caught up in time order (no sample more than 1m0s older than the newest sent before it)",
+		"settings of the storages tsbench started: prometheus --storage.tsdb.retention.time=15d",
 		"HISTORY (CATCH-UP)",
 		"catch-up samples/s 270000.0 * 135000.0",
 		"bytes/sample 1.250 * 2.250",
-		"victoriametrics: 1200 samples refused (http_400) with history",
+		"victoriametrics: 1200 samples refused (http_400) with history: a storage refuses samples older than",
+		"whether it held data before the run is unknown (no disk figure)",
 	} {
 		if !strings.Contains(strings.Join(strings.Fields(b.String()), " "), want) { // columns aligned by spaces
 			t.Errorf("summary lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// TestRefusedHistoryNamesAnEarlierRunOnlyWhenHeld: the summary names an earlier run as the
+// cause of refused history only when the storage held data when first observed; an empty
+// storage's refusals are said to be newer samples reaching it (issue 36: an empty Prometheus
+// was told it held an earlier run).
+func TestRefusedHistoryNamesAnEarlierRunOnlyWhenHeld(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		start       float64 // disk bytes when first observed
+		want, never string
+	}{
+		{"empty", 20001, "it held no data before the run (20001 bytes on disk when first observed), so not an earlier run", "as when it holds an earlier run"},
+		{"held", 52 << 20, "it held 52.0 MiB before the run, as when it holds an earlier run of the same workload", "held no data"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := &results.Run{Storages: []results.Storage{{
+				Name:      "prometheus",
+				Write:     &results.Write{DroppedSamples: map[string]int64{"http_400": 7}, History: &results.WriteHistory{CaughtUp: true}},
+				Resources: &results.Resources{DiskBytesEnd: new(c.start + 5e6), DiskBytesGrowth: new(5e6)},
+			}}}
+			var b strings.Builder
+			writeRefusedHistory(&b, r)
+			if got := b.String(); !strings.Contains(got, "prometheus: 7 samples refused (http_400) with history: "+c.want) || strings.Contains(got, c.never) {
+				t.Errorf("summary says:\n%s\nwant %q, never %q", got, c.want, c.never)
+			}
+		})
 	}
 }
 

@@ -38,10 +38,8 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 	for _, l := range LongRunLines(r) {
 		b.WriteString(l + "\n\n")
 	}
-	if h := r.Workload.HistorySeconds; h > 0 {
-		fmt.Fprintf(&b, "history: the workload's clock began %s before the start; each storage caught up, then ran live (the figures below cover both phases, \"history\" the catch-up alone)\n\n",
-			time.Duration(h*float64(time.Second)))
-	}
+	writeHistoryLine(&b, r)
+	writeSettings(&b, r)
 	writeTable(&b, r)
 	writeHeadline(&b, r)
 	writeRefusedHistory(&b, r)
@@ -399,8 +397,42 @@ func writeRulesNotCompared(b *strings.Builder, r *results.Run) {
 	}
 }
 
+// writeHistoryLine says how far back the workload's clock began and the bound on the
+// catch-up's order.
+func writeHistoryLine(b *strings.Builder, r *results.Run) {
+	h := r.Workload.HistorySeconds
+	if h <= 0 {
+		return
+	}
+	order := ""
+	if skew := r.Workload.HistorySkewSeconds; skew > 0 {
+		order = fmt.Sprintf(" in time order (no sample more than %s older than the newest sent before it)", time.Duration(skew*float64(time.Second)))
+	}
+	fmt.Fprintf(b, "history: the workload's clock began %s before the start; each storage caught up%s, then ran live (the figures below cover both phases, \"history\" the catch-up alone)\n\n",
+		time.Duration(h*float64(time.Second)), order)
+}
+
+// writeSettings lists the flags of the storages tsbench started: settings of the run.
+func writeSettings(b *strings.Builder, r *results.Run) {
+	width, started := 0, false
+	for _, s := range r.Storages {
+		width, started = max(width, len(s.Name)), started || len(s.Settings) > 0
+	}
+	if !started {
+		return
+	}
+	b.WriteString("settings of the storages tsbench started:\n")
+	for _, s := range r.Storages {
+		if len(s.Settings) > 0 {
+			fmt.Fprintf(b, "  %-*s  %s\n", width, s.Name, strings.Join(s.Settings, " "))
+		}
+	}
+	b.WriteString("\n")
+}
+
 // writeRefusedHistory says why a storage refused history: samples older than what it holds
-// of a series (an earlier run of the same workload) or than its head allows.
+// of a series, or than its head accepts. An earlier run of the same workload is named only
+// when the storage held data when first observed.
 func writeRefusedHistory(b *strings.Builder, r *results.Run) {
 	for _, s := range r.Storages {
 		if s.Write == nil || s.Write.History == nil {
@@ -411,9 +443,23 @@ func writeRefusedHistory(b *strings.Builder, r *results.Run) {
 			if !strings.HasPrefix(reason, "http_4") || s.Write.DroppedSamples[reason] == 0 {
 				continue
 			}
-			fmt.Fprintf(b, "%s: %d samples refused (%s) with history: a storage refuses samples older than what it already holds of a series "+
-				"(Prometheus: out of order, or out of bounds behind its head), as when it holds an earlier run of the same workload; start it empty to compare\n",
-				s.Name, s.Write.DroppedSamples[reason], reason)
+			fmt.Fprintf(b, "%s: %d samples refused (%s) with history: %s\n", s.Name, s.Write.DroppedSamples[reason], reason, whyRefused(s.Resources))
 		}
 	}
+}
+
+// whyRefused explains refused history by what the storage held when first observed.
+func whyRefused(res *results.Resources) string {
+	const refuses = "a storage refuses samples older than what it already holds of a series, or than its head accepts " +
+		"(Prometheus: out of order, or out of bounds: more than half a block range, 1h by default, behind its newest sample)"
+	start := res.DiskBytesStart()
+	switch {
+	case start == nil:
+		return refuses + "; whether it held data before the run is unknown (no disk figure): if it holds an earlier run of the same workload, start it empty to compare"
+	case *start >= results.HeldDataBytes:
+		return fmt.Sprintf("it held %.1f MiB before the run, as when it holds an earlier run of the same workload: %s; start it empty to compare",
+			*start/(1<<20), refuses)
+	}
+	return fmt.Sprintf("it held no data before the run (%.0f bytes on disk when first observed), so not an earlier run: %s; "+
+		"newer samples than the history reached it during the catch-up (from another writer, or history sent out of order): see its log", *start, refuses)
 }

@@ -42,6 +42,20 @@ type Resources struct {
 	History *Resources `json:"history,omitempty"`
 }
 
+// HeldDataBytes is the disk size at the first observation from which a storage is taken to
+// hold data from before the run: a fresh data dir holds a few kB (VictoriaMetrics 1.79: 12
+// bytes; Prometheus 2.42: 20001, its preallocated query log), the smallest earlier run more.
+const HeldDataBytes = 1 << 20
+
+// DiskBytesStart is the disk the storage used at the first observation, before the load:
+// DiskBytesEnd less DiskBytesGrowth; nil when either is unknown.
+func (r *Resources) DiskBytesStart() *float64 {
+	if r == nil || r.DiskBytesEnd == nil || r.DiskBytesGrowth == nil {
+		return nil
+	}
+	return new(*r.DiskBytesEnd - *r.DiskBytesGrowth)
+}
+
 // Crosscheck compares /proc and the storage's own process_* metrics for one process.
 type Crosscheck struct {
 	ProcCPUCoresMean    *float64 `json:"procCpuCoresMean"`

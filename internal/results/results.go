@@ -86,6 +86,10 @@ type Workload struct {
 	// HistorySeconds is how far before StartTime the workload's clock began (config history):
 	// the data a storage holds at StartTime + t spans up to HistorySeconds + t.
 	HistorySeconds float64 `json:"historySeconds,omitempty"`
+	// HistorySkewSeconds is the bound on the catch-up's order: no history sample reached a
+	// storage more than this older than the newest one sent to it before. Absent without
+	// history.
+	HistorySkewSeconds float64 `json:"historySkewSeconds,omitempty"`
 	// Series is the series section's events and expected series over time; nil without.
 	Series *WorkloadSeries `json:"series,omitempty"`
 }
@@ -113,6 +117,10 @@ type Storage struct {
 	Problems []string `json:"problems,omitempty"`
 	// Freshness is the canary's measure of how soon an ack is visible (freshness.go).
 	Freshness *Freshness `json:"freshness,omitempty"`
+	// Settings are the flags tsbench started the storage with beyond its address and paths
+	// (its retention, what it answers, the sample types it keeps); absent for a storage it
+	// was given.
+	Settings []string `json:"settings,omitempty"`
 }
 
 // QueryAPI is the answer of a storage's readURL to one cheap Prometheus API call, the instant

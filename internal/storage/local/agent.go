@@ -25,7 +25,7 @@ func agentSpec(kind string, setup AgentSetup) (spec, error) {
 	case KindVMAgent:
 		return spec{
 			kind: kind, binary: "vmagent", pkg: "victoria-metrics", readyPath: "/health",
-			args: func(addr, dataDir, workDir string, _ int) ([]string, error) { // an agent keeps no data: no retention
+			args: func(addr, dataDir, workDir string) ([]string, error) { // an agent keeps no data: no retention
 				flags, err := setup(workDir)
 				return append([]string{"-httpListenAddr=" + addr, "-remoteWrite.tmpDataPath=" + dataDir}, flags...), err
 			},
@@ -33,7 +33,7 @@ func agentSpec(kind string, setup AgentSetup) (spec, error) {
 	case KindPrometheusAgent:
 		return spec{
 			kind: kind, binary: "prometheus", pkg: "prometheus", readyPath: "/-/ready",
-			args: func(addr, dataDir, workDir string, _ int) ([]string, error) { // an agent keeps no data: no retention
+			args: func(addr, dataDir, workDir string) ([]string, error) { // an agent keeps no data: no retention
 				flags, err := setup(workDir)
 				return append([]string{"--enable-feature=agent", "--web.listen-address=" + addr, "--storage.agent.path=" + dataDir}, flags...), err
 			},

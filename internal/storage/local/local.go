@@ -40,6 +40,9 @@ type Process struct {
 	DataDir string
 	LogPath string
 	Storage config.Storage // as it goes into remoteStorages: URLs, pid, dataDir, metricsURLs
+	// Settings are the flags it was started with beyond its address and paths: what the
+	// run's figures depend on (its retention, what it answers), printed as the run's.
+	Settings []string
 
 	cmd     *exec.Cmd
 	workDir string // holds DataDir, the log and any config file
@@ -50,7 +53,11 @@ type Process struct {
 // spec says how to start one kind of storage.
 type spec struct {
 	kind, binary, pkg, readyPath string
-	args                         func(addr, dataDir, workDir string, retentionDays int) ([]string, error)
+	// args are the flags that place it: its address, data dir and config files in workDir.
+	args func(addr, dataDir, workDir string) ([]string, error)
+	// settings are the flags that set its behaviour, with a retention of retentionDays where
+	// it keeps data; nil: none.
+	settings func(retentionDays int) []string
 	// urls sets the storage's URLs from its root; nil: the Prometheus API's own.
 	urls func(root string, st *config.Storage)
 	// setup prepares a ready storage for writes (InfluxDB's database); nil: nothing to do.
@@ -73,10 +80,11 @@ func specs() map[string]spec {
 	return map[string]spec{
 		storage.KindVictoriaMetrics: {
 			kind: storage.KindVictoriaMetrics, binary: "victoria-metrics", pkg: "victoria-metrics", readyPath: "/health",
-			args: func(addr, dataDir, _ string, retentionDays int) ([]string, error) {
+			args: func(addr, dataDir, _ string) ([]string, error) {
+				return []string{"-httpListenAddr=" + addr, "-storageDataPath=" + dataDir}, nil
+			},
+			settings: func(retentionDays int) []string {
 				return []string{
-					"-httpListenAddr=" + addr,
-					"-storageDataPath=" + dataDir,
 					// Answer queries with the newest samples too: by default VictoriaMetrics hides
 					// the last 30s, which read-back and "newest minute" probes would see as missing.
 					"-search.latencyOffset=0s",
@@ -84,25 +92,30 @@ func specs() map[string]spec {
 					// default workload writes (200 targets × 839 series).
 					"-search.maxSeries=10000000",
 					"-retentionPeriod=" + strconv.Itoa(retentionDays) + "d",
-				}, nil
+				}
 			},
 		},
 		storage.KindPrometheus: {
 			kind: storage.KindPrometheus, binary: "prometheus", pkg: "prometheus", readyPath: "/-/ready",
-			args: func(addr, dataDir, workDir string, retentionDays int) ([]string, error) {
+			args: func(addr, dataDir, workDir string) ([]string, error) {
 				cfg := filepath.Join(workDir, "prometheus.yml")
-				// No scrape configs: every sample comes over remote write.
+				// No scrape configs: every sample comes over remote write. No out-of-order
+				// window either (storage.tsdb.out_of_order_time_window, a config file key
+				// only): history comes in time order within a bound well inside the hour its
+				// head accepts (remotewrite's catchUpSkew), and a window would put the
+				// samples through the out-of-order head and its log, not what a default
+				// Prometheus does with the live load.
 				if err := os.WriteFile(cfg, []byte("global: {}\n"), 0o644); err != nil {
 					return nil, err
 				}
+				return []string{"--config.file=" + cfg, "--storage.tsdb.path=" + dataDir, "--web.listen-address=" + addr}, nil
+			},
+			settings: func(retentionDays int) []string {
 				return []string{
-					"--config.file=" + cfg,
-					"--storage.tsdb.path=" + dataDir,
-					"--web.listen-address=" + addr,
 					"--web.enable-remote-write-receiver",
 					"--web.enable-admin-api",
 					"--storage.tsdb.retention.time=" + strconv.Itoa(retentionDays) + "d",
-				}, nil
+				}
 			},
 		},
 		storage.KindInfluxDB: {
@@ -117,7 +130,7 @@ func specs() map[string]spec {
 // dir under dataDir, and nothing else running: no reporting, monitor store, subscriber or
 // continuous queries. Its database's default retention policy (autogen) keeps data forever,
 // so the retention tsbench asks for is already covered.
-func influxArgs(addr, dataDir, workDir string, _ int) ([]string, error) {
+func influxArgs(addr, dataDir, workDir string) ([]string, error) {
 	rpc, err := freePort()
 	if err != nil {
 		return nil, err
@@ -239,11 +252,15 @@ func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, 
 		DataDir: filepath.Join(workDir, "data"), LogPath: filepath.Join(workDir, "log.txt"),
 		workDir: workDir, done: make(chan struct{}),
 	}
-	args, err := sp.args("127.0.0.1:"+strconv.Itoa(port), l.DataDir, workDir, retentionDays)
+	args, err := sp.args("127.0.0.1:"+strconv.Itoa(port), l.DataDir, workDir)
 	if err != nil {
 		return nil, errors.Join(err, os.RemoveAll(workDir))
 	}
-	args = append(args, extra...)
+	if sp.settings != nil {
+		l.Settings = sp.settings(retentionDays)
+	}
+	l.Settings = append(l.Settings, extra...)
+	args = append(args, l.Settings...)
 	logFile, err := os.Create(l.LogPath)
 	if err != nil {
 		return nil, errors.Join(err, os.RemoveAll(workDir))
@@ -270,7 +287,8 @@ func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, 
 	if sp.urls != nil {
 		sp.urls(l.URL, &l.Storage)
 	}
-	logger.Info("storage starting", "storage", name, "kind", kind, "url", l.URL, "pid", l.Storage.PID, "log", l.LogPath)
+	logger.Info("storage starting", "storage", name, "kind", kind, "url", l.URL, "pid", l.Storage.PID, "log", l.LogPath,
+		"settings", strings.Join(l.Settings, " "))
 	err = l.waitReady(ctx, l.URL+sp.readyPath[1:])
 	if err == nil && sp.setup != nil {
 		err = sp.setup(ctx, l.URL)

@@ -220,8 +220,8 @@ func TestStartMissingBinary(t *testing.T) {
 	}
 }
 
-// TestRetentionCoversHistory checks the retention flags of the local storages: their own
-// defaults up to the history they cover, the history plus a day beyond.
+// TestRetentionCoversHistory checks the retention flags among the local storages' settings:
+// their own defaults up to the history they cover, the history plus a day beyond.
 func TestRetentionCoversHistory(t *testing.T) {
 	tests := []struct {
 		kind    string
@@ -236,12 +236,8 @@ func TestRetentionCoversHistory(t *testing.T) {
 		{storage.KindPrometheus, 20*24*time.Hour + time.Hour, "--storage.tsdb.retention.time=22d"},
 	}
 	for _, tc := range tests {
-		args, err := specs()[tc.kind].args("127.0.0.1:1", t.TempDir(), t.TempDir(), RetentionDays(tc.kind, tc.history))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Contains(args, tc.want) {
-			t.Errorf("%s with history %s: args %q, want %s", tc.kind, tc.history, args, tc.want)
+		if settings := specs()[tc.kind].settings(RetentionDays(tc.kind, tc.history)); !slices.Contains(settings, tc.want) {
+			t.Errorf("%s with history %s: settings %q, want %s", tc.kind, tc.history, settings, tc.want)
 		}
 	}
 }
