@@ -111,7 +111,7 @@ func canaryChange(row threshold.Row) string {
 
 // canaryRow is report compare's row of one figure of one storage, off as the old run.
 func canaryRow(b *testing.B, off, on *results.Run, storage, fig string) threshold.Row {
-	for _, row := range threshold.Compare(off, on) {
+	for _, row := range threshold.Compare([]*results.Run{off}, on) {
 		if row.Storage == storage && row.Figure == fig {
 			if row.Change == nil {
 				b.Fatalf("%s %s unknown in a round: off %v, on %v", storage, fig, row.Old, row.New)

@@ -65,8 +65,8 @@ func TestHTMLStatusAndRounds(t *testing.T) {
 			t.Errorf("report.html lacks %q", want)
 		}
 	}
-	if strings.Contains(out, `class="best"`) && strings.Count(out, `class="best"`) > 0 {
-		for _, line := range strings.Split(out, "\n") {
+	if strings.Contains(out, `class="best"`) {
+		for line := range strings.SplitSeq(out, "\n") {
 			if strings.Contains(line, `class="best"`) && strings.Index(line, `class="best"`) > strings.LastIndex(line, "<td>") {
 				t.Errorf("a failed storage's cell is marked best: %s", line)
 			}

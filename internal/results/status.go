@@ -75,7 +75,7 @@ func (s *Storage) writeStatus() (string, string) {
 		return StatusOK, ""
 	}
 	lost := float64(w.GeneratedSamples-w.AckedSamples) / float64(w.GeneratedSamples)
-	st := StatusOK
+	var st string
 	switch {
 	case lost > FailedShare:
 		st = StatusFailed
@@ -133,7 +133,7 @@ func (s *Storage) queryStatus() (string, string) {
 	}
 	failed := q.Executed - q.OK
 	share := float64(failed) / float64(q.Executed)
-	st := StatusOK
+	var st string
 	switch {
 	case share > FailedShare:
 		st = StatusFailed

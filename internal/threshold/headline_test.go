@@ -90,11 +90,11 @@ func TestJudgeOneRound(t *testing.T) {
 	exact.Exact = true
 	measured := contest([]float64{0.1}, []float64{0.5})
 	measured.SE = []float64{0.01, 0.02}
-	close := contest([]float64{0.10}, []float64{0.11})
-	close.SE = []float64{0.01, 0.02}
+	near := contest([]float64{0.10}, []float64{0.11})
+	near.SE = []float64{0.01, 0.02}
 	unranked := contest([]float64{0.001}, []float64{0.5})
 	unranked.SE, unranked.Ranked = []float64{0.0001, 0.02}, []bool{false, true}
-	h := Judge([]string{"a", "b"}, []Contest{noNoise, exact, measured, close, unranked}, 1, DefaultConfidence)
+	h := Judge([]string{"a", "b"}, []Contest{noNoise, exact, measured, near, unranked}, 1, DefaultConfidence)
 	var got []string
 	for _, r := range h.Rows {
 		got = append(got, r.Best+"|"+r.Reason)
