@@ -3,6 +3,7 @@ package report
 import (
 	"html/template"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/tsbench/tsbench/internal/results"
@@ -25,7 +26,7 @@ td.best{font-weight:700;color:#0a6b2d}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
 svg.chart{border:1px solid #ddd;background:#fff}
 .title{font-size:13px;font-weight:600}.tick,.legend{font-size:11px;fill:#333}.nodata{font-size:13px;fill:#666}
-.axis{stroke:#777}.grid{stroke:#d3dae4;stroke-width:1}.ok{color:#0a6b2d}.fail{color:#b00020}
+.axis{stroke:#777}.grid{stroke:#d3dae4;stroke-width:1}.ok{color:#0a6b2d}.fail{color:#b00020}.note{color:#8a5300}
 </style></head><body>
 {{with .Live}}<p class="live" style="padding:8px 12px;background:#fff4d6;border:1px solid #e0b84c">{{.Banner}}</p>
 {{end}}{{if .ConformanceOnly}}<h1>tsbench conformance: {{len .R.Storages}} storages</h1>
@@ -42,13 +43,15 @@ svg.chart{border:1px solid #ddd;background:#fff}
 {{range .Sections}}<tr class="sec"><td colspan="{{$.Cols}}">{{.Title}}</td></tr>
 {{range .Rows}}<tr><td>{{.Label}}</td>{{range .Cells}}<td{{if .Best}} class="best"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}{{end}}</table>
-<p>Bold green: the best value of the row.{{with .R.Generator}} tsbench itself used {{fmtPtr "%.3f" .CPUCoresMean 1}} cores on average, {{fmtPtr "%.3f" .CPUCoresMax 1}} at most, and {{fmtPtr "%.1f" .RSSBytesMax 1048576}} MiB of memory at most.{{end}}</p>
+<p>Bold green: the best value of the row, where one is better than every other as printed. Below, red is data lost or wrong; amber a difference that is neither (float rounding of a few ulp, storages whose answers differ).{{with .R.Generator}} tsbench itself used {{fmtPtr "%.3f" .CPUCoresMean 1}} cores on average, {{fmtPtr "%.3f" .CPUCoresMax 1}} at most, and {{fmtPtr "%.1f" .RSSBytesMax 1048576}} MiB of memory at most.{{end}}</p>
 {{with .Freshness}}<h2>Freshness</h2><p>{{$.FreshnessTitle}}</p><table>{{range $i, $row := .}}<tr>{{range $row}}{{if eq $i 0}}<th>{{.}}</th>{{else}}<td>{{.}}</td>{{end}}{{end}}</tr>{{end}}</table>
 {{end}}{{end}}{{.Conformance}}{{with .Sender}}<h2>Sender</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>
-{{end}}{{if .Verdicts}}<h2>Read-back</h2><ul>{{range .Verdicts}}<li class="{{if .OK}}ok{{else}}fail{{end}}">{{.Storage}}: {{.Text}}</li>{{end}}</ul>
+{{end}}{{if .Verdicts}}<h2>Read-back</h2><ul>{{range .Verdicts}}<li class="{{.Class}}">{{.Storage}}: {{.Text}}</li>{{end}}</ul>
 {{end}}{{if .Probes}}<h2>PromQL probes</h2><table class="probes"><tr><th>probe</th><th class="text">expected</th>{{range .R.Storages}}<th class="text">{{.Name}}</th>{{end}}</tr>
 {{range .Probes}}<tr><td>{{.Name}}</td><td class="text">{{.Expected}}</td>{{$p := .}}{{range $i, $got := .Got}}<td class="text{{if index $p.Differs $i}} fail{{end}}">{{if index $p.Differs $i}}✗ {{end}}{{$got}}</td>{{end}}</tr>
 {{end}}</table>
+{{end}}{{with .RuleDiffs}}<h2>Rules whose range-query results differ across storages</h2><ul>{{range .}}<li class="{{if .Count}}note{{else}}ok{{end}}">{{.Storage}}: {{if .Count}}{{.Count}}<ul>{{range .Diffs}}<li>{{.Rule}}: {{.Detail}}</li>{{end}}{{if .More}}<li>… and {{.More}} more</li>{{end}}</ul>{{else}}none{{end}}</li>{{end}}</ul>
+{{end}}{{with .NotCompared}}<p>{{len .}} {{$.NotComparedText}}: {{join . ", "}}</p>
 {{end}}{{if .Slowest}}<h2>Slowest queries</h2><p>Each storage's {{.SlowestN}} slowest queries by p99 latency, measured from the scheduled time.</p>
 <table><tr><th>storage</th><th class="text">kind</th><th class="text">query</th><th>p99 (s)</th><th>errors</th></tr>
 {{range .Slowest}}<tr><td>{{.Storage}}</td><td class="text">{{.Kind}}</td><td class="text">{{.Name}}</td><td>{{fmtPtr "%.3f" .P99 1.0}}</td><td>{{.Errors}}</td></tr>
@@ -74,10 +77,10 @@ type htmlSection struct {
 	Rows  []htmlRow
 }
 
-// htmlVerdict is one storage's read-back verdict line.
+// htmlVerdict is one storage's read-back verdict line, coloured by its severity.
 type htmlVerdict struct {
 	Storage, Text string
-	OK            bool
+	Class         severity
 }
 
 // slowQuery is one line of the slowest queries table.
@@ -105,7 +108,7 @@ func WriteLiveHTML(w io.Writer, r *results.Run, banner string, refresh time.Dura
 }
 
 func writeHTML(w io.Writer, r *results.Run, live *liveBanner) error {
-	tmpl, err := template.New("report").Funcs(template.FuncMap{"fmtPtr": fmtPtr, "valueText": ValueText}).Parse(htmlPage)
+	tmpl, err := template.New("report").Funcs(template.FuncMap{"fmtPtr": fmtPtr, "valueText": ValueText, "join": strings.Join}).Parse(htmlPage)
 	if err != nil {
 		return err
 	}
@@ -119,7 +122,7 @@ func writeHTML(w io.Writer, r *results.Run, live *liveBanner) error {
 	}
 	return tmpl.Execute(w, map[string]any{
 		"R": r, "Conformance": conf, "ConformanceOnly": conformanceOnly(r), "Sections": htmlSections(r), "Charts": svgs, "Cols": len(r.Storages) + 1, "Events": EventLines(r),
-		"Verdicts": verdicts(r), "Sender": SenderLines(r),
+		"Verdicts": verdicts(r), "Sender": SenderLines(r), "RuleDiffs": ruleDiffLists(r), "NotCompared": rulesNotCompared(r), "NotComparedText": notComparedText,
 		"Freshness": FreshnessRows(r), "FreshnessTitle": FreshnessTitle(r), "Probes": ProbeRows(r), "Slowest": slowest(r), "SlowestN": slowestPerStorage,
 		"Start": r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), "End": r.EndTime.UTC().Format("2006-01-02 15:04:05Z"),
 		"History": time.Duration(r.Workload.HistorySeconds * float64(time.Second)).String(), "LongRun": LongRunLines(r),
@@ -149,14 +152,15 @@ func verdicts(r *results.Run) []htmlVerdict {
 	var out []htmlVerdict
 	for _, s := range r.Storages {
 		if noQueryAPI(&s) {
-			out = append(out, htmlVerdict{Storage: s.Name, Text: noQueryAPIText(&s)})
+			out = append(out, htmlVerdict{Storage: s.Name, Text: noQueryAPIText(&s), Class: sevFail})
 		}
 		if s.Verify != nil {
-			out = append(out, htmlVerdict{Storage: readBackName(&s), Text: s.Verify.Verdict(), OK: s.Verify.Exact()})
+			out = append(out, readBackVerdict(&s))
 		}
 	}
 	for _, v := range checkVerdicts(r) {
-		out = append(out, htmlVerdict{Storage: v.Storage + " during the run", Text: v.Text, OK: v.OK})
+		v.Storage += " during the run"
+		out = append(out, v)
 	}
 	return append(out, metadataVerdicts(r)...)
 }

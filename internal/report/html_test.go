@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/xml"
 	"html"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 // svgDoc is what the tests read of a chart's SVG.
@@ -227,5 +230,100 @@ func TestLiveHTMLIsTheReportWithABanner(t *testing.T) {
 	got := strings.Replace(strings.Replace(live.String(), refresh, "", 1), banner, "", 1)
 	if diff := cmp.Diff(end.String(), got); diff != "" {
 		t.Errorf("the live page less its banner and refresh is not report.html (-want +got):\n%s", diff)
+	}
+}
+
+// renderPage is report.html of r, its entities unescaped.
+func renderPage(t *testing.T, r *results.Run) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteHTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	return html.UnescapeString(b.String())
+}
+
+// A value equal to another at the printed precision is no best (issue 35: latency p50
+// 0.003 vs 0.003 was painted best): neither bold green nor "*".
+func TestTieAtThePrintedPrecisionIsNoBest(t *testing.T) {
+	r := fixture()
+	r.Storages[0].Query.LatencySeconds.P50 = new(0.0031)
+	r.Storages[1].Query.LatencySeconds.P50 = new(0.0034)
+	page := renderPage(t, r)
+	if want := "<tr><td>latency p50 (s)</td><td>0.003</td><td>0.003</td></tr>"; !strings.Contains(page, want) {
+		t.Errorf("report.html lacks %q", want)
+	}
+	if want := "<tr><td>latency p99 (s)</td><td>0.120</td><td class=\"best\">0.045</td></tr>"; !strings.Contains(page, want) {
+		t.Errorf("report.html lacks %q: a best that is one is still marked", want)
+	}
+	var b bytes.Buffer
+	if err := WriteSummary(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^latency p50 \(s\) +0\.003 +0\.003$`).MatchString(b.String()) {
+		t.Errorf("the summary marks a tie at the printed precision:\n%s", b.String())
+	}
+}
+
+// report.html names the rules that differ as the summary does: per storage, the first
+// maxRuleDiffs with their detail, how many more, and the rules not compared.
+func TestHTMLNamesTheRulesThatDiffer(t *testing.T) {
+	page := renderPage(t, fixture())
+	for _, want := range []string{
+		"<h2>Rules whose range-query results differ across storages</h2>",
+		`<li class="note">prometheus: 1<ul><li>NodeClockNotSynchronising: vs victoriametrics: 2 series only in victoriametrics</li></ul></li>`,
+		`<li class="note">victoriametrics: 7<ul><li>NodeClockNotSynchronising: vs prometheus: 1 series differ (max relative error 3e-9)</li>`,
+		"<li>NodeLoad15High: vs prometheus: 5 series differ (max relative error 3e-13)</li><li>… and 2 more</li></ul>",
+		"2 rules not compared: the data written is shorter than their windows (run longer, or set history, to compare them): " +
+			"NodeDiskWillFillIn24h (needs 6h0m0s of data), NodeCPUSaturatedForHours (needs 3h0m0s of data)",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "NodeMemoryHighUtilization") {
+		t.Errorf("the 6th rule difference is listed, want at most %d per storage", maxRuleDiffs)
+	}
+}
+
+// The read-back verdict is coloured by what it says of the data (issue 35): a difference of
+// a few ulp is amber, not the red of lost or wrong data.
+func TestReadBackVerdictSeverity(t *testing.T) {
+	rounding := func() *results.Verify {
+		return &results.Verify{CheckedSamples: 10_907, ChangedValues: 13, MaxRelativeError: 2.22e-16, ReadBackVia: "queryAPI"}
+	}
+	for name, tc := range map[string]struct {
+		change func(v *results.Verify)
+		want   severity
+	}{
+		"exact":                     {func(v *results.Verify) { v.ChangedValues, v.MaxRelativeError = 0, 0 }, sevOK},
+		"1 ulp":                     {func(*results.Verify) {}, sevNote},
+		"4 ulp":                     {func(v *results.Verify) { v.MaxRelativeError = 4 * 0x1p-52 }, sevNote},
+		"a relative error of 1e-12": {func(v *results.Verify) { v.MaxRelativeError = 1e-12 }, sevFail},
+		"a 0 returned as 1":         {func(v *results.Verify) { v.ChangedWithoutRelativeError = 1 }, sevFail},
+		"and NaN altered":           {func(v *results.Verify) { v.NaNAltered = 39 }, sevFail},
+		"and a sample missing":      {func(v *results.Verify) { v.MissingSamples = 1 }, sevFail},
+		"and a read failed":         {func(v *results.Verify) { v.ReadErrors = 1 }, sevFail},
+		"and changed in the checks during the run": {func(v *results.Verify) {
+			v.Continuous = &results.Continuous{Total: results.Check{Checks: 1, Checked: 100, Changed: 2}}
+		}, sevFail},
+	} {
+		t.Run(name, func(t *testing.T) {
+			v := rounding()
+			tc.change(v)
+			got := readBackVerdict(&results.Storage{Name: "vm", Verify: v})
+			if got.Class != tc.want {
+				t.Errorf("%s: %q, want %s", got.Class, got.Text, tc.want)
+			}
+			if rounded := strings.Contains(got.Text, "float rounding"); rounded != (tc.want == sevNote) {
+				t.Errorf("the verdict %q says float rounding: %v, want %v", got.Text, rounded, tc.want == sevNote)
+			}
+		})
+	}
+	r := fixture()
+	r.Storages[1].Verify = rounding()
+	want := `<li class="note">victoriametrics: 10907 samples checked: 13 values changed (max relative error 2.22e-16): float rounding of a few ulp (relative error at most 8.9e-16), no value lost or wrong</li>`
+	if page := renderPage(t, r); !strings.Contains(page, want) {
+		t.Errorf("report.html lacks %q", want)
 	}
 }

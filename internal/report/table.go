@@ -303,7 +303,8 @@ func unionKeys(r *results.Run, get func(*results.Storage) (map[string]int64, boo
 	return keys
 }
 
-// bestIndex is the index of the best value of a row, or -1 when there is no single best.
+// bestIndex is the index of the best value of a row, or -1 when no value is better than
+// every other one as printed.
 func (rw row) bestIndex() int {
 	if rw.best == noBest {
 		return -1
@@ -323,6 +324,11 @@ func (rw row) bestIndex() int {
 	}
 	if known < 2 || idx < 0 {
 		return -1
+	}
+	for i, v := range rw.values {
+		if i != idx && v != nil && rw.cells[i] == rw.cells[idx] {
+			return -1 // equal at the printed precision (0.003 and 0.003): a tie, no best
+		}
 	}
 	return idx
 }
