@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"math"
@@ -29,9 +30,14 @@ type chartPoint struct {
 
 // chart is one chart of the report.
 type chart struct {
-	Title  string
-	Unit   string    // "s" and "bytes" are scaled on the ticks (ms, MiB); others go in the title
-	Start  time.Time // the x axis counts from here, the run's start; zero: the first point
+	Title string
+	Unit  string // "s" and "bytes" are scaled on the ticks (ms, MiB); others go in the title
+	// Start and End are the span of the x axis, the run's, so every chart of a run has the
+	// same; zero: the points' own.
+	Start, End time.Time
+	// Held is set when x is the workload's time a storage holds, not the clock (heldChart).
+	Held   bool
+	Empty  string // what an empty plot says; "" is "no data in this run"
 	Series []chartSeries
 	Events []results.Event // cardinality events, shaded (series.go)
 }
@@ -48,15 +54,18 @@ var dashes = []string{"", "7 4", "2 3", "10 3 2 3"}
 const plotBackground = "#e9eef5"
 
 // Chart geometry in CSS pixels: the title, the legend above the plot (a row per series),
-// the plot, and the x tick labels below it.
+// the plot, and below it the x tick labels, each over its clock time.
 const (
 	chartWidth = 580.0
 	plotLeft   = 62.0
-	plotRight  = 16.0
+	plotRight  = 30.0 // half a clock label: the last one is centred on the plot's edge
 	legendTop  = 33.0
 	legendRow  = 15.0
 	plotHeight = 150.0
-	axisBelow  = 24.0
+	axisBelow  = 38.0
+	// markerSpacing is the mean distance between a series' points below which its markers
+	// are not drawn (they would merge into a band); each point keeps its tooltip.
+	markerSpacing = 8.0
 )
 
 // svg renders the chart; a chart without points says so inside an empty plot.
@@ -71,46 +80,112 @@ func (c chart) svg() template.HTML {
 	fmt.Fprintf(&b, `<rect class="plot" x="%.0f" y="%.0f" width="%.0f" height="%.0f" fill="%s"/>`, plotLeft, top, pw, plotHeight, plotBackground)
 	origin, end, lo, hi, ok := c.bounds()
 	if !ok {
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" class="nodata" text-anchor="middle">no data in this run</text></svg>`, plotLeft+pw/2, top+plotHeight/2)
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" class="nodata" text-anchor="middle">%s</text></svg>`,
+			plotLeft+pw/2, top+plotHeight/2, template.HTMLEscapeString(cmp.Or(c.Empty, "no data in this run")))
 		return template.HTML(b.String())
 	}
 	yt := valueTicks(lo, hi, c.Unit)
 	xt := timeTicks(end)
 	x := func(t time.Time) float64 { return plotLeft + pw*t.Sub(origin).Seconds()/xt.max }
 	y := func(v float64) float64 { return top + plotHeight*(yt.max-v)/(yt.max-yt.min) }
-	for i, v := range yt.at {
-		if i > 0 && i < len(yt.at)-1 { // the ends are the plot's edges
-			fmt.Fprintf(&b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" class="grid"/>`, plotLeft, y(v), plotLeft+pw, y(v))
-		}
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" class="tick" text-anchor="end">%s</text>`, plotLeft-6, y(v)+4, yt.labels[i])
-	}
-	for i, s := range xt.at {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" class="tick" text-anchor="middle">%s</text>`, plotLeft+pw*s/xt.max, top+plotHeight+16, xt.labels[i])
-	}
+	c.drawTicks(&b, xt, yt, origin, top, y)
 	c.markEvents(&b, x, top)
 	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" class="axis"/>`, plotLeft, top+plotHeight, plotLeft+pw, top+plotHeight)
 	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" class="axis"/>`, plotLeft, top, plotLeft, top+plotHeight)
 	for i, s := range c.Series {
-		color, stroke := palette[i%len(palette)], seriesStroke(i)
-		var pts []string
-		for _, p := range s.Points {
-			if finite(p.V) {
-				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(p.T), y(p.V)))
-			}
-		}
-		if len(pts) == 1 { // a single point draws no line: mark it
-			fmt.Fprintf(&b, `<circle cx="%s" r="3" fill="%s"/>`, strings.Replace(pts[0], ",", `" cy="`, 1), color)
-		}
-		if len(pts) > 0 {
-			fmt.Fprintf(&b, `<polyline class="series" data-series="%s" fill="none" stroke="%s" %s points="%s"/>`,
-				template.HTMLEscapeString(s.Name), color, stroke, strings.Join(pts, " "))
-		}
-		lx, ly := plotLeft, legendTop+float64(i)*legendRow
-		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="%s" %s/>`, lx, ly-4, lx+22, ly-4, color, stroke)
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" class="legend">%s</text>`, lx+28, ly, template.HTMLEscapeString(s.Name+": "+c.legendText(s)))
+		c.drawSeries(&b, i, s, origin, x, y)
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// drawTicks draws the grid and the tick labels: values on the y axis, and on the x axis the
+// time since the start over its clock time (UTC), or the data held on the held chart.
+func (c chart) drawTicks(b *strings.Builder, xt, yt ticks, origin time.Time, top float64, y func(float64) float64) {
+	pw := chartWidth - plotLeft - plotRight
+	for i, v := range yt.at {
+		if i > 0 && i < len(yt.at)-1 { // the ends are the plot's edges
+			fmt.Fprintf(b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" class="grid"/>`, plotLeft, y(v), plotLeft+pw, y(v))
+		}
+		fmt.Fprintf(b, `<text x="%.0f" y="%.1f" class="tick" text-anchor="end">%s</text>`, plotLeft-6, y(v)+4, yt.labels[i])
+	}
+	clock := "15:04:05Z"
+	if len(xt.at) > 1 && xt.at[1]-xt.at[0] >= 60 {
+		clock = "15:04Z"
+	}
+	for i, s := range xt.at {
+		at := plotLeft + pw*s/xt.max
+		fmt.Fprintf(b, `<text x="%.1f" y="%.0f" class="tick" text-anchor="middle">%s</text>`, at, top+plotHeight+16, xt.labels[i])
+		if !c.Held {
+			t := origin.Add(time.Duration(s * float64(time.Second))).UTC()
+			fmt.Fprintf(b, `<text x="%.1f" y="%.0f" class="clock" text-anchor="middle">%s</text>`, at, top+plotHeight+30, t.Format(clock))
+		}
+	}
+}
+
+// drawSeries draws the i-th series: its line, a marker of the series' own shape at each
+// point, whose tooltip (an SVG title, no script) is the point's time and value, and its
+// legend entry above the plot.
+func (c chart) drawSeries(b *strings.Builder, i int, s chartSeries, origin time.Time, x func(time.Time) float64, y func(float64) float64) {
+	color, stroke := palette[i%len(palette)], seriesStroke(i)
+	var pts []string
+	var finitePts []chartPoint
+	for _, p := range s.Points {
+		if finite(p.V) {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(p.T), y(p.V)))
+			finitePts = append(finitePts, p)
+		}
+	}
+	name := template.HTMLEscapeString(s.Name)
+	if len(pts) > 0 {
+		fmt.Fprintf(b, `<polyline class="series" data-series="%s" fill="none" stroke="%s" %s points="%s"/>`, name, color, stroke, strings.Join(pts, " "))
+	}
+	shown := float64(len(finitePts)) <= (chartWidth-plotLeft-plotRight)/markerSpacing
+	for _, p := range finitePts {
+		b.WriteString(marker(i, x(p.T), y(p.V), color, shown, template.HTMLEscapeString(c.pointText(s.Name, p, origin))))
+	}
+	lx, ly := plotLeft, legendTop+float64(i)*legendRow
+	fmt.Fprintf(b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="%s" %s/>`, lx, ly-4, lx+22, ly-4, color, stroke)
+	b.WriteString(marker(i, lx+11, ly-4, color, true, name))
+	fmt.Fprintf(b, `<text x="%.0f" y="%.0f" class="legend">%s</text>`, lx+28, ly, template.HTMLEscapeString(s.Name+": "+c.legendText(s)))
+}
+
+// marker is the i-th series' marker at x, y: a hollow circle, square, triangle or diamond,
+// so markers of series that overlap stay apart, with title as its tooltip. A marker not
+// shown is transparent and keeps its tooltip.
+func marker(i int, x, y float64, color string, shown bool, title string) string {
+	paint := fmt.Sprintf(`fill="none" stroke="%s" stroke-width="1.5" pointer-events="all"`, color)
+	if !shown {
+		paint += ` stroke-opacity="0"`
+	}
+	var shape string
+	switch i % 4 {
+	case 0:
+		shape = fmt.Sprintf(`circle class="marker" cx="%.1f" cy="%.1f" r="3.5"`, x, y)
+	case 1:
+		shape = fmt.Sprintf(`rect class="marker" x="%.1f" y="%.1f" width="6" height="6"`, x-3, y-3)
+	case 2:
+		shape = fmt.Sprintf(`path class="marker" d="M%.1f %.1fL%.1f %.1fL%.1f %.1fZ"`, x, y-4.5, x+4, y+3, x-4, y+3)
+	default:
+		shape = fmt.Sprintf(`path class="marker" d="M%.1f %.1fL%.1f %.1fL%.1f %.1fL%.1f %.1fZ"`, x, y-4.5, x+4.5, y, x, y+4.5, x-4.5, y)
+	}
+	tag, _, _ := strings.Cut(shape, " ")
+	return fmt.Sprintf(`<%s %s><title>%s</title></%s>`, shape, paint, title, tag)
+}
+
+// pointText is a point's tooltip: the storage, when (clock time and time since the start,
+// or on the held chart the data held) and the value with its unit.
+func (c chart) pointText(name string, p chartPoint, origin time.Time) string {
+	since := formatElapsed(p.T.Sub(origin).Seconds())
+	when := p.T.UTC().Format("15:04:05Z") + ", " + since + " after the start"
+	if c.Held {
+		when = "holding " + since + " of data"
+	}
+	value := formatValue(p.V, c.Unit)
+	if c.Unit != "s" && c.Unit != "bytes" {
+		value += " " + c.Unit
+	}
+	return name + " at " + when + ": " + value
 }
 
 // heading is the chart's title, with its unit unless the ticks carry it.
@@ -144,8 +219,8 @@ func (c chart) legendText(s chartSeries) string {
 	return "mean " + formatValue(sum/float64(n), c.Unit) + ", max " + formatValue(top, c.Unit)
 }
 
-// bounds is where the x axis starts, how many seconds after it the last point is, and the
-// range of the values; ok is false when no series has a finite point.
+// bounds is where the x axis starts, how many seconds after it it ends (the last point, or
+// End when later), and the range of the values; ok is false when no series has a finite point.
 func (c chart) bounds() (origin time.Time, end, lo, hi float64, ok bool) {
 	var last time.Time
 	lo, hi = math.Inf(1), math.Inf(-1)
@@ -165,6 +240,9 @@ func (c chart) bounds() (origin time.Time, end, lo, hi float64, ok bool) {
 	}
 	if !c.Start.IsZero() && c.Start.Before(origin) {
 		origin = c.Start
+	}
+	if c.End.After(last) {
+		last = c.End
 	}
 	return origin, last.Sub(origin).Seconds(), lo, hi, ok
 }
@@ -356,16 +434,23 @@ func charts(r *results.Run) []chart {
 		c.Events = r.Workload.Series.Events
 		out = append(out, c)
 	}
-	return slices.Concat(out, []chart{heldChart(r)}, checkCharts(r), freshnessCharts(r))
+	out = slices.Concat(out, checkCharts(r), freshnessCharts(r))
+	for i := range out { // one x axis for every chart of the run (issue 39)
+		out[i].Start, out[i].End = r.StartTime, r.EndTime
+	}
+	if r.Workload.HistorySeconds > 0 { // without history, data held is the run's time: the chart above again
+		out = slices.Insert(out, slices.IndexFunc(out, func(c chart) bool { return c.Title == "bytes per sample" })+1, heldChart(r))
+	}
+	return out
 }
 
 // heldChart plots bytes per sample against how much of the workload's time each storage
 // holds (issue 12): at each observation, the samples it had acked over the target rate (the
 // few staleness markers of churn counted in). With history, the first point already holds
-// most of it; without, it grows with the run.
+// most of it; without, it is the run's time, and charts leaves it out.
 func heldChart(r *results.Run) chart {
 	origin := r.StartTime.Add(-time.Duration(r.Workload.HistorySeconds * float64(time.Second)))
-	c := chart{Title: "bytes per sample by data held", Unit: "bytes", Start: origin}
+	c := chart{Title: "bytes per sample by data held", Unit: "bytes", Start: origin, Held: true}
 	for i := range r.Storages {
 		s := &r.Storages[i]
 		var pts []chartPoint

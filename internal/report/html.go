@@ -17,15 +17,16 @@ const htmlPage = `<!DOCTYPE html>
 <style>
 body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}
-table{border-collapse:collapse;font-variant-numeric:tabular-nums}
+table{border-collapse:collapse;font-variant-numeric:tabular-nums;width:100%}
+.sections{display:grid;grid-template-columns:repeat(auto-fill,minmax(500px,1fr));gap:12px 32px;align-items:start}
 td,th{padding:3px 10px;border-bottom:1px solid #e4e4e4;text-align:right;vertical-align:top}
 td:first-child,th:first-child,td.text,th.text{text-align:left}
-tr.sec td{font-weight:600;background:#f4f4f4;text-align:left}
+tr.sec th{background:#f4f4f4}
 td.best{font-weight:700;color:#0a6b2d}
-.probes td{overflow-wrap:anywhere}
+.scroll{overflow-x:auto}.probes td.text{overflow-wrap:break-word;font-size:13px}.probes td:first-child{min-width:10em}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
 svg.chart{border:1px solid #ddd;background:#fff}
-.title{font-size:13px;font-weight:600}.tick,.legend{font-size:11px;fill:#333}.nodata{font-size:13px;fill:#666}
+.title{font-size:13px;font-weight:600}.tick,.legend{font-size:11px;fill:#333}.clock{font-size:10px;fill:#777}.nodata{font-size:13px;fill:#666}
 .axis{stroke:#777}.grid{stroke:#d3dae4;stroke-width:1}.ok{color:#0a6b2d}.fail{color:#b00020}.note{color:#8a5300}
 </style></head><body>
 {{with .Live}}<p class="live" style="padding:8px 12px;background:#fff4d6;border:1px solid #e0b84c">{{.Banner}}</p>
@@ -39,19 +40,19 @@ svg.chart{border:1px solid #ddd;background:#fff}
 {{end}}{{with .Write}}{{range .Notes}}<p>Note on {{$name}}: {{.}}</p>
 {{end}}{{range .Limits}}<p class="fail">Limit of {{$name}}: {{.Family}} refused {{.Requests}} requests (HTTP {{.Status}}) at its {{.Limit}} limit{{with .Value}} ({{.}}){{end}}; raise {{.Raise}}</p>
 {{end}}{{end}}{{end}}{{range .R.AccountingErrors}}<p class="fail">Accounting error: {{.}}</p>
-{{end}}<table><tr><th></th>{{range .R.Storages}}<th>{{.Name}}</th>{{end}}</tr>
-{{range .Sections}}<tr class="sec"><td colspan="{{$.Cols}}">{{.Title}}</td></tr>
+{{end}}<div class="sections">{{range .Sections}}<table><tr class="sec"><th>{{.Title}}</th>{{range $.R.Storages}}<th>{{.Name}}</th>{{end}}</tr>
 {{range .Rows}}<tr><td>{{.Label}}</td>{{range .Cells}}<td{{if .Best}} class="best"{{end}}>{{.Text}}</td>{{end}}</tr>
-{{end}}{{end}}</table>
+{{end}}</table>
+{{end}}</div>
 <p>Bold green: the best value of the row, where one is better than every other as printed. Below, red is data lost or wrong; amber a difference that is neither (float rounding of a few ulp, storages whose answers differ).{{with .R.Generator}} tsbench itself used {{fmtPtr "%.3f" .CPUCoresMean 1}} cores on average, {{fmtPtr "%.3f" .CPUCoresMax 1}} at most, and {{fmtPtr "%.1f" .RSSBytesMax 1048576}} MiB of memory at most.{{end}}</p>
 {{with .Freshness}}<h2>Freshness</h2><p>{{$.FreshnessTitle}}</p><table>{{range $i, $row := .}}<tr>{{range $row}}{{if eq $i 0}}<th>{{.}}</th>{{else}}<td>{{.}}</td>{{end}}{{end}}</tr>{{end}}</table>
 {{end}}{{end}}{{.Conformance}}{{with .Sender}}<h2>Sender</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>
 {{end}}{{if .Verdicts}}<h2>Read-back</h2><ul>{{range .Verdicts}}<li class="{{.Class}}">{{.Storage}}: {{.Text}}</li>{{end}}</ul>
-{{end}}{{if .Probes}}<h2>PromQL probes</h2><table class="probes"><tr><th>probe</th><th class="text">expected</th>{{range .R.Storages}}<th class="text">{{.Name}}</th>{{end}}</tr>
-{{range .Probes}}<tr><td>{{.Name}}</td><td class="text">{{.Expected}}</td>{{$p := .}}{{range $i, $got := .Got}}<td class="text{{if index $p.Differs $i}} fail{{end}}">{{if index $p.Differs $i}}✗ {{end}}{{$got}}</td>{{end}}</tr>
-{{end}}</table>
+{{end}}{{if .Probes}}<h2>PromQL probes</h2><div class="scroll"><table class="probes"><tr><th>probe</th><th class="text">expected</th>{{range .R.Storages}}<th class="text">{{.Name}}</th>{{end}}</tr>
+{{range .Probes}}<tr><td>{{.Name}}</td><td class="text">{{breakable .Expected}}</td>{{$p := .}}{{range $i, $got := .Got}}<td class="text{{if index $p.Differs $i}} fail{{end}}">{{if index $p.Differs $i}}✗ {{end}}{{breakable $got}}</td>{{end}}</tr>
+{{end}}</table></div>
 {{end}}{{with .RuleDiffs}}<h2>Rules whose range-query results differ across storages</h2><ul>{{range .}}<li class="{{if .Count}}note{{else}}ok{{end}}">{{.Storage}}: {{if .Count}}{{.Count}}<ul>{{range .Diffs}}<li>{{.Rule}}: {{.Detail}}</li>{{end}}{{if .More}}<li>… and {{.More}} more</li>{{end}}</ul>{{else}}none{{end}}</li>{{end}}</ul>
-{{end}}{{with .NotCompared}}<p>{{len .}} {{$.NotComparedText}}: {{join . ", "}}</p>
+{{end}}{{with .NotCompared}}<details><summary>{{len .}} {{$.NotComparedText}}</summary><p>{{join . ", "}}</p></details>
 {{end}}{{if .Slowest}}<h2>Slowest queries</h2><p>Each storage's {{.SlowestN}} slowest queries by p99 latency, measured from the scheduled time.</p>
 <table><tr><th>storage</th><th class="text">kind</th><th class="text">query</th><th>p99 (s)</th><th>errors</th></tr>
 {{range .Slowest}}<tr><td>{{.Storage}}</td><td class="text">{{.Kind}}</td><td class="text">{{.Name}}</td><td>{{fmtPtr "%.3f" .P99 1.0}}</td><td>{{.Errors}}</td></tr>
@@ -108,7 +109,7 @@ func WriteLiveHTML(w io.Writer, r *results.Run, banner string, refresh time.Dura
 }
 
 func writeHTML(w io.Writer, r *results.Run, live *liveBanner) error {
-	tmpl, err := template.New("report").Funcs(template.FuncMap{"fmtPtr": fmtPtr, "valueText": ValueText, "join": strings.Join}).Parse(htmlPage)
+	tmpl, err := template.New("report").Funcs(template.FuncMap{"fmtPtr": fmtPtr, "valueText": ValueText, "join": strings.Join, "breakable": breakable}).Parse(htmlPage)
 	if err != nil {
 		return err
 	}
@@ -121,7 +122,7 @@ func writeHTML(w io.Writer, r *results.Run, live *liveBanner) error {
 		svgs = append(svgs, c.svg())
 	}
 	return tmpl.Execute(w, map[string]any{
-		"R": r, "Conformance": conf, "ConformanceOnly": conformanceOnly(r), "Sections": htmlSections(r), "Charts": svgs, "Cols": len(r.Storages) + 1, "Events": EventLines(r),
+		"R": r, "Conformance": conf, "ConformanceOnly": conformanceOnly(r), "Sections": htmlSections(r), "Charts": svgs, "Events": EventLines(r),
 		"Verdicts": verdicts(r), "Sender": SenderLines(r), "RuleDiffs": ruleDiffLists(r), "NotCompared": rulesNotCompared(r), "NotComparedText": notComparedText,
 		"Freshness": FreshnessRows(r), "FreshnessTitle": FreshnessTitle(r), "Probes": ProbeRows(r), "Slowest": slowest(r), "SlowestN": slowestPerStorage,
 		"Start": r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), "End": r.EndTime.UTC().Format("2006-01-02 15:04:05Z"),
@@ -174,4 +175,18 @@ func slowest(r *results.Run) []slowQuery {
 		}
 	}
 	return out
+}
+
+// breakable is s, escaped, with a line break allowed after each "{" and ",": a probe's
+// answer (a label set) wraps between labels, never inside one ("revisi on", issue 39); the
+// page's CSS breaks a word only when it is wider than the page.
+func breakable(s string) template.HTML {
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteString(template.HTMLEscapeString(string(r)))
+		if r == '{' || r == ',' {
+			b.WriteString("<wbr>")
+		}
+	}
+	return template.HTML(b.String())
 }

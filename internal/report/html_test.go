@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"html"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,9 +22,10 @@ type svgDoc struct {
 		Y     float64 `xml:"y,attr"`
 	} `xml:"rect"`
 	Texts []struct {
-		Class string  `xml:"class,attr"`
-		Y     float64 `xml:"y,attr"`
-		Text  string  `xml:",chardata"`
+		Class  string  `xml:"class,attr"`
+		Anchor string  `xml:"text-anchor,attr"`
+		Y      float64 `xml:"y,attr"`
+		Text   string  `xml:",chardata"`
 	} `xml:"text"`
 	Lines []struct {
 		Series string `xml:"data-series,attr"`
@@ -40,6 +42,17 @@ func parseSVG(t *testing.T, c chart) svgDoc {
 		t.Fatalf("%v\n%s", err, c.svg())
 	}
 	return doc
+}
+
+// xTicks are the x axis' tick labels: the "tick" texts centred on their tick.
+func (d svgDoc) xTicks() []string {
+	var out []string
+	for _, x := range d.Texts {
+		if x.Class == "tick" && x.Anchor == "middle" {
+			out = append(out, x.Text)
+		}
+	}
+	return out
 }
 
 // texts are the contents of the chart's <text> elements of one class.
@@ -274,7 +287,7 @@ func TestHTMLNamesTheRulesThatDiffer(t *testing.T) {
 		`<li class="note">prometheus: 1<ul><li>NodeClockNotSynchronising: vs victoriametrics: 2 series only in victoriametrics</li></ul></li>`,
 		`<li class="note">victoriametrics: 7<ul><li>NodeClockNotSynchronising: vs prometheus: 1 series differ (max relative error 3e-9)</li>`,
 		"<li>NodeLoad15High: vs prometheus: 5 series differ (max relative error 3e-13)</li><li>… and 2 more</li></ul>",
-		"2 rules not compared: the data written is shorter than their windows (run longer, or set history, to compare them): " +
+		"<summary>2 rules not compared: the data written is shorter than their windows (run longer, or set history, to compare them)</summary><p>" +
 			"NodeDiskWillFillIn24h (needs 6h0m0s of data), NodeCPUSaturatedForHours (needs 3h0m0s of data)",
 	} {
 		if !strings.Contains(page, want) {
@@ -325,5 +338,96 @@ func TestReadBackVerdictSeverity(t *testing.T) {
 	want := `<li class="note">victoriametrics: 10907 samples checked: 13 values changed (max relative error 2.22e-16): float rounding of a few ulp (relative error at most 8.9e-16), no value lost or wrong</li>`
 	if page := renderPage(t, r); !strings.Contains(page, want) {
 		t.Errorf("report.html lacks %q", want)
+	}
+}
+
+// Every point of a chart carries its storage, clock time, time since the start and value
+// as a tooltip (an SVG title: no script), on a marker whose shape is its series' own
+// (issue 39).
+func TestChartPointsHaveTooltipsAndMarkers(t *testing.T) {
+	var doc struct {
+		Circles []struct {
+			Class string `xml:"class,attr"`
+			Title string `xml:"title"`
+		} `xml:"circle"`
+		Rects []struct {
+			Class string `xml:"class,attr"`
+			Title string `xml:"title"`
+		} `xml:"rect"`
+	}
+	c := twoStorages("samples/s", func(i int) float64 { return 30_000 + float64(i%3)*100 })
+	if err := xml.Unmarshal([]byte(c.svg()), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var circles, squares []string
+	for _, m := range doc.Circles {
+		circles = append(circles, m.Title)
+	}
+	for _, m := range doc.Rects {
+		if m.Class == "marker" {
+			squares = append(squares, m.Title)
+		}
+	}
+	// 18 points each, and one marker in the legend.
+	if len(circles) != 19 || len(squares) != 19 {
+		t.Fatalf("%d circles and %d squares, want 19 each: prometheus' markers are circles, victoriametrics' squares", len(circles), len(squares))
+	}
+	for _, want := range []string{
+		"prometheus at 12:00:10Z, 10s after the start: 30.1k samples/s",
+		"prometheus at 12:03:00Z, 3m after the start: 30k samples/s",
+	} {
+		if !slices.Contains(circles, want) {
+			t.Errorf("no point's tooltip is %q: %q", want, circles)
+		}
+	}
+	if want := "victoriametrics at 12:01:30Z, 1m30s after the start: 30k samples/s"; !slices.Contains(squares, want) {
+		t.Errorf("no point's tooltip is %q: %q", want, squares)
+	}
+	clocks := parseSVG(t, c).texts("clock")
+	if diff := cmp.Diff([]string{"12:00:00Z", "12:00:30Z", "12:01:00Z", "12:01:30Z", "12:02:00Z", "12:02:30Z", "12:03:00Z"}, clocks); diff != "" {
+		t.Errorf("clock times under the x ticks (-want +got):\n%s", diff)
+	}
+}
+
+// Every chart of a run spans the run, start to end, whatever its own points cover (issue
+// 39: the latency charts ended at 1m15s where the others ended at 1m30s), and "bytes per
+// sample by data held" is drawn only with history: without, it is "bytes per sample" again.
+func TestChartsOfARunShareOneXAxis(t *testing.T) {
+	r := fixture()
+	for i := range r.Storages {
+		q := r.Storages[i].Query
+		q.Timeline = q.Timeline[:len(q.Timeline)-3] // no query completed in the last 30s
+	}
+	var titles []string
+	for _, c := range charts(r) {
+		titles = append(titles, c.Title)
+		if diff := cmp.Diff([]string{"0s", "30s", "1m", "1m30s", "2m", "2m30s", "3m"}, parseSVG(t, c).xTicks()); diff != "" {
+			t.Errorf("chart %q: x ticks (-want +got):\n%s", c.Title, diff)
+		}
+	}
+	if slices.Contains(titles, "bytes per sample by data held") {
+		t.Errorf("a run without history has the held chart: %q", titles)
+	}
+	r.Workload.HistorySeconds = 3600
+	var held *chart
+	for _, c := range charts(r) {
+		if c.Title == "bytes per sample by data held" {
+			held = &c
+		}
+	}
+	if held == nil || !held.Held {
+		t.Fatalf("a run with history has no held chart, or it is drawn over the clock: %+v", held)
+	}
+	if clocks := parseSVG(t, *held).texts("clock"); len(clocks) != 0 {
+		t.Errorf("the held chart's x axis is data held, not the clock: %q", clocks)
+	}
+}
+
+// A probe's answer wraps between labels, never inside one (issue 39: "revisi on").
+func TestProbeAnswersBreakBetweenLabels(t *testing.T) {
+	got := breakable(`vector {instance="host-0",job="node_exporter"} 0.25@1795435380.001 <&>`)
+	want := `vector {<wbr>instance=&#34;host-0&#34;,<wbr>job=&#34;node_exporter&#34;} 0.25@1795435380.001 &lt;&amp;&gt;`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
