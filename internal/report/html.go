@@ -3,6 +3,7 @@ package report
 import (
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,8 +13,8 @@ import (
 const htmlPage = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
-{{with .Live}}<meta http-equiv="refresh" content="{{.Refresh}}">
-{{end}}<title>tsbench report {{.Start}}</title>
+{{with .Live}}{{if .Refresh}}<meta http-equiv="refresh" content="{{.Refresh}}">
+{{end}}{{end}}<title>tsbench report {{.Start}}</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}
@@ -27,7 +28,7 @@ td.best{font-weight:700;color:#0a6b2d}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
 svg.chart{border:1px solid #ddd;background:#fff}
 .title{font-size:13px;font-weight:600}.tick,.legend{font-size:11px;fill:#333}.clock{font-size:10px;fill:#777}.nodata{font-size:13px;fill:#666}
-.axis{stroke:#777}.grid{stroke:#d3dae4;stroke-width:1}.ok{color:#0a6b2d}.fail{color:#b00020}.note{color:#8a5300}
+.axis{stroke:#777}.grid{stroke:#d3dae4;stroke-width:1}.ok{color:#0a6b2d}.fail{color:#b00020}.note{color:#8a5300}.waiting{color:#666}
 </style></head><body>
 {{with .Live}}<p class="live" style="padding:8px 12px;background:#fff4d6;border:1px solid #e0b84c">{{.Banner}}</p>
 {{end}}{{if .ConformanceOnly}}<h1>tsbench conformance: {{len .R.Storages}} storages</h1>
@@ -35,7 +36,7 @@ svg.chart{border:1px solid #ddd;background:#fff}
 {{range .R.Storages}}{{$name := .Name}}{{range .Problems}}<p class="fail">Problem with {{$name}}: {{.}}</p>
 {{end}}{{end}}{{else}}<h1>tsbench: {{len .R.Storages}} storages, {{.R.Workload.Targets}} targets × {{.R.Workload.SeriesPerTarget}} series</h1>
 <p>{{.Start}} → {{.End}}{{if .R.Workload.HistorySeconds}} · history {{.History}}: each storage caught up with the workload's clock, {{.History}} behind at the start, then ran live ("history (catch-up)" rows){{end}} · seed {{.R.Workload.Seed}} · {{.R.Workload.SeriesCreated}} series created by churn · {{.R.Workload.StaleMarkers}} stale markers</p>
-{{range .LongRun}}<p class="fail">{{.}}</p>
+{{range $i, $l := .LongRun}}<p class="{{if and (eq $i 0) $.R.Partial}}note{{else}}fail{{end}}">{{$l}}</p>
 {{end}}{{range .R.Storages}}{{$name := .Name}}{{range .Problems}}<p class="fail">Problem with {{$name}}: {{.}}</p>
 {{end}}{{with .Write}}{{range .Notes}}<p>Note on {{$name}}: {{.}}</p>
 {{end}}{{range .Limits}}<p class="fail">Limit of {{$name}}: {{.Family}} refused {{.Requests}} requests (HTTP {{.Status}}) at its {{.Limit}} limit{{with .Value}} ({{.}}){{end}}; raise {{.Raise}}</p>
@@ -44,20 +45,22 @@ svg.chart{border:1px solid #ddd;background:#fff}
 {{range .Rows}}<tr><td>{{.Label}}</td>{{range .Cells}}<td{{if .Best}} class="best"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</table>
 {{end}}</div>
-<p>Bold green: the best value of the row, where one is better than every other as printed. Below, red is data lost or wrong; amber a difference that is neither (float rounding of a few ulp, storages whose answers differ).{{with .R.Generator}} tsbench itself used {{fmtPtr "%.3f" .CPUCoresMean 1}} cores on average, {{fmtPtr "%.3f" .CPUCoresMax 1}} at most, and {{fmtPtr "%.1f" .RSSBytesMax 1048576}} MiB of memory at most.{{end}}</p>
+{{with .WaitingNote}}<p class="waiting">{{.}}</p>
+{{end}}<p>Bold green: the best value of the row, where one is better than every other as printed. Below, red is data lost or wrong; amber a difference that is neither (float rounding of a few ulp, storages whose answers differ).{{with .R.Generator}}{{if and $.Waiting (not .CPUCoresMean)}} tsbench's own use: waiting for its first observations.{{else}} tsbench itself used {{fmtPtr "%.3f" .CPUCoresMean 1}} cores on average, {{fmtPtr "%.3f" .CPUCoresMax 1}} at most, and {{fmtPtr "%.1f" .RSSBytesMax 1048576}} MiB of memory at most.{{end}}{{end}}</p>
 {{with .Freshness}}<h2>Freshness</h2><p>{{$.FreshnessTitle}}</p><table>{{range $i, $row := .}}<tr>{{range $row}}{{if eq $i 0}}<th>{{.}}</th>{{else}}<td>{{.}}</td>{{end}}{{end}}</tr>{{end}}</table>
 {{end}}{{end}}{{.Conformance}}{{with .Sender}}<h2>Sender</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>
 {{end}}{{if .Verdicts}}<h2>Read-back</h2><ul>{{range .Verdicts}}<li class="{{.Class}}">{{.Storage}}: {{.Text}}</li>{{end}}</ul>
 {{end}}{{if .Probes}}<h2>PromQL probes</h2><div class="scroll"><table class="probes"><tr><th>probe</th><th class="text">expected</th>{{range .R.Storages}}<th class="text">{{.Name}}</th>{{end}}</tr>
-{{range .Probes}}<tr><td>{{.Name}}</td><td class="text">{{breakable .Expected}}</td>{{$p := .}}{{range $i, $got := .Got}}<td class="text{{if index $p.Differs $i}} fail{{end}}">{{if index $p.Differs $i}}✗ {{end}}{{breakable $got}}</td>{{end}}</tr>
+{{range .Probes}}<tr><td>{{.Name}}</td><td class="text">{{breakable .Expected}}</td>{{$p := .}}{{range $i, $got := .Got}}<td class="text{{if index $p.Differs $i}} fail{{end}}">{{if index $p.Differs $i}}✗ {{end}}{{if and $.Waiting (eq $got "?")}}waiting{{else}}{{breakable $got}}{{end}}</td>{{end}}</tr>
 {{end}}</table></div>
 {{end}}{{with .RuleDiffs}}<h2>Rules whose range-query results differ across storages</h2><ul>{{range .}}<li class="{{if .Count}}note{{else}}ok{{end}}">{{.Storage}}: {{if .Count}}{{.Count}}<ul>{{range .Diffs}}<li>{{.Rule}}: {{.Detail}}</li>{{end}}{{if .More}}<li>… and {{.More}} more</li>{{end}}</ul>{{else}}none{{end}}</li>{{end}}</ul>
 {{end}}{{with .NotCompared}}<details><summary>{{len .}} {{$.NotComparedText}}</summary><p>{{join . ", "}}</p></details>
 {{end}}{{if .Slowest}}<h2>Slowest queries</h2><p>Each storage's {{.SlowestN}} slowest queries by p99 latency, measured from the scheduled time.</p>
 <table><tr><th>storage</th><th class="text">kind</th><th class="text">query</th><th>p99 (s)</th><th>errors</th></tr>
-{{range .Slowest}}<tr><td>{{.Storage}}</td><td class="text">{{.Kind}}</td><td class="text">{{.Name}}</td><td>{{fmtPtr "%.3f" .P99 1.0}}</td><td>{{.Errors}}</td></tr>
+{{range .Slowest}}<tr><td>{{.Storage}}</td><td class="text">{{.Kind}}</td><td class="text">{{.Name}}</td><td>{{if .P99}}{{fmtPtr "%.3f" .P99 1.0}}{{else if .Errors}}none answered{{else}}?{{end}}</td><td>{{.Errors}}</td></tr>
 {{end}}</table>
-{{end}}{{if .R.Thresholds}}<h2>Thresholds</h2><ul>{{range .R.Thresholds}}<li class="{{if .OK}}ok{{else}}fail{{end}}">{{if .OK}}✓{{else}}✗{{end}} {{.Storage}}: {{.Check}} {{if .Value}}(is {{valueText .}}){{else if .Reason}}({{.Reason}}){{end}}</li>{{end}}</ul>
+{{else if .SlowestWaiting}}<h2>Slowest queries</h2><p class="waiting">Waiting for the first query answered.</p>
+{{end}}{{if .R.Thresholds}}<h2>Thresholds</h2><ul>{{range .R.Thresholds}}{{if and $.Waiting (not .OK) (not .Value)}}<li class="waiting">… {{.Storage}}: {{.Check}} (waiting for its first value)</li>{{else}}<li class="{{if .OK}}ok{{else}}fail{{end}}">{{if .OK}}✓{{else}}✗{{end}} {{.Storage}}: {{.Check}} {{if .Value}}(is {{valueText .}}){{else if .Reason}}({{.Reason}}){{end}}</li>{{end}}{{end}}</ul>
 {{end}}{{if .Events}}<h2>Cardinality events</h2><p>Each storage's mean in the calm before the event → during it (shaded on the charts).</p><ul>{{range .Events}}<li>{{.}}</li>{{end}}</ul>
 {{end}}{{if not .ConformanceOnly}}<h2>Over time</h2><div class="charts">{{range .Charts}}{{.}}{{end}}</div>{{end}}
 </body></html>
@@ -94,20 +97,6 @@ type slowQuery struct {
 // WriteHTML writes report.html: one self-contained page, no script, no external resource.
 func WriteHTML(w io.Writer, r *results.Run) error { return writeHTML(w, r, nil) }
 
-// liveBanner is what the live page (issue 31) has beyond report.html: a line at its top, and a
-// meta refresh, which reloads it without a script (the page's CSP allows none).
-type liveBanner struct {
-	Banner  string
-	Refresh int // seconds
-}
-
-// WriteLiveHTML writes the report of a run still going, as tsbench run serves it at
-// -httpListenAddr: report.html's page with banner at its top, reloading itself every refresh
-// (at least a second).
-func WriteLiveHTML(w io.Writer, r *results.Run, banner string, refresh time.Duration) error {
-	return writeHTML(w, r, &liveBanner{Banner: banner, Refresh: max(1, int(refresh.Round(time.Second).Seconds()))})
-}
-
 func writeHTML(w io.Writer, r *results.Run, live *liveBanner) error {
 	tmpl, err := template.New("report").Funcs(template.FuncMap{"fmtPtr": fmtPtr, "valueText": ValueText, "join": strings.Join, "breakable": breakable}).Parse(htmlPage)
 	if err != nil {
@@ -117,17 +106,27 @@ func writeHTML(w io.Writer, r *results.Run, live *liveBanner) error {
 	if err != nil {
 		return err
 	}
+	waiting := live != nil && r.Partial != nil // a run still going: what is not measured yet is waited for
+	secs, slow := htmlSections(r), slowest(r)
+	var waits []string
+	if waiting {
+		waits, slow = markWaiting(secs, r), answered(slow)
+	}
 	var svgs []template.HTML
 	for _, c := range charts(r) {
+		if waiting {
+			c.Empty = "waiting for the first point"
+		}
 		svgs = append(svgs, c.svg())
 	}
 	return tmpl.Execute(w, map[string]any{
-		"R": r, "Conformance": conf, "ConformanceOnly": conformanceOnly(r), "Sections": htmlSections(r), "Charts": svgs, "Events": EventLines(r),
-		"Verdicts": verdicts(r), "Sender": SenderLines(r), "RuleDiffs": ruleDiffLists(r), "NotCompared": rulesNotCompared(r), "NotComparedText": notComparedText,
-		"Freshness": FreshnessRows(r), "FreshnessTitle": FreshnessTitle(r), "Probes": ProbeRows(r), "Slowest": slowest(r), "SlowestN": slowestPerStorage,
+		"R": r, "Conformance": conf, "ConformanceOnly": conformanceOnly(r), "Sections": secs, "Charts": svgs, "Events": EventLines(r),
+		"Verdicts": verdicts(r, waiting), "Sender": SenderLines(r), "RuleDiffs": ruleDiffLists(r), "NotCompared": rulesNotCompared(r), "NotComparedText": notComparedText,
+		"Freshness": FreshnessRows(r), "FreshnessTitle": FreshnessTitle(r), "Probes": ProbeRows(r), "Slowest": slow, "SlowestN": slowestPerStorage,
 		"Start": r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), "End": r.EndTime.UTC().Format("2006-01-02 15:04:05Z"),
 		"History": time.Duration(r.Workload.HistorySeconds * float64(time.Second)).String(), "LongRun": LongRunLines(r),
-		"Live": live,
+		"Live": live, "Waiting": waiting, "WaitingNote": waitingNote(waits),
+		"SlowestWaiting": waiting && len(slow) == 0 && slices.ContainsFunc(r.Storages, func(s results.Storage) bool { return s.Query != nil }),
 	})
 }
 
@@ -149,13 +148,19 @@ func htmlSections(r *results.Run) []htmlSection {
 	return secs
 }
 
-func verdicts(r *results.Run) []htmlVerdict {
+// verdicts are the read-back's verdict lines; on the live page (waiting), a storage whose
+// read-back at the end has not run says it waits for it, not that it checked nothing (red).
+func verdicts(r *results.Run, waiting bool) []htmlVerdict {
 	var out []htmlVerdict
 	for _, s := range r.Storages {
 		if noQueryAPI(&s) {
 			out = append(out, htmlVerdict{Storage: s.Name, Text: noQueryAPIText(&s), Class: sevFail})
 		}
-		if s.Verify != nil {
+		switch {
+		case s.Verify == nil:
+		case waiting && s.Verify.CheckedSamples == 0:
+			out = append(out, htmlVerdict{Storage: readBackName(&s), Text: "waiting for the read-back at the end", Class: sevWaiting})
+		default:
 			out = append(out, readBackVerdict(&s))
 		}
 	}

@@ -8,13 +8,15 @@ import (
 
 // severity is the colour of a line of report.html, by what it says of the data (issue 35):
 // red for data lost or wrong, amber for a difference that is neither, green for data as
-// written.
+// written, grey for what the live page still waits for.
 type severity string
 
 const (
 	sevOK   severity = "ok"   // as written
 	sevNote severity = "note" // float rounding of a few ulp, or storages' answers that differ
 	sevFail severity = "fail" // lost or wrong data, or a read that failed
+	// sevWaiting is grey: not measured yet, on the live page.
+	sevWaiting severity = "waiting"
 )
 
 // okOrFail is sevOK when ok, else sevFail.
