@@ -64,8 +64,11 @@ const (
 	plotHeight = 150.0
 	axisBelow  = 38.0
 	// markerSpacing is the mean distance between a series' points below which its markers
-	// are not drawn (they would merge into a band); each point keeps its tooltip.
+	// are not drawn (they would merge into a band); their tooltips stay, one per hoverSpacing
+	// at most: a pointer picks nothing finer, and a long run's 540 points a series would
+	// make the page ten times larger.
 	markerSpacing = 8.0
+	hoverSpacing  = 3.0
 )
 
 // svg renders the chart; a chart without points says so inside an empty plot.
@@ -124,8 +127,9 @@ func (c chart) drawTicks(b *strings.Builder, xt, yt ticks, origin time.Time, top
 }
 
 // drawSeries draws the i-th series: its line, a marker of the series' own shape at each
-// point, whose tooltip (an SVG title, no script) is the point's time and value, and its
-// legend entry above the plot.
+// point, whose tooltip (an SVG title, no script) is the point's time and value (where the
+// points are too dense for markers, one point's per hoverSpacing), and its legend entry
+// above the plot.
 func (c chart) drawSeries(b *strings.Builder, i int, s chartSeries, origin time.Time, x func(time.Time) float64, y func(float64) float64) {
 	color, stroke := palette[i%len(palette)], seriesStroke(i)
 	var pts []string
@@ -141,8 +145,12 @@ func (c chart) drawSeries(b *strings.Builder, i int, s chartSeries, origin time.
 		fmt.Fprintf(b, `<polyline class="series" data-series="%s" fill="none" stroke="%s" %s points="%s"/>`, name, color, stroke, strings.Join(pts, " "))
 	}
 	shown := float64(len(finitePts)) <= (chartWidth-plotLeft-plotRight)/markerSpacing
+	last := math.Inf(-1)
 	for _, p := range finitePts {
-		b.WriteString(marker(i, x(p.T), y(p.V), color, shown, template.HTMLEscapeString(c.pointText(s.Name, p, origin))))
+		if px := x(p.T); shown || px-last >= hoverSpacing {
+			b.WriteString(marker(i, px, y(p.V), color, shown, template.HTMLEscapeString(c.pointText(s.Name, p, origin))))
+			last = px
+		}
 	}
 	lx, ly := plotLeft, legendTop+float64(i)*legendRow
 	fmt.Fprintf(b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="%s" %s/>`, lx, ly-4, lx+22, ly-4, color, stroke)
@@ -154,7 +162,7 @@ func (c chart) drawSeries(b *strings.Builder, i int, s chartSeries, origin time.
 // so markers of series that overlap stay apart, with title as its tooltip. A marker not
 // shown is transparent and keeps its tooltip.
 func marker(i int, x, y float64, color string, shown bool, title string) string {
-	paint := fmt.Sprintf(`fill="none" stroke="%s" stroke-width="1.5" pointer-events="all"`, color)
+	paint := fmt.Sprintf(`stroke="%s"`, color) // the page's CSS: hollow, 1.5px, hoverable inside
 	if !shown {
 		paint += ` stroke-opacity="0"`
 	}
@@ -174,10 +182,11 @@ func marker(i int, x, y float64, color string, shown bool, title string) string 
 }
 
 // pointText is a point's tooltip: the storage, when (clock time and time since the start,
-// or on the held chart the data held) and the value with its unit.
+// or on the held chart the data held) and the value with its unit, e.g.
+// "victoriametrics 12:01:30Z (+1m30s): 30.1k samples/s".
 func (c chart) pointText(name string, p chartPoint, origin time.Time) string {
 	since := formatElapsed(p.T.Sub(origin).Seconds())
-	when := p.T.UTC().Format("15:04:05Z") + ", " + since + " after the start"
+	when := p.T.UTC().Format("15:04:05Z") + " (+" + since + ")"
 	if c.Held {
 		when = "holding " + since + " of data"
 	}
@@ -185,7 +194,7 @@ func (c chart) pointText(name string, p chartPoint, origin time.Time) string {
 	if c.Unit != "s" && c.Unit != "bytes" {
 		value += " " + c.Unit
 	}
-	return name + " at " + when + ": " + value
+	return name + " " + when + ": " + value
 }
 
 // heading is the chart's title, with its unit unless the ticks carry it.

@@ -27,7 +27,7 @@ td.best{font-weight:700;color:#0a6b2d}
 .scroll{overflow-x:auto}.probes td.text{overflow-wrap:break-word;font-size:13px}.probes td:first-child{min-width:10em}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
 svg.chart{border:1px solid #ddd;background:#fff}
-.title{font-size:13px;font-weight:600}.tick,.legend{font-size:11px;fill:#333}.clock{font-size:10px;fill:#777}.nodata{font-size:13px;fill:#666}
+.title{font-size:13px;font-weight:600}.tick,.legend{font-size:11px;fill:#333}.clock{font-size:10px;fill:#777}.marker{fill:none;stroke-width:1.5px;pointer-events:all}.nodata{font-size:13px;fill:#666}
 .axis{stroke:#777}.grid{stroke:#d3dae4;stroke-width:1}.ok{color:#0a6b2d}.fail{color:#b00020}.note{color:#8a5300}.waiting{color:#666}
 </style></head><body>
 {{with .Live}}<p class="live" style="padding:8px 12px;background:#fff4d6;border:1px solid #e0b84c">{{.Banner}}</p>

@@ -373,14 +373,14 @@ func TestChartPointsHaveTooltipsAndMarkers(t *testing.T) {
 		t.Fatalf("%d circles and %d squares, want 19 each: prometheus' markers are circles, victoriametrics' squares", len(circles), len(squares))
 	}
 	for _, want := range []string{
-		"prometheus at 12:00:10Z, 10s after the start: 30.1k samples/s",
-		"prometheus at 12:03:00Z, 3m after the start: 30k samples/s",
+		"prometheus 12:00:10Z (+10s): 30.1k samples/s",
+		"prometheus 12:03:00Z (+3m): 30k samples/s",
 	} {
 		if !slices.Contains(circles, want) {
 			t.Errorf("no point's tooltip is %q: %q", want, circles)
 		}
 	}
-	if want := "victoriametrics at 12:01:30Z, 1m30s after the start: 30k samples/s"; !slices.Contains(squares, want) {
+	if want := "victoriametrics 12:01:30Z (+1m30s): 30k samples/s"; !slices.Contains(squares, want) {
 		t.Errorf("no point's tooltip is %q: %q", want, squares)
 	}
 	clocks := parseSVG(t, c).texts("clock")
@@ -429,5 +429,37 @@ func TestProbeAnswersBreakBetweenLabels(t *testing.T) {
 	want := `vector {<wbr>instance=&#34;host-0&#34;,<wbr>job=&#34;node_exporter&#34;} 0.25@1795435380.001 &lt;&amp;&gt;`
 	if string(got) != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// A long run's series (540 points in a 488px plot) draws no markers, where they would merge
+// into a band; its line keeps every point, and its tooltips one point per hoverSpacing.
+func TestDenseSeriesKeepTooltipsPerPixels(t *testing.T) {
+	start := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	s := chartSeries{Name: "prometheus"}
+	for i := range 540 {
+		s.Points = append(s.Points, chartPoint{start.Add(time.Duration(i) * 10 * time.Second), float64(i % 7)})
+	}
+	var doc struct {
+		Circles []struct {
+			Opacity string `xml:"stroke-opacity,attr"`
+		} `xml:"circle"`
+	}
+	c := chart{Title: "lag", Unit: "s", Start: start, Series: []chartSeries{s}}
+	if err := xml.Unmarshal([]byte(c.svg()), &doc); err != nil {
+		t.Fatal(err)
+	}
+	hidden := 0
+	for _, m := range doc.Circles {
+		if m.Opacity == "0" {
+			hidden++
+		}
+	}
+	plot := chartWidth - plotLeft - plotRight
+	if most := int(plot/hoverSpacing) + 1; hidden < most/2 || hidden > most || len(doc.Circles) != hidden+1 {
+		t.Errorf("%d transparent markers of %d (one is the legend's), want one per %g to %gpx: %d to %d", hidden, len(doc.Circles), hoverSpacing, 2*hoverSpacing, most/2, most)
+	}
+	if n := len(strings.Fields(parseSVG(t, c).Lines[0].Points)); n != 540 {
+		t.Errorf("the line has %d points, want 540", n)
 	}
 }
