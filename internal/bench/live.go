@@ -20,10 +20,10 @@ import (
 // serves at / the report as it stands, the page report.html is at the end with a banner that
 // says what is still running, reloading itself. It is rendered in the background from the
 // results of each checkpoint, or of each progress line when no checkpoint comes as often, and
-// served as the last rendered bytes: a request never renders,
-// so a reader cannot load the run, and memory holds one page and one pending results. When
-// the run has ended and its report is written, the address answers for LiveGrace more with
-// that report, which no longer reloads itself, and where it is (issue 39).
+// served as the last rendered bytes: a request never renders, so a reader cannot load the
+// run, and memory holds one page and one pending results. When the run has ended and its
+// report is written, the address answers for LiveGrace more with that report, which no
+// longer reloads itself, and where it is (issue 39).
 
 // LiveReport renders the live page: the report of res with banner at its top, reloading
 // itself every refresh. cli passes report.WriteLiveHTML (no stage of a run imports report).
@@ -35,6 +35,9 @@ type liveUpdate struct {
 	at    time.Time // of the results
 	state string    // what is still running, in words
 	last  bool      // the load stopped: no update follows but the final report
+	// interrupted is set when the load stopped on an interrupt: the address stops answering
+	// with the run, no final report is shown.
+	interrupted bool
 	// ended is set on the final report, served once the run has ended: report is where it
 	// was written ("" if it was not), until when the address stops answering.
 	ended  bool
@@ -132,7 +135,7 @@ func (l *live) banner(u liveUpdate) string {
 	next := fmt.Sprintf("Next update by %s (this page reloads itself every %s); the final report.html is written when the run ends.",
 		u.at.Add(l.every).UTC().Format("15:04:05Z"), l.every.Round(time.Second))
 	switch {
-	case u.last && l.grace > 0:
+	case u.last && l.grace > 0 && !u.interrupted:
 		next = fmt.Sprintf("No update follows but the final report.html, which this page shows when the run ends, for %s.", l.grace)
 	case u.last:
 		next = "No update follows: the final report.html is written when the run ends, and this address stops serving it."
@@ -230,16 +233,16 @@ func (r *run) liveNow(now time.Time, res *results.Run) {
 	r.live.update(liveUpdate{res: res, at: now, state: r.liveState(now)})
 }
 
-// liveLoadStopped updates the live page when the load has stopped: what follows is the drain,
-// the read-back and the final report.
-func (r *run) liveLoadStopped(now time.Time) {
+// liveLoadStopped updates the live page when the load has stopped, on an interrupt or not:
+// what follows is the drain, the read-back and the final report.
+func (r *run) liveLoadStopped(now time.Time, interrupted bool) {
 	if r.live == nil {
 		return
 	}
 	res := r.results(nil)
 	res.Partial = &results.Partial{At: now.UTC(), Reason: "live report"}
 	state := fmt.Sprintf("the load stopped at %s: draining what is pending (at most %s), then the read-back at the end", now.UTC().Format("15:04:05Z"), r.opts.DrainTimeout)
-	r.live.update(liveUpdate{res: res, at: now, state: state, last: true})
+	r.live.update(liveUpdate{res: res, at: now, state: state, last: true, interrupted: interrupted})
 }
 
 // checkpointing reports whether the run writes checkpoints.

@@ -243,6 +243,11 @@ func TestFinishServesTheFinalReportForTheGrace(t *testing.T) {
 		if got := getLive(t, r.live); !strings.Contains(got, "No update follows but the final report.html, which this page shows when the run ends, for 30s.") {
 			t.Errorf("the page after the load stopped: %s", got)
 		}
+		r.live.update(liveUpdate{res: liveRun(5), at: time.Now(), state: "the load", last: true, interrupted: true})
+		synctest.Wait()
+		if got := getLive(t, r.live); !strings.Contains(got, "No update follows: the final report.html is written when the run ends, and this address stops serving it.") {
+			t.Errorf("the page after an interrupt stopped the load: %s", got)
+		}
 		start = time.Now()
 		done := make(chan struct{})
 		go func() { r.finish(ctx, liveRun(9)); close(done) }()

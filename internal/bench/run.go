@@ -290,7 +290,7 @@ func (r *run) run(ctx context.Context) (*results.Run, error) {
 	r.liveNow(time.Now(), nil) // the live page at once; then with each progress line or checkpoint
 	<-loadCtx.Done()
 	loadEnd := time.Now()
-	r.liveLoadStopped(loadEnd)
+	r.liveLoadStopped(loadEnd, ctx.Err() != nil)
 	r.obs.LoadEnded(loadEnd)
 	r.log.Info("load stopped; draining pending samples and queries in flight", "deadline", r.opts.DrainTimeout)
 	if err := g.Wait(); err != nil {
