@@ -18,7 +18,7 @@ func TestChecksFindProblems(t *testing.T) {
 		"docs/testdata/broken.md:3 links to ../configuration.md#nosuch: docs/configuration.md has no heading with the anchor #nosuch (its anchors: configuration, top-level-keys, remotestoragesname-each-storage, rangequeries-each-dashboard-panel, keys-of-the-helm-charts-accepted-here)",
 		"docs/testdata/broken.md:6: `tsbench run -histroy 6h` does not parse (exit 2): flag provided but not defined: -histroy; fix the command on the page, or the flag in internal/cli",
 		"docs/testdata/broken.md:7: `tsbench run -duration soon` does not parse (exit 2): invalid value \"soon\" for flag -duration: parse error; fix the command on the page, or the flag in internal/cli",
-		"docs/testdata/broken.md:12: `tsbench run` has no flag -bogus (its flags: -config, -duration, -history, -hold, -httpListenAddr, -keep, -logLevel, -out, -rounds, -shard): fix the synopsis or internal/cli",
+		"docs/testdata/broken.md:12: `tsbench run` has no flag -bogus (its flags: -config, -duration, -history, -hold, -httpListenAddr, -keep, -liveGrace, -logLevel, -out, -rounds, -shard): fix the synopsis or internal/cli",
 		"docs/testdata/broken.md:13: `tsbench frobnicate` is no command (exit 2): tsbench: unknown command \"frobnicate\"",
 		"docs/testdata/broken.md:22 documents seed again (first on line 20): keep one row",
 		"docs/testdata/broken.md: remoteStorages is not documented (it is in internal/config): add the row  | `remoteStorages` | effect |  to the table under a heading with no key path in backticks (## Top-level ...)",

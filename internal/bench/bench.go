@@ -41,9 +41,14 @@ type Options struct {
 	HTTPListenAddr string
 	// LiveReport renders the live report (live.go); nil serves none.
 	LiveReport LiveReport
-	// LiveEvery is how often the live report is updated when no checkpoint comes as often
-	// (default a minute).
-	LiveEvery time.Duration
+	// LiveGrace is how long the live report's address keeps answering once the run has ended
+	// and Finish has written the report, with that report and its path (live.go); only when
+	// the page was loaded during the run, and the run was not interrupted. 0: not at all.
+	LiveGrace time.Duration
+	// Finish, when set, is given the results once the run has ended, while the live report's
+	// address still answers; it writes them and the report, and returns the report's path
+	// ("" when it could not be written), which the live page then names.
+	Finish func(res *results.Run) (report string)
 	// Keep leaves the storages tsbench started running after the run.
 	Keep bool
 	// Progress receives a progress line every ProgressEvery; nil prints none.
@@ -68,9 +73,6 @@ func (o *Options) setDefaults() {
 	}
 	if o.VerifyTimeout <= 0 {
 		o.VerifyTimeout = 3 * time.Minute
-	}
-	if o.LiveEvery <= 0 {
-		o.LiveEvery = liveEvery
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -137,8 +139,9 @@ func (p *Prepared) Warnings() []string {
 }
 
 // Run runs the benchmark until ctx ends or the configured duration passes, then shuts down
-// in order and returns the results. An error means there are no results (a storage could not
-// be started, a port could not be opened); a storage failing during the run is in the results.
+// in order, hands the results to opts.Finish and returns them. An error means there are no
+// results (a storage could not be started, a port could not be opened); a storage failing
+// during the run is in the results.
 func Run(ctx context.Context, p *Prepared, opts Options) (*results.Run, error) {
 	opts.setDefaults()
 	cfg := *p.Config
@@ -166,11 +169,17 @@ func Run(ctx context.Context, p *Prepared, opts Options) (*results.Run, error) {
 	for _, l := range locals {
 		go r.watchExit(l)
 	}
+	run := r.run
 	if cfg.ScrapeModeOn() {
 		if cfg.Shard.Of() > 1 {
 			return nil, &ConfigError{fmt.Errorf("-shard %s: scrape mode runs one tsbench (the agent scrapes its targets)", cfg.Shard)}
 		}
-		return r.runScrape(ctx) // scrape.go: an agent writes, not tsbench
+		run = r.runScrape // scrape.go: an agent writes, not tsbench
 	}
-	return r.run(ctx)
+	res, err := run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.finish(ctx, res) // live.go
+	return res, nil
 }

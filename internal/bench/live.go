@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tsbench/tsbench/internal/results"
@@ -18,16 +19,15 @@ import (
 // The live report (issue 31): while the run goes, tsbench's HTTP address (-httpListenAddr)
 // serves at / the report as it stands, the page report.html is at the end with a banner that
 // says what is still running, reloading itself. It is rendered in the background from the
-// results of each checkpoint, and every LiveEvery when no checkpoint comes as often, and
+// results of each checkpoint, or of each progress line when no checkpoint comes as often, and
 // served as the last rendered bytes: a request never renders, so a reader cannot load the
-// run, and memory holds one page and one pending results.
+// run, and memory holds one page and one pending results. When the run has ended and its
+// report is written, the address answers for LiveGrace more with that report, which no
+// longer reloads itself, and where it is (issue 39).
 
 // LiveReport renders the live page: the report of res with banner at its top, reloading
 // itself every refresh. cli passes report.WriteLiveHTML (no stage of a run imports report).
 type LiveReport func(w io.Writer, res *results.Run, banner string, refresh time.Duration) error
-
-// liveEvery is how often the live page is updated at most a minute apart (issue 31).
-const liveEvery = time.Minute
 
 // liveUpdate is one state of the run for the live page.
 type liveUpdate struct {
@@ -35,14 +35,26 @@ type liveUpdate struct {
 	at    time.Time // of the results
 	state string    // what is still running, in words
 	last  bool      // the load stopped: no update follows but the final report
+	// interrupted is set when the load stopped on an interrupt: the address stops answering
+	// with the run, no final report is shown.
+	interrupted bool
+	// ended is set on the final report, served once the run has ended: report is where it
+	// was written ("" if it was not), until when the address stops answering.
+	ended  bool
+	report string
+	until  time.Time
 }
 
 // live renders the live page in the background and serves the last one.
 type live struct {
 	render LiveReport
 	every  time.Duration // between updates: the page's refresh
+	grace  time.Duration // Options.LiveGrace
 	log    *slog.Logger
 	wake   chan struct{} // 1: an update waits in next
+	// watched is set once a page has been served: someone reads it, and gets the final
+	// report after the run.
+	watched atomic.Bool
 
 	mu   sync.Mutex    // guards next, page, note
 	next *liveUpdate   // the newest update not yet rendered; a newer one replaces it
@@ -51,9 +63,9 @@ type live struct {
 	done chan struct{} // closed when run returns
 }
 
-func newLive(render LiveReport, every time.Duration, log *slog.Logger) *live {
+func newLive(render LiveReport, every, grace time.Duration, log *slog.Logger) *live {
 	return &live{
-		render: render, every: every, log: log, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		render: render, every: every, grace: grace, log: log, wake: make(chan struct{}, 1), done: make(chan struct{}),
 		note: "the run is starting: the report appears here when the load has started",
 	}
 }
@@ -94,8 +106,12 @@ func (l *live) run(ctx context.Context) {
 			continue
 		}
 		took := time.Now()
+		refresh := l.every
+		if u.ended {
+			refresh = 0 // the final report: a reader keeps it after the address stops answering
+		}
 		var b bytes.Buffer
-		if err := l.render(&b, u.res, l.banner(*u), l.every); err != nil {
+		if err := l.render(&b, u.res, l.banner(*u), refresh); err != nil {
 			l.log.Error("cannot render the live report; the last one is still served", "err", err)
 			continue
 		}
@@ -108,9 +124,20 @@ func (l *live) run(ctx context.Context) {
 
 // banner says what the page shows and what is still running, plainly.
 func (l *live) banner(u liveUpdate) string {
+	if u.ended {
+		where := "its report could not be written (tsbench's output says why)"
+		if u.report != "" {
+			where = "the report is at " + u.report
+		}
+		return fmt.Sprintf("this run has ended; %s. This page shows that report and no longer reloads itself; this address stops answering at %s.",
+			where, u.until.UTC().Format("15:04:05Z"))
+	}
 	next := fmt.Sprintf("Next update by %s (this page reloads itself every %s); the final report.html is written when the run ends.",
 		u.at.Add(l.every).UTC().Format("15:04:05Z"), l.every.Round(time.Second))
-	if u.last {
+	switch {
+	case u.last && l.grace > 0 && !u.interrupted:
+		next = fmt.Sprintf("No update follows but the final report.html, which this page shows when the run ends, for %s.", l.grace)
+	case u.last:
 		next = "No update follows: the final report.html is written when the run ends, and this address stops serving it."
 	}
 	return fmt.Sprintf("live: run in progress, as of %s. Still running: %s. %s", u.at.UTC().Format("15:04:05Z"), u.state, next)
@@ -118,6 +145,7 @@ func (l *live) banner(u liveUpdate) string {
 
 // ServeHTTP serves the last page rendered, or a note that reloads itself until there is one.
 func (l *live) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	l.watched.Store(true)
 	l.mu.Lock()
 	page, note := l.page, l.note
 	l.mu.Unlock()
@@ -165,20 +193,32 @@ func (r *run) liveState(now time.Time) string {
 	default:
 		parts = append(parts, fmt.Sprintf("the load, %s so far, until interrupted", now.Sub(r.start).Round(time.Second)))
 	}
-	if r.cfg.VerifyInterval > 0 && r.cfg.VerifySamples > 0 && r.writes() {
+	if r.checksAhead(now) {
 		parts = append(parts, fmt.Sprintf("the read-back every %s", r.cfg.VerifyInterval))
 	}
 	return strings.Join(parts, "; ")
 }
 
-// liveUpdates updates the live page at once and then every r.live.every, unless the
-// checkpoints, which update it too, come at least as often; until ctx ends.
-func (r *run) liveUpdates(ctx context.Context) {
-	r.liveNow(time.Now(), nil)
-	if r.checkpointing() && r.cfg.CheckpointInterval <= r.live.every {
-		return
+// checksAhead reports whether a read-back check during the load is still to come at now:
+// they come every verifyInterval from the start (with history, from the moment every storage
+// caught up, each storage's load lasting duration after it), until the load ends.
+func (r *run) checksAhead(now time.Time) bool {
+	switch {
+	case r.cfg.VerifyInterval <= 0 || r.cfg.VerifySamples <= 0 || !r.writes():
+		return false
+	case r.cfg.Duration == 0:
+		return true
+	case r.cfg.History > 0:
+		return r.cfg.Duration > r.cfg.VerifyInterval
 	}
-	every(ctx, r.live.every, func(now time.Time) { r.liveNow(now, nil) })
+	next := (now.Sub(r.start)/r.cfg.VerifyInterval + 1) * r.cfg.VerifyInterval
+	return next < r.cfg.Duration
+}
+
+// checkpointsUpdateLive reports whether the checkpoints, which update the live page, come
+// at least as often as the progress lines, which update it otherwise.
+func (r *run) checkpointsUpdateLive() bool {
+	return r.checkpointing() && r.cfg.CheckpointInterval <= r.opts.ProgressEvery
 }
 
 // liveNow updates the live page with res, the results as of now (nil: assembled here).
@@ -193,16 +233,16 @@ func (r *run) liveNow(now time.Time, res *results.Run) {
 	r.live.update(liveUpdate{res: res, at: now, state: r.liveState(now)})
 }
 
-// liveLoadStopped updates the live page when the load has stopped: what follows is the drain,
-// the read-back and the final report.
-func (r *run) liveLoadStopped(now time.Time) {
+// liveLoadStopped updates the live page when the load has stopped, on an interrupt or not:
+// what follows is the drain, the read-back and the final report.
+func (r *run) liveLoadStopped(now time.Time, interrupted bool) {
 	if r.live == nil {
 		return
 	}
 	res := r.results(nil)
 	res.Partial = &results.Partial{At: now.UTC(), Reason: "live report"}
 	state := fmt.Sprintf("the load stopped at %s: draining what is pending (at most %s), then the read-back at the end", now.UTC().Format("15:04:05Z"), r.opts.DrainTimeout)
-	r.live.update(liveUpdate{res: res, at: now, state: state, last: true})
+	r.live.update(liveUpdate{res: res, at: now, state: state, last: true, interrupted: interrupted})
 }
 
 // checkpointing reports whether the run writes checkpoints.
@@ -210,12 +250,35 @@ func (r *run) checkpointing() bool {
 	return r.cfg.CheckpointInterval > 0 && r.opts.Out != ""
 }
 
-// liveInterval is how often the live page is updated: every checkpoint when they come at
-// least a minute apart, else every minute (Options.LiveEvery).
+// liveInterval is how often the live page is updated: with every progress line (10 s by
+// default), or every checkpoint when they come more often.
 func liveInterval(cfgCheckpoint time.Duration, opts Options) time.Duration {
-	every := opts.LiveEvery
+	every := opts.ProgressEvery
 	if cfgCheckpoint > 0 && opts.Out != "" {
 		every = min(every, cfgCheckpoint)
 	}
 	return every
+}
+
+// finish hands the results to Options.Finish, which writes them and the report; then, when
+// someone loaded the live page during the run and the run was not interrupted, the address
+// answers for LiveGrace (or until ctx ends) with that report and where it is (issue 39): a
+// reader's next reload finds it, and the page, which no longer reloads itself, stays.
+func (r *run) finish(ctx context.Context, res *results.Run) {
+	if r.opts.Finish == nil {
+		return
+	}
+	report := r.opts.Finish(res)
+	if r.live == nil || r.opts.LiveGrace <= 0 || !r.live.watched.Load() || ctx.Err() != nil {
+		return
+	}
+	now := time.Now()
+	r.live.update(liveUpdate{res: res, at: now, ended: true, report: report, until: now.Add(r.opts.LiveGrace)})
+	r.log.Info("run done; the live page shows the final report (an interrupt ends this)", "for", r.opts.LiveGrace, "url", "http://"+r.srvAddr+"/")
+	t := time.NewTimer(r.opts.LiveGrace)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }

@@ -42,7 +42,7 @@ func TestLiveServesTheLastRenderedPage(t *testing.T) {
 			_, err := fmt.Fprintf(w, "<p>%s</p><p>refresh %s</p><p>%s acked %d</p>", banner, refresh, res.Storages[0].Name, res.Storages[0].Write.AckedSamples)
 			return err
 		}
-		l := newLive(render, time.Minute, slog.New(slog.DiscardHandler))
+		l := newLive(render, time.Minute, 0, slog.New(slog.DiscardHandler))
 		if got := getLive(t, l); !strings.Contains(got, "live: the run is starting") || !strings.Contains(got, `http-equiv="refresh" content="5"`) {
 			t.Errorf("before the first update: %s", got)
 		}
@@ -89,7 +89,7 @@ func TestLiveRendersInTheBackground(t *testing.T) {
 			_, err := fmt.Fprintf(w, "acked %d", res.Storages[0].Write.AckedSamples)
 			return err
 		}
-		l := newLive(render, time.Minute, slog.New(slog.DiscardHandler))
+		l := newLive(render, time.Minute, 0, slog.New(slog.DiscardHandler))
 		ctx, cancel := context.WithCancel(t.Context())
 		go l.run(ctx)
 		l.update(liveUpdate{res: liveRun(1), at: time.Now()})
@@ -125,7 +125,7 @@ func TestLiveKeepsThePageWhenARenderFails(t *testing.T) {
 			_, err := fmt.Fprintf(w, "acked %d", res.Storages[0].Write.AckedSamples)
 			return err
 		}
-		l := newLive(render, time.Minute, slog.New(slog.DiscardHandler))
+		l := newLive(render, time.Minute, 0, slog.New(slog.DiscardHandler))
 		ctx, cancel := context.WithCancel(t.Context())
 		go l.run(ctx)
 		l.update(liveUpdate{res: liveRun(1), at: time.Now()})
@@ -146,12 +146,16 @@ func TestLiveInterval(t *testing.T) {
 		out        string
 		want       time.Duration
 	}{
-		{5 * time.Minute, "out", time.Minute}, // the default checkpoint: every minute
-		{20 * time.Second, "out", 20 * time.Second},
-		{20 * time.Second, "", time.Minute}, // no -out: no checkpoint written
-		{0, "out", time.Minute},
+		// The default checkpoint: with every progress line (issue 39: it was every minute, where
+		// the progress line comes every 10 s).
+		{5 * time.Minute, "out", 10 * time.Second},
+		{time.Second, "out", time.Second},
+		{time.Second, "", 10 * time.Second}, // no -out: no checkpoint written
+		{0, "out", 10 * time.Second},
 	} {
-		if got := liveInterval(tc.checkpoint, Options{Out: tc.out, LiveEvery: time.Minute}); got != tc.want {
+		opts := Options{Out: tc.out}
+		opts.setDefaults()
+		if got := liveInterval(tc.checkpoint, opts); got != tc.want {
 			t.Errorf("checkpointInterval %s, -out %q: every %s, want %s", tc.checkpoint, tc.out, got, tc.want)
 		}
 	}
@@ -177,6 +181,22 @@ func TestLiveState(t *testing.T) {
 			cfg:  config.Config{VerifyInterval: 10 * time.Minute, VerifySamples: 100, RemoteStorages: storages},
 			want: "the load, 2m30s so far, until interrupted; the read-back every 10m0s",
 		},
+		{
+			name: "a check still to come",
+			cfg:  config.Config{Duration: 15 * time.Minute, VerifyInterval: 10 * time.Minute, VerifySamples: 100, RemoteStorages: storages},
+			want: "the load, 2m30s of 15m0s, until 14:15:00Z; the read-back every 10m0s",
+		},
+		{
+			// Issue 39: "the read-back every 10m0s" in a 90 s run, where no check comes.
+			name: "shorter than verifyInterval",
+			cfg:  config.Config{Duration: 3 * time.Minute, VerifyInterval: 10 * time.Minute, VerifySamples: 100, RemoteStorages: storages},
+			want: "the load, 2m30s of 3m0s, until 14:03:00Z",
+		},
+		{
+			name: "the last check done",
+			cfg:  config.Config{Duration: 3 * time.Minute, VerifyInterval: time.Minute, VerifySamples: 100, RemoteStorages: storages},
+			want: "the load, 2m30s of 3m0s, until 14:03:00Z",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &run{cfg: &tc.cfg, start: start}
@@ -185,4 +205,73 @@ func TestLiveState(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Once the run has ended and its report is written, the address keeps answering for the
+// grace with that report, named, and no refresh, when the page was read during the run and
+// the run was not interrupted (issue 39: the next reload was a refused connection).
+func TestFinishServesTheFinalReportForTheGrace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var refreshes []time.Duration
+		render := func(w io.Writer, res *results.Run, banner string, refresh time.Duration) error {
+			refreshes = append(refreshes, refresh)
+			_, err := fmt.Fprintf(w, "<p>%s</p><p>acked %d</p>", banner, res.Storages[0].Write.AckedSamples)
+			return err
+		}
+		var finished int
+		newRun := func() *run {
+			return &run{
+				log: slog.New(slog.DiscardHandler), srvAddr: "127.0.0.1:8436",
+				live: newLive(render, 10*time.Second, 30*time.Second, slog.New(slog.DiscardHandler)),
+				opts: Options{LiveGrace: 30 * time.Second, Finish: func(*results.Run) string { finished++; return "/out/report.html" }},
+			}
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+
+		r := newRun() // nobody read the page: no grace
+		start := time.Now()
+		r.finish(ctx, liveRun(9))
+		if time.Since(start) != 0 || finished != 1 {
+			t.Errorf("unread: finish took %s and wrote the report %d times, want at once and once", time.Since(start), finished)
+		}
+
+		r = newRun()
+		go r.live.run(ctx)
+		r.live.update(liveUpdate{res: liveRun(5), at: time.Now(), state: "the load", last: true})
+		synctest.Wait()
+		if got := getLive(t, r.live); !strings.Contains(got, "No update follows but the final report.html, which this page shows when the run ends, for 30s.") {
+			t.Errorf("the page after the load stopped: %s", got)
+		}
+		r.live.update(liveUpdate{res: liveRun(5), at: time.Now(), state: "the load", last: true, interrupted: true})
+		synctest.Wait()
+		if got := getLive(t, r.live); !strings.Contains(got, "No update follows: the final report.html is written when the run ends, and this address stops serving it.") {
+			t.Errorf("the page after an interrupt stopped the load: %s", got)
+		}
+		start = time.Now()
+		done := make(chan struct{})
+		go func() { r.finish(ctx, liveRun(9)); close(done) }()
+		synctest.Wait()
+		want := "this run has ended; the report is at /out/report.html. This page shows that report and no longer reloads itself; " +
+			"this address stops answering at " + start.Add(30*time.Second).UTC().Format("15:04:05Z") + "."
+		if got := getLive(t, r.live); !strings.Contains(got, want) || !strings.Contains(got, "acked 9") {
+			t.Errorf("the page during the grace lacks %q and the final figures: %s", want, got)
+		}
+		if last := refreshes[len(refreshes)-1]; last != 0 {
+			t.Errorf("the final report reloads itself every %s, want never", last)
+		}
+		<-done
+		if took := time.Since(start); took != 30*time.Second {
+			t.Errorf("the grace lasted %s, want 30s", took)
+		}
+
+		r = newRun() // read, but the run was interrupted: no grace
+		r.live.watched.Store(true)
+		cancel()
+		start = time.Now()
+		r.finish(ctx, liveRun(9))
+		if time.Since(start) != 0 {
+			t.Errorf("an interrupted run waited %s after its report", time.Since(start))
+		}
+	})
 }

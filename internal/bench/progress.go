@@ -11,7 +11,8 @@ import (
 )
 
 // progress prints a line every ProgressEvery until ctx ends, records each storage's write
-// counters for the timeline, and checks the accounting at every line.
+// counters for the timeline, checks the accounting at every line, and updates the live page
+// with it unless the checkpoints come as often.
 func (r *run) progress(ctx context.Context) {
 	every(ctx, r.opts.ProgressEvery, func(now time.Time) {
 		line := r.record(now)
@@ -19,21 +20,25 @@ func (r *run) progress(ctx context.Context) {
 		if r.opts.Progress != nil {
 			fmt.Fprintln(r.opts.Progress, line)
 		}
+		if !r.checkpointsUpdateLive() {
+			r.liveNow(now, nil)
+		}
 	})
 	r.record(time.Now()) // the end of the load
 }
 
 // record appends a timeline point per storage and returns the progress line. A point less
 // than a second after the previous one replaces its counts and keeps its rate: a rate over a
-// few milliseconds would be noise.
+// few milliseconds would be noise. It holds r.mu throughout: results assembled meanwhile (a
+// checkpoint, the live page) have this moment's point for every storage or for none.
 func (r *run) record(now time.Time) string {
-	r.mu.Lock()
-	prev := r.last
-	r.last = now
-	r.mu.Unlock()
-	replace := now.Sub(prev) < time.Second
 	var b strings.Builder
 	b.WriteString(r.progressHead(now))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	prev := r.last
+	r.last = now
+	replace := now.Sub(prev) < time.Second
 	for _, name := range r.cfg.StorageNames() {
 		fmt.Fprintf(&b, " %s:", name)
 		if w := r.writer.Results(name); w != nil {
@@ -41,7 +46,6 @@ func (r *run) record(now time.Time) string {
 				Time: now.UTC(), Generated: w.GeneratedSamples, Acked: w.AckedSamples, Dropped: w.Dropped(),
 				Pending: w.PendingSamples, Retries: w.Retries, LagSeconds: w.LagSeconds,
 			}
-			r.mu.Lock()
 			tl := r.timeline[name]
 			if tl == nil {
 				tl = &results.Timeline[results.WritePoint]{}
@@ -63,7 +67,6 @@ func (r *run) record(now time.Time) string {
 				p.SamplesPerSecs = float64(p.Acked) / now.Sub(prev).Seconds()
 				tl.Add(p)
 			}
-			r.mu.Unlock()
 			if h := w.History; h != nil && !h.CaughtUp {
 				b.WriteString(" catching up,") // the lag is how far behind the wall clock it still is
 			}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/workload"
 )
@@ -24,37 +25,51 @@ const roundLabel = "round"
 // are not, so each round writes under its own round label and the results name them in
 // NotFresh. Each round writes its checkpoints under round-N in opts.Out. An interrupt ends the
 // round under way (its results are kept, marked Interrupted) and starts no other.
+// opts.Finish is given the last round's results only, with every round's figures in them.
 func RunRounds(ctx context.Context, p *Prepared, opts Options) (*results.Run, error) {
 	stopped := interruptClock(ctx)
 	n := max(1, p.Config.Rounds)
 	var last *results.Run
 	var rounds []results.Round
-	for i := 1; i <= n; i++ {
+	for i := 1; i <= n && (i == 1 || ctx.Err() == nil); i++ {
 		o := opts
 		if n > 1 {
 			o.Out = roundDir(opts.Out, i)
 			o.Logger = opts.Logger.With("round", i)
 		}
+		o.Finish = func(res *results.Run) string {
+			res.SetStatuses()
+			markInterrupted(res, stopped(), p.Config.Duration, i, n)
+			rounds = append(rounds, results.RoundOf(i, res))
+			if i < n && ctx.Err() == nil {
+				return "" // not the last round: its figures are in the last one's results
+			}
+			addRounds(res, rounds, p.Config)
+			if opts.Finish == nil {
+				return ""
+			}
+			return opts.Finish(res)
+		}
 		res, err := Run(ctx, roundOf(p, i, n), o)
 		if err != nil {
 			return nil, fmt.Errorf("round %d of %d: %w", i, n, err)
 		}
-		res.SetStatuses()
-		markInterrupted(res, stopped(), p.Config.Duration, i, n)
-		rounds = append(rounds, results.RoundOf(i, res))
 		last = res
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	if n > 1 {
-		last.Rounds = rounds
-		last.StartTime = rounds[0].StartTime
-		if len(p.Config.RemoteStorages) > 0 {
-			last.NotFresh = p.Config.StorageNames()
-		}
 	}
 	return last, nil
+}
+
+// addRounds puts every round's figures in the last round's results, from the first round's
+// start.
+func addRounds(res *results.Run, rounds []results.Round, cfg *config.Config) {
+	if cfg.Rounds <= 1 {
+		return
+	}
+	res.Rounds = rounds
+	res.StartTime = rounds[0].StartTime
+	if len(cfg.RemoteStorages) > 0 {
+		res.NotFresh = cfg.StorageNames()
+	}
 }
 
 func roundDir(out string, i int) string {

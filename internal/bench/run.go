@@ -191,7 +191,7 @@ func (r *run) serve(reg *prometheus.Registry) error {
 	go func() { _ = r.srv.Serve(ln) }()
 	r.log.Info("serving tsbench's metrics", "url", "http://"+ln.Addr().String()+"/metrics")
 	if r.opts.LiveReport != nil {
-		r.live = newLive(r.opts.LiveReport, liveInterval(r.cfg.CheckpointInterval, r.opts), r.log)
+		r.live = newLive(r.opts.LiveReport, liveInterval(r.cfg.CheckpointInterval, r.opts), r.opts.LiveGrace, r.log)
 		mux.Handle("GET /{$}", r.live)
 		var ctx context.Context
 		ctx, r.stopLive = context.WithCancel(context.Background())
@@ -293,12 +293,10 @@ func (r *run) run(ctx context.Context) (*results.Run, error) {
 	if r.checkpointing() {
 		g.Go(func() error { r.checkpoints(loadCtx); return nil })
 	}
-	if r.live != nil {
-		g.Go(func() error { r.liveUpdates(loadCtx); return nil })
-	}
+	r.liveNow(time.Now(), nil) // the live page at once; then with each progress line or checkpoint
 	<-loadCtx.Done()
 	loadEnd := time.Now()
-	r.liveLoadStopped(loadEnd)
+	r.liveLoadStopped(loadEnd, ctx.Err() != nil)
 	r.obs.LoadEnded(loadEnd)
 	r.log.Info("load stopped; draining pending samples and queries in flight", "deadline", r.opts.DrainTimeout)
 	if err := g.Wait(); err != nil {

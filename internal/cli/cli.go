@@ -28,7 +28,7 @@ const (
 const usage = `tsbench benchmarks Prometheus-compatible time-series storages.
 
 Usage:
-  tsbench run [-config FILE] [-duration D] [-history D] [-rounds N] [-out DIR] [-httpListenAddr ADDR] [-keep] [-logLevel L] [-shard I/N] [-hold]
+  tsbench run [-config FILE] [-duration D] [-history D] [-rounds N] [-out DIR] [-httpListenAddr ADDR] [-liveGrace D] [-keep] [-logLevel L] [-shard I/N] [-hold]
       Write a production-shaped load to every storage over remote_write, query it as a ruler
       and a dashboard would, observe each storage's resources, verify what it stored, and
       write DIR/results.json and DIR/report.html. Without -config: starts a local

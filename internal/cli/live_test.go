@@ -26,7 +26,10 @@ import (
 // TestLiveReportInBrowser runs tsbench in-process against an in-process Prometheus receiver
 // and loads its live report (issue 31) from -httpListenAddr in headless Chromium twice: the
 // page says the run is in progress, names the storage, draws a chart with a line, and the
-// later load draws more points. The report.html written at the end has no live banner.
+// later load draws more points. The first is there within 10 s of the start, and shows
+// nothing red and no "?" (issue 39: what is not measured yet says it waits). After the run
+// has ended, the page still loads, for -liveGrace, and names the final report; the
+// report.html written at the end has no live banner.
 func TestLiveReportInBrowser(t *testing.T) {
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
@@ -42,10 +45,10 @@ func TestLiveReportInBrowser(t *testing.T) {
 	t.Cleanup(func() { _ = recv.Close() })
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "live.yaml")
-	// A checkpoint and an observation every second: the page updates every second, and
-	// its query charts gain a point every second.
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, `duration: 30s
-checkpointInterval: 1s
+	// The page is updated at the start and with each progress line (every 10 s: at 10 s, at
+	// 20 s, when the load stops at 25 s, and once the run has ended); an observation every
+	// second gives its query charts a point every second.
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, `duration: 25s
 observeInterval: 1s
 targetsCount: 2
 scrapeInterval: 1s
@@ -65,21 +68,26 @@ remoteStorages:
 	stderr := &syncBuffer{}
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(ctx, []string{"run", "-config", cfg, "-out", out, "-httpListenAddr", addr}, &stdout, stderr)
+		done <- Main(ctx, []string{"run", "-config", cfg, "-out", out, "-httpListenAddr", addr, "-liveGrace", "2m"}, &stdout, stderr)
 	}()
 	url := "http://" + addr + "/"
-	waitFor(t, time.Minute, func() bool {
+	waitFor(t, 10*time.Second, func() bool { // the first page, within 10 s of the start
 		b, err := httpGet(ctx, url)
-		// A checkpoint after the first seconds of queries: their charts have a line.
-		if err != nil || !strings.Contains(b, "live: run in progress") {
-			return false
-		}
-		lines, _ := chartLines(t, b)
-		return lines > 0
+		return err == nil && strings.Contains(b, "live: run in progress")
 	})
 	if !strings.Contains(stderr.String(), `msg="serving the live report" url=`+url) {
 		t.Errorf("run did not log the live report's URL %s:\n%s", url, stderr.String())
 	}
+	early := loadLive(t, bin, url)
+	for _, p := range unmeasuredShown(early.dom) {
+		t.Errorf("the first live page: %s", p)
+	}
+	waitFor(t, time.Minute, func() bool {
+		b, err := httpGet(ctx, url)
+		// A checkpoint after the first seconds of queries: their charts have a line.
+		lines, _ := chartLines(t, b)
+		return err == nil && lines > 0
+	})
 
 	first := loadLive(t, bin, url)
 	for _, want := range []string{"live: run in progress, as of ", "Still running: the load, ", "<th>receiver</th>", "PARTIAL results ("} {
@@ -111,22 +119,55 @@ remoteStorages:
 	t.Logf("first load: %d lines, %d points, as of %s; second: %d lines, %d points, as of %s",
 		first.lines, first.points, first.asOf, second.lines, second.points, second.asOf)
 
-	cancel() // as the first SIGINT: the load stops, the results and report are written
+	// The run ends at its duration; the results and report are written, and the page shows the
+	// final report for -liveGrace.
+	report := filepath.Join(out, "report.html")
+	waitFor(t, 2*time.Minute, func() bool { // the drain and report after the load; a bound, not a figure
+		b, err := httpGet(ctx, url)
+		return err == nil && strings.Contains(b, "this run has ended")
+	})
+	ended := loadLive(t, bin, url)
+	for _, want := range []string{"this run has ended; the report is at " + report + ".", "this address stops answering at "} {
+		if !strings.Contains(ended.dom, want) {
+			t.Errorf("the page after the run lacks %q", want)
+		}
+	}
+	if strings.Contains(ended.dom, `http-equiv="refresh"`) || strings.Contains(ended.dom, "PARTIAL") {
+		t.Error("the page after the run reloads itself, or is not the final report")
+	}
+	cancel() // as the first SIGINT: ends the grace
 	select {
 	case code := <-done:
 		if code != ExitOK {
 			t.Fatalf("run exited %d:\n%s", code, stderr.String())
 		}
-	case <-time.After(2 * time.Minute): // the read-back and report after the load; a bound, not a figure
-		t.Fatal("run did not end within 2m of its interrupt")
+	case <-time.After(time.Minute):
+		t.Fatal("run did not end within 1m of its interrupt, in its grace")
 	}
-	end, err := os.ReadFile(filepath.Join(out, "report.html"))
+	end, err := os.ReadFile(report)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if bytes.Contains(end, []byte(`class="live"`)) || bytes.Contains(end, []byte(`http-equiv="refresh"`)) {
 		t.Error("report.html has the live page's banner or refresh")
 	}
+}
+
+// unmeasuredShown lists what a live page shows as failed (red) or unknown ("?") in its text:
+// a page loaded seconds into a run must say it waits for what it has not measured yet.
+func unmeasuredShown(dom string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`<[^>]*class="[^"]*\bfail\b[^"]*"[^>]*>[^<]*`).FindAllString(dom, -1) {
+		out = append(out, "red: "+m)
+	}
+	body := regexp.MustCompile(`(?s)<style>.*?</style>`).ReplaceAllString(dom, "")
+	text := regexp.MustCompile(`<[^>]*>`).ReplaceAllString(body, "\n")
+	for line := range strings.SplitSeq(text, "\n") {
+		if strings.Contains(line, "?") {
+			out = append(out, fmt.Sprintf("unknown: %q", line))
+		}
+	}
+	return out
 }
 
 // livePage is what a load of the live page drew.

@@ -70,7 +70,7 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) (in
 // runFlags are run's flags; everything else is in the config.
 type runFlags struct {
 	config, out, listen, logLevel, shard string
-	duration, history                    time.Duration
+	duration, history, liveGrace         time.Duration
 	rounds                               int
 	durationSet, historySet, keep, hold  bool
 	roundsSet                            bool
@@ -87,6 +87,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 	fs.StringVar(&f.listen, "httpListenAddr", "127.0.0.1:8436", "address of tsbench's own /metrics and, while the run goes, its live report at / (\"\" for none)")
 	fs.BoolVar(&f.keep, "keep", false, "leave the storages tsbench started running, and print their URLs")
 	fs.StringVar(&f.logLevel, "logLevel", "info", "debug, info, warn or error")
+	fs.DurationVar(&f.liveGrace, "liveGrace", 30*time.Second, "after a run that was not interrupted, keep answering at -httpListenAddr this long with the final report and its path, when the live report was loaded during the run (0: stop at once)")
 	fs.BoolVar(&f.hold, "hold", false, "after the run, serve the -out directory (results.json, report.html) on -httpListenAddr until interrupted: for pods, whose results tsbench report merge fetches")
 	fs.StringVar(&f.shard, "shard", "", "i/n: generate shard i of n of the workload, overriding the config's shard (e.g. 0/3)")
 	if err := parseFlags(fs, args); err != nil {
@@ -150,19 +151,36 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	for _, w := range p.Warnings() {
 		logger.Warn("config warning", "detail", w)
 	}
-	res, err := bench.RunRounds(ctx, p, bench.Options{
-		HTTPListenAddr: f.listen, Keep: f.keep, Progress: stderr, Logger: logger, Out: f.out,
-		LiveReport: report.WriteLiveHTML,
-	})
-	if err != nil {
-		if _, ok := errors.AsType[*bench.ConfigError](err); ok {
-			return ExitUsage, errUsage{err}
-		}
-		return ExitError, err
+	if f.liveGrace < 0 {
+		return ExitUsage, usageErrorf("-liveGrace: must be >= 0")
 	}
-	res.SetStatuses()
-	res.Headline = report.Headline(res, p.Config.Confidence)
-	code, err := finish(res, f.out, stdout)
+	if f.hold {
+		f.liveGrace = 0 // hold serves the -out directory instead
+	}
+	// The results and the report are written while the live report still answers: it then
+	// shows the final report, and where it is, for -liveGrace.
+	code := ExitOK
+	_, runErr := bench.RunRounds(ctx, p, bench.Options{
+		HTTPListenAddr: f.listen, Keep: f.keep, Progress: stderr, Logger: logger, Out: f.out,
+		LiveReport: report.WriteLiveHTML, LiveGrace: f.liveGrace,
+		Finish: func(res *results.Run) string {
+			res.SetStatuses()
+			res.Headline = report.Headline(res, p.Config.Confidence)
+			html, werr := writeRun(res, f.out, stdout)
+			if werr != nil {
+				code, err = ExitError, werr
+				return ""
+			}
+			code, err = exitCode(res)
+			return html
+		},
+	})
+	if runErr != nil {
+		if _, ok := errors.AsType[*bench.ConfigError](runErr); ok {
+			return ExitUsage, errUsage{runErr}
+		}
+		return ExitError, runErr
+	}
 	if f.hold && f.listen != "" {
 		if herr := hold(ctx, f.listen, f.out, logger); herr != nil {
 			return ExitError, errors.Join(err, herr)
@@ -173,22 +191,37 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 
 // finish writes results.json and report.html, prints the summary and picks the exit code.
 func finish(res *results.Run, dir string, stdout io.Writer) (int, error) {
+	if _, err := writeRun(res, dir, stdout); err != nil {
+		return ExitError, err
+	}
+	return exitCode(res)
+}
+
+// writeRun writes results.json and report.html and prints the summary and their paths; it
+// returns report.html's absolute path.
+func writeRun(res *results.Run, dir string, stdout io.Writer) (string, error) {
 	res.SetStatuses()
-	if res.Headline == nil {
+	if res.Headline == nil { // a merged or re-rendered run: judged at the default confidence
 		res.Headline = report.Headline(res, threshold.DefaultConfidence)
 	}
 	path, err := res.WriteFile(dir)
 	if err != nil {
-		return ExitError, fmt.Errorf("write results: %w", err)
+		return "", fmt.Errorf("write results: %w", err)
 	}
 	if err := report.WriteSummary(stdout, res); err != nil {
-		return ExitError, err
+		return "", err
 	}
 	html := filepath.Join(dir, "report.html")
 	if err := writeFile(html, func(w io.Writer) error { return report.WriteHTML(w, res) }); err != nil {
-		return ExitError, err
+		return "", err
 	}
 	fmt.Fprintf(stdout, "\nresults: %s\nreport:  %s\n", path, html)
+	return filepath.Abs(html)
+}
+
+// exitCode is the exit code of a run whose results were written: an error when its write
+// accounting did not balance, ExitThreshold when a threshold failed.
+func exitCode(res *results.Run) (int, error) {
 	if len(res.AccountingErrors) > 0 {
 		return ExitError, fmt.Errorf("the write accounting did not balance %d times: %s", len(res.AccountingErrors), res.AccountingErrors[0])
 	}

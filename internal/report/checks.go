@@ -64,7 +64,7 @@ func checkVerdicts(r *results.Run) []htmlVerdict {
 	var out []htmlVerdict
 	for _, s := range r.Storages {
 		if v := s.Verify.ContinuousVerdict(); v != "" {
-			out = append(out, htmlVerdict{Storage: s.Name, Text: v, OK: s.Verify.Continuous.Total.Clean() && s.Verify.LostAfterAck == 0})
+			out = append(out, htmlVerdict{Storage: s.Name, Text: v, Class: okOrFail(s.Verify.Continuous.Total.Clean() && s.Verify.LostAfterAck == 0)})
 		}
 	}
 	return out

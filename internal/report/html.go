@@ -1,407 +1,34 @@
 package report
 
 import (
-	"fmt"
 	"html/template"
 	"io"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tsbench/tsbench/internal/results"
 )
 
-// Charts are inline SVG drawn here: the report must open offline as one file, and a line
-// chart of a few hundred points needs ~200 lines of Go, not a JavaScript bundle or a plotting
-// library with fonts to embed.
-
-// chartSeries is one line of a chart: a storage's values over time.
-type chartSeries struct {
-	Name   string
-	Points []chartPoint
-}
-
-type chartPoint struct {
-	T time.Time
-	V float64
-}
-
-// chart is one chart of the report.
-type chart struct {
-	Title  string
-	Unit   string    // "s" and "bytes" are scaled on the ticks (ms, MiB); others go in the title
-	Start  time.Time // the x axis counts from here, the run's start; zero: the first point
-	Series []chartSeries
-	Events []results.Event // cardinality events, shaded (series.go)
-}
-
-// palette colours storages in report order.
-var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"}
-
-// dashes tell series apart where their lines overlap: the first is solid and widest, each
-// later one is dashed and drawn on top, so both colours show when two storages match. Lines
-// are at least 2px wide: one pixel row of each is its pure colour wherever it falls.
-var dashes = []string{"", "7 4", "2 3", "10 3 2 3"}
-
-// plotBackground fills each plot area; the browser test finds the plot areas by it.
-const plotBackground = "#e9eef5"
-
-// Chart geometry in CSS pixels: the title, the legend above the plot (a row per series),
-// the plot, and the x tick labels below it.
-const (
-	chartWidth = 580.0
-	plotLeft   = 62.0
-	plotRight  = 16.0
-	legendTop  = 33.0
-	legendRow  = 15.0
-	plotHeight = 150.0
-	axisBelow  = 24.0
-)
-
-// svg renders the chart; a chart without points says so inside an empty plot.
-func (c chart) svg() template.HTML {
-	top := legendTop + float64(len(c.Series))*legendRow
-	h := top + plotHeight + axisBelow
-	pw := chartWidth - plotLeft - plotRight
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" data-title="%s" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" role="img" aria-label="%[1]s">`,
-		template.HTMLEscapeString(c.Title), chartWidth, h, chartWidth, h)
-	fmt.Fprintf(&b, `<text x="%.0f" y="16" class="title">%s</text>`, plotLeft, template.HTMLEscapeString(c.heading()))
-	fmt.Fprintf(&b, `<rect class="plot" x="%.0f" y="%.0f" width="%.0f" height="%.0f" fill="%s"/>`, plotLeft, top, pw, plotHeight, plotBackground)
-	origin, end, lo, hi, ok := c.bounds()
-	if !ok {
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" class="nodata" text-anchor="middle">no data in this run</text></svg>`, plotLeft+pw/2, top+plotHeight/2)
-		return template.HTML(b.String())
-	}
-	yt := valueTicks(lo, hi, c.Unit)
-	xt := timeTicks(end)
-	x := func(t time.Time) float64 { return plotLeft + pw*t.Sub(origin).Seconds()/xt.max }
-	y := func(v float64) float64 { return top + plotHeight*(yt.max-v)/(yt.max-yt.min) }
-	for i, v := range yt.at {
-		if i > 0 && i < len(yt.at)-1 { // the ends are the plot's edges
-			fmt.Fprintf(&b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" class="grid"/>`, plotLeft, y(v), plotLeft+pw, y(v))
-		}
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" class="tick" text-anchor="end">%s</text>`, plotLeft-6, y(v)+4, yt.labels[i])
-	}
-	for i, s := range xt.at {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" class="tick" text-anchor="middle">%s</text>`, plotLeft+pw*s/xt.max, top+plotHeight+16, xt.labels[i])
-	}
-	c.markEvents(&b, x, top)
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" class="axis"/>`, plotLeft, top+plotHeight, plotLeft+pw, top+plotHeight)
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" class="axis"/>`, plotLeft, top, plotLeft, top+plotHeight)
-	for i, s := range c.Series {
-		color, stroke := palette[i%len(palette)], seriesStroke(i)
-		var pts []string
-		for _, p := range s.Points {
-			if finite(p.V) {
-				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(p.T), y(p.V)))
-			}
-		}
-		if len(pts) == 1 { // a single point draws no line: mark it
-			fmt.Fprintf(&b, `<circle cx="%s" r="3" fill="%s"/>`, strings.Replace(pts[0], ",", `" cy="`, 1), color)
-		}
-		if len(pts) > 0 {
-			fmt.Fprintf(&b, `<polyline class="series" data-series="%s" fill="none" stroke="%s" %s points="%s"/>`,
-				template.HTMLEscapeString(s.Name), color, stroke, strings.Join(pts, " "))
-		}
-		lx, ly := plotLeft, legendTop+float64(i)*legendRow
-		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="%s" %s/>`, lx, ly-4, lx+22, ly-4, color, stroke)
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" class="legend">%s</text>`, lx+28, ly, template.HTMLEscapeString(s.Name+": "+c.legendText(s)))
-	}
-	b.WriteString(`</svg>`)
-	return template.HTML(b.String())
-}
-
-// heading is the chart's title, with its unit unless the ticks carry it.
-func (c chart) heading() string {
-	if c.Unit == "s" || c.Unit == "bytes" {
-		return c.Title
-	}
-	return c.Title + " (" + c.Unit + ")"
-}
-
-// seriesStroke is the stroke of the i-th series, the same in the plot and in the legend.
-func seriesStroke(i int) string {
-	if i == 0 {
-		return `stroke-width="3"`
-	}
-	return fmt.Sprintf(`stroke-width="2" stroke-dasharray="%s"`, dashes[1+(i-1)%(len(dashes)-1)])
-}
-
-// legendText is a series' mean and max for the legend, so series drawn on top of each other
-// can still be told apart by their values.
-func (c chart) legendText(s chartSeries) string {
-	sum, n, top := 0.0, 0, math.Inf(-1)
-	for _, p := range s.Points {
-		if finite(p.V) {
-			sum, n, top = sum+p.V, n+1, math.Max(top, p.V)
-		}
-	}
-	if n == 0 {
-		return "no data"
-	}
-	return "mean " + formatValue(sum/float64(n), c.Unit) + ", max " + formatValue(top, c.Unit)
-}
-
-// bounds is where the x axis starts, how many seconds after it the last point is, and the
-// range of the values; ok is false when no series has a finite point.
-func (c chart) bounds() (origin time.Time, end, lo, hi float64, ok bool) {
-	var last time.Time
-	lo, hi = math.Inf(1), math.Inf(-1)
-	for _, s := range c.Series {
-		for _, p := range s.Points {
-			if !finite(p.V) {
-				continue
-			}
-			if !ok || p.T.Before(origin) {
-				origin = p.T
-			}
-			if !ok || p.T.After(last) {
-				last = p.T
-			}
-			lo, hi, ok = math.Min(lo, p.V), math.Max(hi, p.V), true
-		}
-	}
-	if !c.Start.IsZero() && c.Start.Before(origin) {
-		origin = c.Start
-	}
-	return origin, last.Sub(origin).Seconds(), lo, hi, ok
-}
-
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-// ticks are an axis' labelled values, from min to max, the ends of the axis.
-type ticks struct {
-	at       []float64
-	labels   []string
-	min, max float64
-}
-
-// valueTicks spans lo..hi, and always 0, with 3 to 7 round ticks labelled in one scale of
-// the unit: 0, 100MiB, 200MiB, ... or 0, 1ms, 2ms, ...
-func valueTicks(lo, hi float64, unit string) ticks {
-	lo, hi = math.Min(lo, 0), math.Max(hi, 0)
-	div, suffix := scale(unit, math.Max(-lo, hi))
-	lo, hi = lo/div, hi/div
-	if hi == lo {
-		hi = lo + 1
-	}
-	step := niceStep((hi - lo) / 5)
-	first, last := math.Floor(lo/step+1e-9), math.Ceil(hi/step-1e-9)
-	decimals := max(0, int(-math.Floor(math.Log10(step)+1e-9)))
-	var t ticks
-	for k := first; k <= last; k++ {
-		label := strconv.FormatFloat(k*step, 'f', decimals, 64)
-		if k == 0 {
-			label = "0"
-		} else {
-			label += suffix
-		}
-		t.at, t.labels = append(t.at, k*step*div), append(t.labels, label)
-	}
-	t.min, t.max = first*step*div, last*step*div
-	return t
-}
-
-// niceStep is the smallest 1, 2 or 5 × 10^k not below raw.
-func niceStep(raw float64) float64 {
-	p := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, m := range []float64{1, 2, 5} {
-		if m*p >= raw*(1-1e-9) {
-			return m * p
-		}
-	}
-	return 10 * p
-}
-
-// scale is the divisor and suffix that label values up to vmax of a unit: seconds as s, ms
-// or µs, bytes in IEC units, anything else with k, M or G.
-func scale(unit string, vmax float64) (float64, string) {
-	type step struct {
-		div    float64
-		suffix string
-	}
-	var steps []step // largest first; the last one applies to anything smaller
-	switch unit {
-	case "s":
-		steps = []step{{1, "s"}, {1e-3, "ms"}, {1e-6, "µs"}}
-	case "bytes":
-		steps = []step{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}, {1, "B"}}
-	default:
-		steps = []step{{1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1, ""}}
-	}
-	for _, s := range steps {
-		if vmax >= s.div {
-			return s.div, s.suffix
-		}
-	}
-	last := steps[len(steps)-1]
-	return last.div, last.suffix
-}
-
-// formatValue writes one value with four significant digits in its own scale: "30.09k",
-// "4.4ms", "310MiB".
-func formatValue(v float64, unit string) string {
-	div, suffix := scale(unit, math.Abs(v))
-	if v == 0 {
-		return "0"
-	}
-	return strconv.FormatFloat(v/div, 'g', 4, 64) + suffix
-}
-
-// timeTicks labels 0..span seconds since the start at round durations, at most 7 of them.
-func timeTicks(span float64) ticks {
-	span = math.Max(span, 1)
-	step := 86400 * math.Ceil(span/6/86400)
-	for _, s := range []float64{1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200} {
-		if span/s <= 6 {
-			step = s
-			break
-		}
-	}
-	t := ticks{max: span}
-	for s := 0.0; s <= span+1e-9; s += step {
-		t.at, t.labels = append(t.at, s), append(t.labels, formatElapsed(s))
-	}
-	return t
-}
-
-// formatElapsed writes whole seconds as a short duration: "0s", "45s", "1m30s", "2m", "1h".
-func formatElapsed(s float64) string {
-	d := time.Duration(math.Round(s)) * time.Second
-	out := d.String()
-	if strings.HasSuffix(out, "m0s") {
-		out = strings.TrimSuffix(out, "0s")
-	}
-	if strings.HasSuffix(out, "h0m") {
-		out = strings.TrimSuffix(out, "0m")
-	}
-	return out
-}
-
-// charts builds the report's charts from the timelines.
-func charts(r *results.Run) []chart {
-	type def struct {
-		title, unit string
-		get         func(s *results.Storage) []chartPoint
-	}
-	writePts := func(f func(results.WritePoint) float64) func(*results.Storage) []chartPoint {
-		return func(s *results.Storage) []chartPoint {
-			if s.Write == nil {
-				return nil
-			}
-			var out []chartPoint
-			for _, p := range s.Write.Timeline {
-				out = append(out, chartPoint{p.Time, f(p)})
-			}
-			return out
-		}
-	}
-	queryPts := func(f func(results.QueryPoint) *float64) func(*results.Storage) []chartPoint {
-		return func(s *results.Storage) []chartPoint {
-			if s.Query == nil {
-				return nil
-			}
-			var out []chartPoint
-			for _, p := range s.Query.Timeline {
-				t, err := time.Parse(time.RFC3339Nano, p.Time)
-				if v := f(p); v != nil && err == nil { // no latency in an interval where nothing completed
-					out = append(out, chartPoint{t, *v})
-				}
-			}
-			return out
-		}
-	}
-	resPts := func(f func(results.ResourcePoint) *float64) func(*results.Storage) []chartPoint {
-		return func(s *results.Storage) []chartPoint {
-			if s.Resources == nil {
-				return nil
-			}
-			var out []chartPoint
-			for _, p := range s.Resources.Timeline {
-				t, err := time.Parse(time.RFC3339Nano, p.Time)
-				if v := f(p); v != nil && err == nil {
-					out = append(out, chartPoint{t, *v})
-				}
-			}
-			return out
-		}
-	}
-	defs := []def{
-		{"ingestion rate", "samples/s", writePts(func(p results.WritePoint) float64 { return p.SamplesPerSecs })},
-		{"lag", "s", writePts(func(p results.WritePoint) float64 { return p.LagSeconds })},
-		{"pending", "samples", writePts(func(p results.WritePoint) float64 { return float64(p.Pending) })},
-		{"dropped", "samples", writePts(func(p results.WritePoint) float64 { return float64(p.Dropped) })},
-		{"query latency p50", "s", queryPts(func(p results.QueryPoint) *float64 { return p.P50 })},
-		{"query latency p99", "s", queryPts(func(p results.QueryPoint) *float64 { return p.P99 })},
-		{"query errors", "errors", queryPts(func(p results.QueryPoint) *float64 { return new(float64(p.Errors)) })},
-		{"CPU", "cores", resPts(func(p results.ResourcePoint) *float64 { return peak(p.CPUCores, p.Max, cpuOf) })},
-		{"RSS", "bytes", resPts(func(p results.ResourcePoint) *float64 { return peak(p.RSSBytes, p.Max, rssOf) })},
-		{"disk", "bytes", resPts(func(p results.ResourcePoint) *float64 { return p.DiskBytes })},
-		{"bytes per sample", "bytes", resPts(func(p results.ResourcePoint) *float64 { return p.BytesPerSample })},
-	}
-	var out []chart
-	for _, d := range defs {
-		c := chart{Title: d.title, Unit: d.unit, Start: r.StartTime}
-		if r.Workload.Series != nil {
-			c.Events = r.Workload.Series.Events
-		}
-		for i := range r.Storages {
-			c.Series = append(c.Series, chartSeries{Name: r.Storages[i].Name, Points: d.get(&r.Storages[i])})
-		}
-		out = append(out, c)
-	}
-	for _, c := range seriesCharts(r) {
-		c.Events = r.Workload.Series.Events
-		out = append(out, c)
-	}
-	return slices.Concat(out, []chart{heldChart(r)}, checkCharts(r), freshnessCharts(r))
-}
-
-// heldChart plots bytes per sample against how much of the workload's time each storage
-// holds (issue 12): at each observation, the samples it had acked over the target rate (the
-// few staleness markers of churn counted in). With history, the first point already holds
-// most of it; without, it grows with the run.
-func heldChart(r *results.Run) chart {
-	origin := r.StartTime.Add(-time.Duration(r.Workload.HistorySeconds * float64(time.Second)))
-	c := chart{Title: "bytes per sample by data held", Unit: "bytes", Start: origin}
-	for i := range r.Storages {
-		s := &r.Storages[i]
-		var pts []chartPoint
-		if s.Resources != nil && s.Write != nil && s.Write.TargetSamplesPerSecond > 0 {
-			for _, p := range s.Resources.Timeline {
-				if p.BytesPerSample == nil || p.AckedSamples <= 0 {
-					continue
-				}
-				held := float64(p.AckedSamples) / s.Write.TargetSamplesPerSecond
-				pts = append(pts, chartPoint{origin.Add(time.Duration(held * float64(time.Second))), *p.BytesPerSample})
-			}
-		}
-		c.Series = append(c.Series, chartSeries{Name: s.Name, Points: pts})
-	}
-	return c
-}
-
 const htmlPage = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
-{{with .Live}}<meta http-equiv="refresh" content="{{.Refresh}}">
-{{end}}<title>tsbench report {{.Start}}</title>
+{{with .Live}}{{if .Refresh}}<meta http-equiv="refresh" content="{{.Refresh}}">
+{{end}}{{end}}<title>tsbench report {{.Start}}</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}
-table{border-collapse:collapse;font-variant-numeric:tabular-nums}
+table{border-collapse:collapse;font-variant-numeric:tabular-nums;width:100%}
+.sections{display:grid;grid-template-columns:repeat(auto-fill,minmax(500px,1fr));gap:12px 32px;align-items:start}
 td,th{padding:3px 10px;border-bottom:1px solid #e4e4e4;text-align:right;vertical-align:top}
 td:first-child,th:first-child,td.text,th.text{text-align:left}
-tr.sec td{font-weight:600;background:#f4f4f4;text-align:left}
+tr.sec th{background:#f4f4f4}
 td.best{font-weight:700;color:#0a6b2d}
-.probes td{overflow-wrap:anywhere}
+.scroll{overflow-x:auto}.probes td.text{overflow-wrap:break-word;font-size:13px}.probes td:first-child{min-width:10em}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
 svg.chart{border:1px solid #ddd;background:#fff}
-.title{font-size:13px;font-weight:600}.tick,.legend{font-size:11px;fill:#333}.nodata{font-size:13px;fill:#666}
-.axis{stroke:#777}.grid{stroke:#d3dae4;stroke-width:1}.ok{color:#0a6b2d}.fail{color:#b00020}
+.title{font-size:13px;font-weight:600}.tick,.legend{font-size:11px;fill:#333}.clock{font-size:10px;fill:#777}.marker{fill:none;stroke-width:1.5px;pointer-events:all}.nodata{font-size:13px;fill:#666}
+.axis{stroke:#777}.grid{stroke:#d3dae4;stroke-width:1}.ok{color:#0a6b2d}.fail{color:#b00020}.note{color:#8a5300}.waiting{color:#666}
 </style></head><body>
 {{with .Live}}<p class="live" style="padding:8px 12px;background:#fff4d6;border:1px solid #e0b84c">{{.Banner}}</p>
 {{end}}{{if .ConformanceOnly}}<h1>tsbench conformance: {{len .R.Storages}} storages</h1>
@@ -412,27 +39,31 @@ svg.chart{border:1px solid #ddd;background:#fff}
 {{with .Interrupted}}<p class="fail">{{.}}</p>
 {{end}}{{range .Status}}<p class="fail">{{.}}</p>
 {{end}}{{with .Says}}<h2>What this run says</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>
-{{end}}{{range .LongRun}}<p class="fail">{{.}}</p>
+{{end}}{{range $i, $l := .LongRun}}<p class="{{if and (eq $i 0) $.R.Partial}}note{{else}}fail{{end}}">{{$l}}</p>
 {{end}}{{range .R.Storages}}{{$name := .Name}}{{range .Problems}}<p class="fail">Problem with {{$name}}: {{.}}</p>
 {{end}}{{with .Write}}{{range .Notes}}<p>Note on {{$name}}: {{.}}</p>
 {{end}}{{range .Limits}}<p class="fail">Limit of {{$name}}: {{.Family}} refused {{.Requests}} requests (HTTP {{.Status}}) at its {{.Limit}} limit{{with .Value}} ({{.}}){{end}}; raise {{.Raise}}</p>
 {{end}}{{end}}{{end}}{{range .R.AccountingErrors}}<p class="fail">Accounting error: {{.}}</p>
-{{end}}<table><tr><th></th>{{range .R.Storages}}<th>{{.Name}}</th>{{end}}</tr>
-{{range .Sections}}<tr class="sec"><td colspan="{{$.Cols}}">{{.Title}}</td></tr>
+{{end}}<div class="sections">{{range .Sections}}<table><tr class="sec"><th>{{.Title}}</th>{{range $.R.Storages}}<th>{{.Name}}</th>{{end}}</tr>
 {{range .Rows}}<tr><td>{{.Label}}</td>{{range .Cells}}<td{{if .Best}} class="best"{{end}}>{{.Text}}</td>{{end}}</tr>
-{{end}}{{end}}</table>
-<p>Bold green, and * in the summary: {{.Legend}}. {{.BytesSpan}}.{{with .R.Generator}} tsbench itself used {{fmtPtr "%.3f" .CPUCoresMean 1}} cores on average, {{fmtPtr "%.3f" .CPUCoresMax 1}} at most, and {{fmtPtr "%.1f" .RSSBytesMax 1048576}} MiB of memory at most.{{end}}</p>
+{{end}}</table>
+{{end}}</div>
+{{with .WaitingNote}}<p class="waiting">{{.}}</p>
+{{end}}<p>Bold green, and * in the summary: {{.Legend}}. {{.BytesSpan}}. Below, red is data lost or wrong; amber a difference that is neither (float rounding of a few ulp, storages whose answers differ).{{with .R.Generator}}{{if and $.Waiting (not .CPUCoresMean)}} tsbench's own use: waiting for its first observations.{{else}} tsbench itself used {{fmtPtr "%.3f" .CPUCoresMean 1}} cores on average, {{fmtPtr "%.3f" .CPUCoresMax 1}} at most, and {{fmtPtr "%.1f" .RSSBytesMax 1048576}} MiB of memory at most.{{end}}{{end}}</p>
 {{with .Freshness}}<h2>Freshness</h2><p>{{$.FreshnessTitle}}</p><table>{{range $i, $row := .}}<tr>{{range $row}}{{if eq $i 0}}<th>{{.}}</th>{{else}}<td>{{.}}</td>{{end}}{{end}}</tr>{{end}}</table>
 {{end}}{{end}}{{.Conformance}}{{with .Sender}}<h2>Sender</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>
-{{end}}{{if .Verdicts}}<h2>Read-back</h2><ul>{{range .Verdicts}}<li class="{{if .OK}}ok{{else}}fail{{end}}">{{.Storage}}: {{.Text}}</li>{{end}}</ul>
-{{end}}{{if .Probes}}<h2>PromQL probes</h2><table class="probes"><tr><th>probe</th><th class="text">expected</th>{{range .R.Storages}}<th class="text">{{.Name}}</th>{{end}}</tr>
-{{range .Probes}}<tr><td>{{.Name}}</td><td class="text">{{.Expected}}</td>{{$p := .}}{{range $i, $got := .Got}}<td class="text{{if index $p.Differs $i}} fail{{end}}">{{if index $p.Differs $i}}✗ {{end}}{{$got}}</td>{{end}}</tr>
-{{end}}</table>
+{{end}}{{if .Verdicts}}<h2>Read-back</h2><ul>{{range .Verdicts}}<li class="{{.Class}}">{{.Storage}}: {{.Text}}</li>{{end}}</ul>
+{{end}}{{if .Probes}}<h2>PromQL probes</h2><div class="scroll"><table class="probes"><tr><th>probe</th><th class="text">expected</th>{{range .R.Storages}}<th class="text">{{.Name}}</th>{{end}}</tr>
+{{range .Probes}}<tr><td>{{.Name}}</td><td class="text">{{breakable .Expected}}</td>{{$p := .}}{{range $i, $got := .Got}}<td class="text{{if index $p.Differs $i}} fail{{end}}">{{if index $p.Differs $i}}✗ {{end}}{{if and $.Waiting (eq $got "?")}}waiting{{else}}{{breakable $got}}{{end}}</td>{{end}}</tr>
+{{end}}</table></div>
+{{end}}{{with .RuleDiffs}}<h2>Rules whose range-query results differ across storages</h2><ul>{{range .}}<li class="{{if .Count}}note{{else}}ok{{end}}">{{.Storage}}: {{if .Count}}{{.Count}}<ul>{{range .Diffs}}<li>{{.Rule}}: {{.Detail}}</li>{{end}}{{if .More}}<li>… and {{.More}} more</li>{{end}}</ul>{{else}}none{{end}}</li>{{end}}</ul>
+{{end}}{{with .NotCompared}}<details><summary>{{len .}} {{$.NotComparedText}}</summary><p>{{join . ", "}}</p></details>
 {{end}}{{if .Slowest}}<h2>Slowest queries</h2><p>Each storage's {{.SlowestN}} slowest queries by p99 latency, measured from the scheduled time.</p>
 <table><tr><th>storage</th><th class="text">kind</th><th class="text">query</th><th>p99 (s)</th><th>errors</th></tr>
-{{range .Slowest}}<tr><td>{{.Storage}}</td><td class="text">{{.Kind}}</td><td class="text">{{.Name}}</td><td>{{fmtPtr "%.3f" .P99 1.0}}</td><td>{{.Errors}}</td></tr>
+{{range .Slowest}}<tr><td>{{.Storage}}</td><td class="text">{{.Kind}}</td><td class="text">{{.Name}}</td><td>{{if .P99}}{{fmtPtr "%.3f" .P99 1.0}}{{else if .Errors}}none answered{{else}}?{{end}}</td><td>{{.Errors}}</td></tr>
 {{end}}</table>
-{{end}}{{if .R.Thresholds}}<h2>Thresholds</h2><ul>{{range .R.Thresholds}}<li class="{{if .OK}}ok{{else}}fail{{end}}">{{if .OK}}✓{{else}}✗{{end}} {{.Storage}}: {{.Check}} {{if .Value}}(is {{valueText .}}){{else if .Reason}}({{.Reason}}){{end}}</li>{{end}}</ul>
+{{else if .SlowestWaiting}}<h2>Slowest queries</h2><p class="waiting">Waiting for the first query answered.</p>
+{{end}}{{if .R.Thresholds}}<h2>Thresholds</h2><ul>{{range .R.Thresholds}}{{if and $.Waiting (not .OK) (not .Value)}}<li class="waiting">… {{.Storage}}: {{.Check}} (waiting for its first value)</li>{{else}}<li class="{{if .OK}}ok{{else}}fail{{end}}">{{if .OK}}✓{{else}}✗{{end}} {{.Storage}}: {{.Check}} {{if .Value}}(is {{valueText .}}){{else if .Reason}}({{.Reason}}){{end}}</li>{{end}}{{end}}</ul>
 {{end}}{{if .Events}}<h2>Cardinality events</h2><p>Each storage's mean in the calm before the event → during it (shaded on the charts).</p><ul>{{range .Events}}<li>{{.}}</li>{{end}}</ul>
 {{end}}{{with .RoundCharts}}<h2>Rounds</h2><div class="charts">{{range .}}{{.}}{{end}}</div>
 {{end}}{{if not .ConformanceOnly}}<h2>Over time</h2><div class="charts">{{range .Charts}}{{.}}{{end}}</div>{{end}}
@@ -454,10 +85,10 @@ type htmlSection struct {
 	Rows  []htmlRow
 }
 
-// htmlVerdict is one storage's read-back verdict line.
+// htmlVerdict is one storage's read-back verdict line, coloured by its severity.
 type htmlVerdict struct {
 	Storage, Text string
-	OK            bool
+	Class         severity
 }
 
 // slowQuery is one line of the slowest queries table.
@@ -470,22 +101,8 @@ type slowQuery struct {
 // WriteHTML writes report.html: one self-contained page, no script, no external resource.
 func WriteHTML(w io.Writer, r *results.Run) error { return writeHTML(w, r, nil) }
 
-// liveBanner is what the live page (issue 31) has beyond report.html: a line at its top, and a
-// meta refresh, which reloads it without a script (the page's CSP allows none).
-type liveBanner struct {
-	Banner  string
-	Refresh int // seconds
-}
-
-// WriteLiveHTML writes the report of a run still going, as tsbench run serves it at
-// -httpListenAddr: report.html's page with banner at its top, reloading itself every refresh
-// (at least a second).
-func WriteLiveHTML(w io.Writer, r *results.Run, banner string, refresh time.Duration) error {
-	return writeHTML(w, r, &liveBanner{Banner: banner, Refresh: max(1, int(refresh.Round(time.Second).Seconds()))})
-}
-
 func writeHTML(w io.Writer, r *results.Run, live *liveBanner) error {
-	tmpl, err := template.New("report").Funcs(template.FuncMap{"fmtPtr": fmtPtr, "valueText": ValueText}).Parse(htmlPage)
+	tmpl, err := template.New("report").Funcs(template.FuncMap{"fmtPtr": fmtPtr, "valueText": ValueText, "join": strings.Join, "breakable": breakable}).Parse(htmlPage)
 	if err != nil {
 		return err
 	}
@@ -493,18 +110,28 @@ func writeHTML(w io.Writer, r *results.Run, live *liveBanner) error {
 	if err != nil {
 		return err
 	}
+	waiting := live != nil && r.Partial != nil // a run still going: what is not measured yet is waited for
+	secs, slow := htmlSections(r), slowest(r)
+	var waits []string
+	if waiting {
+		waits, slow = markWaiting(secs, r), answered(slow)
+	}
 	var svgs []template.HTML
 	for _, c := range charts(r) {
+		if waiting {
+			c.Empty = "waiting for the first point"
+		}
 		svgs = append(svgs, c.svg())
 	}
 	return tmpl.Execute(w, map[string]any{
-		"R": r, "Conformance": conf, "ConformanceOnly": conformanceOnly(r), "Sections": htmlSections(r), "Charts": svgs, "Cols": len(r.Storages) + 1, "Events": EventLines(r),
-		"Verdicts": verdicts(r), "Sender": SenderLines(r),
-		"Freshness": FreshnessRows(r), "FreshnessTitle": FreshnessTitle(r), "Probes": ProbeRows(r), "Slowest": slowest(r), "SlowestN": slowestPerStorage,
+		"R": r, "Conformance": conf, "ConformanceOnly": conformanceOnly(r), "Sections": secs, "Charts": svgs, "Events": EventLines(r),
+		"Verdicts": verdicts(r, waiting), "Sender": SenderLines(r), "RuleDiffs": ruleDiffLists(r), "NotCompared": rulesNotCompared(r), "NotComparedText": notComparedText,
+		"Freshness": FreshnessRows(r), "FreshnessTitle": FreshnessTitle(r), "Probes": ProbeRows(r), "Slowest": slow, "SlowestN": slowestPerStorage,
 		"Start": r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), "End": r.EndTime.UTC().Format("2006-01-02 15:04:05Z"),
 		"History": time.Duration(r.Workload.HistorySeconds * float64(time.Second)).String(), "LongRun": LongRunLines(r),
 		"Live": live, "Status": StatusLines(r), "Interrupted": InterruptedLine(r), "Says": saysLines(r),
-		"Legend": Legend(r), "BytesSpan": BytesPerSampleSpan(r), "RoundCharts": roundCharts(r),
+		"Legend": Legend(r), "BytesSpan": BytesPerSampleSpan(r), "RoundCharts": roundCharts(r), "Waiting": waiting, "WaitingNote": waitingNote(waits),
+		"SlowestWaiting": waiting && len(slow) == 0 && slices.ContainsFunc(r.Storages, func(s results.Storage) bool { return s.Query != nil }),
 	})
 }
 
@@ -526,18 +153,25 @@ func htmlSections(r *results.Run) []htmlSection {
 	return secs
 }
 
-func verdicts(r *results.Run) []htmlVerdict {
+// verdicts are the read-back's verdict lines; on the live page (waiting), a storage whose
+// read-back at the end has not run says it waits for it, not that it checked nothing (red).
+func verdicts(r *results.Run, waiting bool) []htmlVerdict {
 	var out []htmlVerdict
 	for _, s := range r.Storages {
 		if noQueryAPI(&s) {
-			out = append(out, htmlVerdict{Storage: s.Name, Text: noQueryAPIText(&s)})
+			out = append(out, htmlVerdict{Storage: s.Name, Text: noQueryAPIText(&s), Class: sevFail})
 		}
-		if s.Verify != nil {
-			out = append(out, htmlVerdict{Storage: readBackName(&s), Text: s.Verify.Verdict(), OK: s.Verify.Exact()})
+		switch {
+		case s.Verify == nil:
+		case waiting && s.Verify.CheckedSamples == 0:
+			out = append(out, htmlVerdict{Storage: readBackName(&s), Text: "waiting for the read-back at the end", Class: sevWaiting})
+		default:
+			out = append(out, readBackVerdict(&s))
 		}
 	}
 	for _, v := range checkVerdicts(r) {
-		out = append(out, htmlVerdict{Storage: v.Storage + " during the run", Text: v.Text, OK: v.OK})
+		v.Storage += " during the run"
+		out = append(out, v)
 	}
 	return append(out, metadataVerdicts(r)...)
 }
@@ -551,4 +185,18 @@ func slowest(r *results.Run) []slowQuery {
 		}
 	}
 	return out
+}
+
+// breakable is s, escaped, with a line break allowed after each "{" and ",": a probe's
+// answer (a label set) wraps between labels, never inside one ("revisi on", issue 39); the
+// page's CSS breaks a word only when it is wider than the page.
+func breakable(s string) template.HTML {
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteString(template.HTMLEscapeString(string(r)))
+		if r == '{' || r == ',' {
+			b.WriteString("<wbr>")
+		}
+	}
+	return template.HTML(b.String())
 }

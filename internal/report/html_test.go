@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"encoding/xml"
 	"html"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tsbench/tsbench/internal/results"
 )
 
 // svgDoc is what the tests read of a chart's SVG.
@@ -18,9 +22,10 @@ type svgDoc struct {
 		Y     float64 `xml:"y,attr"`
 	} `xml:"rect"`
 	Texts []struct {
-		Class string  `xml:"class,attr"`
-		Y     float64 `xml:"y,attr"`
-		Text  string  `xml:",chardata"`
+		Class  string  `xml:"class,attr"`
+		Anchor string  `xml:"text-anchor,attr"`
+		Y      float64 `xml:"y,attr"`
+		Text   string  `xml:",chardata"`
 	} `xml:"text"`
 	Lines []struct {
 		Series string `xml:"data-series,attr"`
@@ -37,6 +42,17 @@ func parseSVG(t *testing.T, c chart) svgDoc {
 		t.Fatalf("%v\n%s", err, c.svg())
 	}
 	return doc
+}
+
+// xTicks are the x axis' tick labels: the "tick" texts centred on their tick.
+func (d svgDoc) xTicks() []string {
+	var out []string
+	for _, x := range d.Texts {
+		if x.Class == "tick" && x.Anchor == "middle" {
+			out = append(out, x.Text)
+		}
+	}
+	return out
 }
 
 // texts are the contents of the chart's <text> elements of one class.
@@ -227,5 +243,223 @@ func TestLiveHTMLIsTheReportWithABanner(t *testing.T) {
 	got := strings.Replace(strings.Replace(live.String(), refresh, "", 1), banner, "", 1)
 	if diff := cmp.Diff(end.String(), got); diff != "" {
 		t.Errorf("the live page less its banner and refresh is not report.html (-want +got):\n%s", diff)
+	}
+}
+
+// renderPage is report.html of r, its entities unescaped.
+func renderPage(t *testing.T, r *results.Run) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteHTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	return html.UnescapeString(b.String())
+}
+
+// A value equal to another at the printed precision is no best (issue 35: latency p50
+// 0.003 vs 0.003 was painted best): neither bold green nor "*".
+func TestTieAtThePrintedPrecisionIsNoBest(t *testing.T) {
+	r := fixture()
+	r.Storages[0].Query.LatencySeconds.P50 = new(0.0031)
+	r.Storages[1].Query.LatencySeconds.P50 = new(0.0034)
+	page := renderPage(t, r)
+	if want := "<tr><td>latency p50 (s)</td><td>0.003</td><td>0.003</td></tr>"; !strings.Contains(page, want) {
+		t.Errorf("report.html lacks %q", want)
+	}
+	if want := "<tr><td>cpu cores mean</td><td>0.210</td><td class=\"best\">0.080</td></tr>"; !strings.Contains(page, want) {
+		t.Errorf("report.html lacks %q: a best that is one is still marked", want)
+	}
+	var b bytes.Buffer
+	if err := WriteSummary(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^latency p50 \(s\) +0\.003 +0\.003$`).MatchString(b.String()) {
+		t.Errorf("the summary marks a tie at the printed precision:\n%s", b.String())
+	}
+}
+
+// report.html names the rules that differ as the summary does: per storage, the first
+// maxRuleDiffs with their detail, how many more, and the rules not compared.
+func TestHTMLNamesTheRulesThatDiffer(t *testing.T) {
+	page := renderPage(t, fixture())
+	for _, want := range []string{
+		"<h2>Rules whose range-query results differ across storages</h2>",
+		`<li class="note">prometheus: 1<ul><li>NodeClockNotSynchronising: vs victoriametrics: 2 series only in victoriametrics</li></ul></li>`,
+		`<li class="note">victoriametrics: 7<ul><li>NodeClockNotSynchronising: vs prometheus: 1 series differ (max relative error 3e-9)</li>`,
+		"<li>NodeLoad15High: vs prometheus: 5 series differ (max relative error 3e-13)</li><li>… and 2 more</li></ul>",
+		"<summary>2 rules not compared: the data written is shorter than their windows (run longer, or set history, to compare them)</summary><p>" +
+			"NodeDiskWillFillIn24h (needs 6h0m0s of data), NodeCPUSaturatedForHours (needs 3h0m0s of data)",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "NodeMemoryHighUtilization") {
+		t.Errorf("the 6th rule difference is listed, want at most %d per storage", maxRuleDiffs)
+	}
+}
+
+// The read-back verdict is coloured by what it says of the data (issue 35): a difference of
+// a few ulp is amber, not the red of lost or wrong data.
+func TestReadBackVerdictSeverity(t *testing.T) {
+	rounding := func() *results.Verify {
+		return &results.Verify{CheckedSamples: 10_907, ChangedValues: 13, MaxRelativeError: 2.22e-16, ReadBackVia: "queryAPI"}
+	}
+	for name, tc := range map[string]struct {
+		change func(v *results.Verify)
+		want   severity
+	}{
+		"exact":                     {func(v *results.Verify) { v.ChangedValues, v.MaxRelativeError = 0, 0 }, sevOK},
+		"1 ulp":                     {func(*results.Verify) {}, sevNote},
+		"4 ulp":                     {func(v *results.Verify) { v.MaxRelativeError = 4 * 0x1p-52 }, sevNote},
+		"a relative error of 1e-12": {func(v *results.Verify) { v.MaxRelativeError = 1e-12 }, sevFail},
+		"a 0 returned as 1":         {func(v *results.Verify) { v.ChangedWithoutRelativeError = 1 }, sevFail},
+		"and NaN altered":           {func(v *results.Verify) { v.NaNAltered = 39 }, sevFail},
+		"and a sample missing":      {func(v *results.Verify) { v.MissingSamples = 1 }, sevFail},
+		"and a read failed":         {func(v *results.Verify) { v.ReadErrors = 1 }, sevFail},
+		"and changed in the checks during the run": {func(v *results.Verify) {
+			v.Continuous = &results.Continuous{Total: results.Check{Checks: 1, Checked: 100, Changed: 2}}
+		}, sevFail},
+	} {
+		t.Run(name, func(t *testing.T) {
+			v := rounding()
+			tc.change(v)
+			got := readBackVerdict(&results.Storage{Name: "vm", Verify: v})
+			if got.Class != tc.want {
+				t.Errorf("%s: %q, want %s", got.Class, got.Text, tc.want)
+			}
+			if rounded := strings.Contains(got.Text, "float rounding"); rounded != (tc.want == sevNote) {
+				t.Errorf("the verdict %q says float rounding: %v, want %v", got.Text, rounded, tc.want == sevNote)
+			}
+		})
+	}
+	r := fixture()
+	r.Storages[1].Verify = rounding()
+	want := `<li class="note">victoriametrics: 10907 samples checked: 13 values changed (max relative error 2.22e-16): float rounding of a few ulp (relative error at most 8.9e-16), no value lost or wrong</li>`
+	if page := renderPage(t, r); !strings.Contains(page, want) {
+		t.Errorf("report.html lacks %q", want)
+	}
+}
+
+// Every point of a chart carries its storage, clock time, time since the start and value
+// as a tooltip (an SVG title: no script), on a marker whose shape is its series' own
+// (issue 39).
+func TestChartPointsHaveTooltipsAndMarkers(t *testing.T) {
+	var doc struct {
+		Circles []struct {
+			Class string `xml:"class,attr"`
+			Title string `xml:"title"`
+		} `xml:"circle"`
+		Rects []struct {
+			Class string `xml:"class,attr"`
+			Title string `xml:"title"`
+		} `xml:"rect"`
+	}
+	c := twoStorages("samples/s", func(i int) float64 { return 30_000 + float64(i%3)*100 })
+	if err := xml.Unmarshal([]byte(c.svg()), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var circles, squares []string
+	for _, m := range doc.Circles {
+		circles = append(circles, m.Title)
+	}
+	for _, m := range doc.Rects {
+		if m.Class == "marker" {
+			squares = append(squares, m.Title)
+		}
+	}
+	// 18 points each, and one marker in the legend.
+	if len(circles) != 19 || len(squares) != 19 {
+		t.Fatalf("%d circles and %d squares, want 19 each: prometheus' markers are circles, victoriametrics' squares", len(circles), len(squares))
+	}
+	for _, want := range []string{
+		"prometheus 12:00:10Z (+10s): 30.1k samples/s",
+		"prometheus 12:03:00Z (+3m): 30k samples/s",
+	} {
+		if !slices.Contains(circles, want) {
+			t.Errorf("no point's tooltip is %q: %q", want, circles)
+		}
+	}
+	if want := "victoriametrics 12:01:30Z (+1m30s): 30k samples/s"; !slices.Contains(squares, want) {
+		t.Errorf("no point's tooltip is %q: %q", want, squares)
+	}
+	clocks := parseSVG(t, c).texts("clock")
+	if diff := cmp.Diff([]string{"12:00:00Z", "12:00:30Z", "12:01:00Z", "12:01:30Z", "12:02:00Z", "12:02:30Z", "12:03:00Z"}, clocks); diff != "" {
+		t.Errorf("clock times under the x ticks (-want +got):\n%s", diff)
+	}
+}
+
+// Every chart of a run spans the run, start to end, whatever its own points cover (issue
+// 39: the latency charts ended at 1m15s where the others ended at 1m30s), and "bytes per
+// sample by data held" is drawn only with history: without, it is "bytes per sample" again.
+func TestChartsOfARunShareOneXAxis(t *testing.T) {
+	r := fixture()
+	for i := range r.Storages {
+		q := r.Storages[i].Query
+		q.Timeline = q.Timeline[:len(q.Timeline)-3] // no query completed in the last 30s
+	}
+	var titles []string
+	for _, c := range charts(r) {
+		titles = append(titles, c.Title)
+		if diff := cmp.Diff([]string{"0s", "30s", "1m", "1m30s", "2m", "2m30s", "3m"}, parseSVG(t, c).xTicks()); diff != "" {
+			t.Errorf("chart %q: x ticks (-want +got):\n%s", c.Title, diff)
+		}
+	}
+	if slices.Contains(titles, "bytes per sample by data held") {
+		t.Errorf("a run without history has the held chart: %q", titles)
+	}
+	r.Workload.HistorySeconds = 3600
+	var held *chart
+	for _, c := range charts(r) {
+		if c.Title == "bytes per sample by data held" {
+			held = &c
+		}
+	}
+	if held == nil || !held.Held {
+		t.Fatalf("a run with history has no held chart, or it is drawn over the clock: %+v", held)
+	}
+	if clocks := parseSVG(t, *held).texts("clock"); len(clocks) != 0 {
+		t.Errorf("the held chart's x axis is data held, not the clock: %q", clocks)
+	}
+}
+
+// A probe's answer wraps between labels, never inside one (issue 39: "revisi on").
+func TestProbeAnswersBreakBetweenLabels(t *testing.T) {
+	got := breakable(`vector {instance="host-0",job="node_exporter"} 0.25@1795435380.001 <&>`)
+	want := `vector {<wbr>instance=&#34;host-0&#34;,<wbr>job=&#34;node_exporter&#34;} 0.25@1795435380.001 &lt;&amp;&gt;`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// A long run's series (540 points in a 488px plot) draws no markers, where they would merge
+// into a band; its line keeps every point, and its tooltips one point per hoverSpacing.
+func TestDenseSeriesKeepTooltipsPerPixels(t *testing.T) {
+	start := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	s := chartSeries{Name: "prometheus"}
+	for i := range 540 {
+		s.Points = append(s.Points, chartPoint{start.Add(time.Duration(i) * 10 * time.Second), float64(i % 7)})
+	}
+	var doc struct {
+		Circles []struct {
+			Opacity string `xml:"stroke-opacity,attr"`
+		} `xml:"circle"`
+	}
+	c := chart{Title: "lag", Unit: "s", Start: start, Series: []chartSeries{s}}
+	if err := xml.Unmarshal([]byte(c.svg()), &doc); err != nil {
+		t.Fatal(err)
+	}
+	hidden := 0
+	for _, m := range doc.Circles {
+		if m.Opacity == "0" {
+			hidden++
+		}
+	}
+	plot := chartWidth - plotLeft - plotRight
+	if most := int(plot/hoverSpacing) + 1; hidden < most/2 || hidden > most || len(doc.Circles) != hidden+1 {
+		t.Errorf("%d transparent markers of %d (one is the legend's), want one per %g to %gpx: %d to %d", hidden, len(doc.Circles), hoverSpacing, 2*hoverSpacing, most/2, most)
+	}
+	if n := len(strings.Fields(parseSVG(t, c).Lines[0].Points)); n != 540 {
+		t.Errorf("the line has %d points, want 540", n)
 	}
 }

@@ -57,10 +57,10 @@ func metadataVerdicts(r *results.Run) []htmlVerdict {
 			continue
 		}
 		if m := s.Verify.Metadata; m != nil {
-			out = append(out, htmlVerdict{Storage: s.Name + " metadata", OK: m.Verdict == "kept", Text: metadataText(m)})
+			out = append(out, htmlVerdict{Storage: s.Name + " metadata", Class: okOrFail(m.Verdict == "kept"), Text: metadataText(m)})
 		}
 		if c := s.Verify.Created; c != nil {
-			out = append(out, htmlVerdict{Storage: s.Name + " created timestamps", OK: c.Verdict == "kept", Text: createdText(c)})
+			out = append(out, htmlVerdict{Storage: s.Name + " created timestamps", Class: okOrFail(c.Verdict == "kept"), Text: createdText(c)})
 		}
 	}
 	return out

@@ -41,9 +41,9 @@ func TestMetadataVerdicts(t *testing.T) {
 		}},
 	}}
 	want := []htmlVerdict{
-		{Storage: "prom metadata", Text: "dropped: 0 of 3 families kept, 0 changed, 3 missing"},
-		{Storage: "rw2 metadata", Text: "kept: 3 of 3 families kept, 0 changed, 0 missing", OK: true},
-		{Storage: "rw2 created timestamps", Text: "dropped: 0 of 4 series with a 0 at the start time"},
+		{Storage: "prom metadata", Text: "dropped: 0 of 3 families kept, 0 changed, 3 missing", Class: sevFail},
+		{Storage: "rw2 metadata", Text: "kept: 3 of 3 families kept, 0 changed, 0 missing", Class: sevOK},
+		{Storage: "rw2 created timestamps", Text: "dropped: 0 of 4 series with a 0 at the start time", Class: sevFail},
 	}
 	if diff := cmp.Diff(want, metadataVerdicts(r)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

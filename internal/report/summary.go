@@ -353,50 +353,6 @@ func writeProbes(b *strings.Builder, r *results.Run) {
 	writeGrid(b, rows, len(rows[0]))
 }
 
-// maxRuleDiffs is how many rule differences the summary lists per storage.
-const maxRuleDiffs = 5
-
-// writeRuleDiffs lists, per storage, the rules whose range-query results differ from the
-// other storages', the first maxRuleDiffs of them.
-func writeRuleDiffs(b *strings.Builder, r *results.Run) {
-	if !slices.ContainsFunc(r.Storages, func(s results.Storage) bool { return s.Verify != nil && len(s.Verify.RuleDiffs) > 0 }) {
-		return
-	}
-	b.WriteString("\nrules whose range-query results differ across storages\n")
-	for _, s := range r.Storages {
-		if s.Verify == nil || viaRemoteRead(&s) {
-			continue
-		}
-		diffs := s.Verify.RuleDiffs
-		if len(diffs) == 0 {
-			fmt.Fprintf(b, "  %s: none\n", s.Name)
-			continue
-		}
-		fmt.Fprintf(b, "  %s: %d\n", s.Name, len(diffs))
-		for _, d := range diffs[:min(maxRuleDiffs, len(diffs))] {
-			fmt.Fprintf(b, "    %s: %s\n", d.Rule, clip(d.Detail, 100))
-		}
-		if len(diffs) > maxRuleDiffs {
-			fmt.Fprintf(b, "    ... and %d more\n", len(diffs)-maxRuleDiffs)
-		}
-	}
-}
-
-// writeRulesNotCompared names the rules no storage's results were compared for. The list
-// is the same for every storage: it follows from the rules and the run's length.
-func writeRulesNotCompared(b *strings.Builder, r *results.Run) {
-	var notCompared []string
-	for _, s := range r.Storages {
-		if s.Verify != nil && len(s.Verify.RulesNotCompared) > 0 {
-			notCompared = s.Verify.RulesNotCompared
-		}
-	}
-	if len(notCompared) > 0 {
-		fmt.Fprintf(b, "\n%d rules not compared: the data written is shorter than their windows (run longer, or set history, to compare them): %s\n",
-			len(notCompared), clip(strings.Join(notCompared, ", "), 200))
-	}
-}
-
 // writeHistoryLine says how far back the workload's clock began and the bound on the
 // catch-up's order.
 func writeHistoryLine(b *strings.Builder, r *results.Run) {
