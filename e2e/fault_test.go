@@ -134,7 +134,8 @@ func TestInterruptStillReports(t *testing.T) {
 
 // TestLocalStorageDiesMidRun kills the VictoriaMetrics tsbench started, 10 s into the
 // embedded default run: the run goes on for Prometheus, the dead storage's samples stay
-// accounted (pending or dropped), and the summary says what happened.
+// accounted (pending or dropped), the summary says what happened, the storage is failed
+// (issue 35) and tsbench exits 3 with its report written.
 func TestLocalStorageDiesMidRun(t *testing.T) {
 	t.Parallel()
 	requireBinaries(t, "victoria-metrics", "prometheus")
@@ -181,8 +182,8 @@ func TestLocalStorageDiesMidRun(t *testing.T) {
 	}
 	waitErr := cmd.Wait()
 	<-logDone
-	if waitErr != nil {
-		t.Fatalf("tsbench: %v\nstderr:\n%s", waitErr, stderr.String())
+	if code := cmd.ProcessState.ExitCode(); code != 3 {
+		t.Fatalf("tsbench exited %d (%v), want 3: a storage failed\nstderr:\n%s", code, waitErr, stderr.String())
 	}
 	res, err := results.ReadFile(filepath.Join(out, "results.json"))
 	if err != nil {
@@ -198,5 +199,8 @@ func TestLocalStorageDiesMidRun(t *testing.T) {
 	}
 	if len(vm.Problems) == 0 || !strings.Contains(stdout.String(), "problem victoriametrics: the victoriametrics process exited") {
 		t.Errorf("problems %v; summary:\n%s", vm.Problems, stdout.String())
+	}
+	if vm.Status != results.StatusFailed || !strings.Contains(stdout.String(), "victoriametrics: FAILED — ") {
+		t.Errorf("status %q %q, want failed, first in the summary:\n%s", vm.Status, vm.StatusReasons, stdout.String())
 	}
 }

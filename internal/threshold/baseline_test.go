@@ -34,7 +34,7 @@ func TestCompareSeveralRuns(t *testing.T) {
 	}
 	olds := []*results.Run{old(30_000, 0.12, 0, false), old(31_000, 0.13, 0, true), old(29_500, 0, 0, false)}
 	rates := []float64{30_000, 31_000, 29_500}
-	width := 4.303 * math.Sqrt(variance(rates)*(1+1.0/3)) // ±2170: t(0.975, 2)·s·sqrt(1+1/3)
+	width := t975(2) * math.Sqrt(variance(rates)*(1+1.0/3)) // ±2170: t(0.975, 2)·s·sqrt(1+1/3)
 	p99s := []float64{0.12, 0.13}
 	tests := []struct {
 		name string
@@ -52,7 +52,7 @@ func TestCompareSeveralRuns(t *testing.T) {
 		}},
 		{"known in two runs of three", old(30_000, 0.2, 0, true), "query.p99", Row{
 			Old: new(0.125), Runs: 2, New: new(0.2), Change: new(60.0),
-			Noise: 12.706 * math.Sqrt(variance(p99s)*1.5), Method: "t, 2 runs",
+			Noise: t975(1) * math.Sqrt(variance(p99s)*1.5), Method: "t, 2 runs",
 		}},
 		{"known in one run of three: its own noise", old(30_000, 0.12, 0, true), "resources.bytesPerSample", Row{
 			Old: new(1.5), Runs: 1, New: new(1.5), Change: new(0.0),

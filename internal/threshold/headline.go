@@ -117,7 +117,7 @@ func (c Contest) judge(storages []string, cand candidate, confidence, alpha floa
 		return row
 	}
 	p, _, _ := c.test(cand.best, cand.next)
-	row.P = &p
+	row.P = finite(p)
 	if p <= alpha {
 		row.Best = storages[cand.best]
 	} else {
@@ -133,7 +133,7 @@ func (c Contest) value(name string, i int, alpha float64) results.HeadlineValue 
 	if len(xs) == 0 {
 		return v
 	}
-	v.Median = new(median(xs))
+	v.Median = finite(median(xs))
 	var mid, half float64
 	switch {
 	case c.Exact && len(xs) == 1:
@@ -146,7 +146,9 @@ func (c Contest) value(name string, i int, alpha float64) results.HeadlineValue 
 	default:
 		return v
 	}
-	v.Low, v.High = new(mid-half), new(mid+half)
+	if lo, hi := finite(mid-half), finite(mid+half); lo != nil && hi != nil {
+		v.Low, v.High = lo, hi
+	}
 	return v
 }
 
@@ -246,13 +248,17 @@ func (c Contest) ratio(storages []string, i, j int, alpha float64) results.Ratio
 	if len(xi) == 0 || len(xj) == 0 || median(xj) == 0 {
 		return out
 	}
-	out.Ratio = new(median(xi) / median(xj))
+	out.Ratio = finite(median(xi) / median(xj))
 	pr := c.paired(i, j)
 	if !pr.log {
 		return out
 	}
 	if center, half, ok := pr.interval(alpha); ok {
-		out.Low, out.High = new(math.Exp(center-half)), new(math.Exp(center+half))
+		// An interval too wide for a float64 (two rounds at a tiny Bonferroni level) is none:
+		// results.json can hold no infinity.
+		if lo, hi := finite(math.Exp(center-half)), finite(math.Exp(center+half)); lo != nil && hi != nil {
+			out.Low, out.High = lo, hi
+		}
 	}
 	return out
 }
@@ -270,4 +276,12 @@ func ExactFigure(figure string) bool { return exactFigure(figure) }
 func WithinRunSE(figure string, s *results.Storage, v *float64) float64 {
 	n, _ := noise(figure, s, v)
 	return n / (2 * math.Sqrt2)
+}
+
+// finite is x, or nil when x is an infinity or NaN, which JSON cannot hold.
+func finite(x float64) *float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return nil
+	}
+	return &x
 }

@@ -1,6 +1,7 @@
 package threshold
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -116,5 +117,16 @@ func TestJudgeOneRound(t *testing.T) {
 	}
 	if h.Judged != 3 {
 		t.Errorf("judged %d rows, want 3 (exact, measured, close)", h.Judged)
+	}
+}
+
+// Two rounds at a tiny level give a t quantile in the hundreds: a ratio interval past a
+// float64's range is none, never +Inf (results.json could not be written: issue 35, found by
+// e2e TestHistory).
+func TestJudgeNeverInfinite(t *testing.T) {
+	c := contest([]float64{1e-3, 5}, []float64{2, 1e-3})
+	h := Judge([]string{"a", "b"}, []Contest{c}, 2, 0.99999)
+	if _, err := json.Marshal(h); err != nil {
+		t.Fatalf("the headline does not encode: %v (%+v)", err, h.Rows[0].Ratios)
 	}
 }
