@@ -267,8 +267,8 @@ func isToken(s string) bool {
 		return false
 	}
 	for _, c := range []byte(s) {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-			strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && strings.IndexByte("!#$%&'*+-.^_`|~", c) < 0 {
 			return false
 		}
 	}
@@ -300,7 +300,7 @@ func (w *Writer) Run(ctx context.Context) error {
 		}
 	}
 	for _, ms := range w.metaSend {
-		senders.Go(func() { ms.run(sendCtx, genDone, w.sender.userAgent) })
+		senders.Go(func() { ms.run(sendCtx, genDone, w.sender) })
 	}
 	lagDone := make(chan struct{})
 	var lagLoop sync.WaitGroup
