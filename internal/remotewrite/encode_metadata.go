@@ -76,50 +76,102 @@ func appendMetadataRequest(b []byte, fams []familyMetadata) []byte {
 }
 
 // metadataSender sends one storage's metadata-only requests and counts them apart from the
-// samples' requests: they carry no sample.
+// samples' requests: they carry no sample. Each send (one per URL and interval) is retried
+// as a batch of samples is (deliver) and ends accepted (a 2xx), dropped (dropped, by reason)
+// or, when the run's drain deadline interrupts its retries, pending.
 type metadataSender struct {
 	s        *sink
 	body     []byte // snappy-compressed, the same every time
 	families int
 
-	mu       sync.Mutex // guards requests, bytes
+	mu       sync.Mutex // guards everything below
 	requests map[string]int64
 	bytes    int64
+	retries  int64
+	dropped  map[string]int64
+	pending  int64
 }
 
-// run sends the metadata to every endpoint now and every metadataInterval until done.
-func (m *metadataSender) run(ctx context.Context, done <-chan struct{}, userAgent string) {
-	tick := time.NewTicker(metadataInterval)
-	defer tick.Stop()
-	for {
-		for _, ep := range m.s.endpoints {
-			m.post(ctx, ep, userAgent)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-done:
-			return
-		case <-tick.C:
-		}
+// run sends the metadata to every endpoint now and every metadataInterval until done, each
+// endpoint on its own: one retrying does not hold back another's.
+func (m *metadataSender) run(ctx context.Context, done <-chan struct{}, cfg senderConfig) {
+	var wg sync.WaitGroup
+	for _, ep := range m.s.endpoints {
+		wg.Go(func() {
+			tick := time.NewTicker(metadataInterval)
+			defer tick.Stop()
+			for {
+				m.send(ctx, ep, cfg)
+				select {
+				case <-ctx.Done():
+					return
+				case <-done:
+					return
+				case <-tick.C: // a send that retried past the interval is followed at once
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// send delivers the metadata to ep once, retrying network errors, 5xx and 429 with the
+// samples' backoff and give-up rule (issue 37: it was sent once, and a refused one waited a
+// minute for the next interval), and counts how the send ended.
+func (m *metadataSender) send(ctx context.Context, ep *endpoint, cfg senderConfig) {
+	m.mu.Lock()
+	m.pending++
+	m.mu.Unlock()
+	ans, how := cfg.deliver(ctx, func(timeout time.Duration) (answer, error) {
+		return m.post(ctx, ep, cfg.userAgent, timeout)
+	}, func() {
+		m.mu.Lock()
+		m.retries++
+		m.mu.Unlock()
+	})
+	var reason string
+	switch {
+	case how == canceled:
+		return // the run ended with it: still pending
+	case how == gaveUp:
+		reason = reasonRetryTimeout
+	case ans.status/100 != 2:
+		reason = "http_" + strconv.Itoa(ans.status)
+	}
+	m.mu.Lock()
+	m.pending--
+	first := false
+	if reason != "" {
+		m.dropped[reason]++
+		first = m.dropped[reason] == 1
+	}
+	m.mu.Unlock()
+	if first && reason == reasonRetryTimeout {
+		m.s.log.Warn("metadata request given up after maxRetryDuration; sent again next interval", "reason", reason)
 	}
 }
 
-// post sends the metadata once; a failure is counted, logged the first time, not retried:
-// the next interval sends it again, as Prometheus does.
-func (m *metadataSender) post(ctx context.Context, ep *endpoint, userAgent string) {
-	status := "network_error"
-	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+// post sends the metadata once within timeout and counts the request by status; the first
+// of each status is logged.
+func (m *metadataSender) post(ctx context.Context, ep *endpoint, userAgent string, timeout time.Duration) (answer, error) {
+	ans := answer{written: -1}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, ep.url, bytes.NewReader(m.body))
-	if err == nil {
-		setHeaders(req.Header, m.s.wire, userAgent)
-		var resp *http.Response
-		if resp, err = ep.client.Do(req); err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			status = strconv.Itoa(resp.StatusCode)
-		}
+	if err != nil {
+		return ans, err
+	}
+	setHeaders(req.Header, m.s.wire, userAgent)
+	status := "network_error"
+	resp, err := ep.client.Do(req)
+	switch {
+	case err == nil:
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		ans.status, ans.retryAfter = resp.StatusCode, retryAfter(resp)
+		status = strconv.Itoa(resp.StatusCode)
+	case ctx.Err() != nil:
+		return ans, err // the run's end, not the storage's answer: not counted
 	}
 	m.mu.Lock()
 	m.requests[status]++
@@ -127,19 +179,25 @@ func (m *metadataSender) post(ctx context.Context, ep *endpoint, userAgent strin
 	first := m.requests[status] == 1
 	m.mu.Unlock()
 	switch {
-	case !first || ctx.Err() != nil:
+	case !first:
 	case err != nil:
-		m.s.log.Warn("metadata request failed; sent again next interval", "err", redactErr(err, ep.url))
-	case status[0] != '2':
-		m.s.log.Warn("metadata request refused; sent again next interval", "status", status)
+		m.s.log.Warn("metadata request failed; retrying until maxRetryDuration", "err", redactErr(err, ep.url))
+	case retryable(ans.status):
+		m.s.log.Warn("metadata request refused; retrying with backoff until maxRetryDuration", "status", status)
+	case ans.status/100 != 2:
+		m.s.log.Warn("metadata request rejected; not retried, sent again next interval", "status", status, "reason", "http_"+status)
 	}
+	return ans, err
 }
 
 // results is the requests' account.
 func (m *metadataSender) results() *results.WriteMetadata {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return &results.WriteMetadata{Families: m.families, RequestsByStatus: cloneMap(m.requests), BytesSent: m.bytes}
+	return &results.WriteMetadata{
+		Families: m.families, RequestsByStatus: cloneMap(m.requests), BytesSent: m.bytes,
+		Retries: m.retries, Dropped: cloneMap(m.dropped), Pending: m.pending,
+	}
 }
 
 // metadataRequester is an encoder whose protocol has no place for the metadata beside the
@@ -164,7 +222,7 @@ func (w *Writer) newMetadataSenders(send bool) map[string]*metadataSender {
 	for _, s := range w.sinks {
 		if mr, ok := newEncoder(only(s.wire), w.meta, nil, nil).(metadataRequester); ok {
 			body := w.compress(nil, mr.metadataRequest(nil, fams))
-			out[s.name] = &metadataSender{s: s, body: body, families: len(fams), requests: map[string]int64{}}
+			out[s.name] = &metadataSender{s: s, body: body, families: len(fams), requests: map[string]int64{}, dropped: map[string]int64{}}
 		}
 	}
 	return out

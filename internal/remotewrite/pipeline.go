@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -323,52 +322,30 @@ type outcome struct {
 	unconfirmed bool
 }
 
-// send delivers b, retrying network errors, 5xx and 429 with exponential backoff and jitter
-// (or the server's Retry-After) until maxRetryDuration. It returns the outcome, or
-// settled=false when ctx ended first: the samples stay pending.
+// send delivers b (deliver: retries with backoff or the server's Retry-After until
+// maxRetryDuration). It returns the outcome, or settled=false when ctx ended first: the
+// samples stay pending.
 func (s *sink) send(ctx context.Context, ep *endpoint, b *batch, cfg senderConfig) (o outcome, settled bool) {
-	first := time.Now()
-	backoff := cfg.minBackoff
-	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			s.mu.Lock()
-			s.retries++
-			s.mu.Unlock()
-			s.retriesC.Inc()
-		}
-		timeout := cfg.requestTimeout
-		if attempt > 0 { // a retry ends by maxRetryDuration, so retry_timeout comes on time
-			timeout = min(timeout, cfg.maxRetryDuration-time.Since(first))
-		}
-		ans, err := s.post(ctx, ep, b, cfg.userAgent, timeout)
-		status, retryAfter := ans.status, ans.retryAfter
-		if ctx.Err() != nil {
-			return outcome{}, false
-		}
-		switch {
-		case err == nil && status/100 == 2:
-			return s.confirmed(b, ans, reasonPartialWrite), true
-		case err == nil && (status/100 == 3 || status/100 == 4) && status != http.StatusTooManyRequests:
-			// As Prometheus: a 4xx will fail again, and a redirect is not followed. A 2.0
-			// receiver may have written part of the batch before it refused the rest.
-			return s.confirmed(b, ans, "http_"+strconv.Itoa(status)), true
-		}
-		wait := backoff
-		if retryAfter > 0 {
-			wait = retryAfter
-		} else {
-			wait = wait/2 + rand.N(wait/2+1) // jitter: [d/2, d]
-			backoff = min(2*backoff, cfg.maxBackoff)
-		}
-		if time.Since(first)+wait > cfg.maxRetryDuration {
-			return outcome{reason: reasonRetryTimeout}, true
-		}
-		select {
-		case <-ctx.Done():
-			return outcome{}, false
-		case <-time.After(wait):
-		}
+	ans, how := cfg.deliver(ctx, func(timeout time.Duration) (answer, error) {
+		return s.post(ctx, ep, b, cfg.userAgent, timeout)
+	}, s.countRetry)
+	switch {
+	case how == canceled:
+		return outcome{}, false
+	case how == gaveUp:
+		return outcome{reason: reasonRetryTimeout}, true
+	case ans.status/100 == 2:
+		return s.confirmed(b, ans, reasonPartialWrite), true
 	}
+	// A 3xx or 4xx: a 2.0 receiver may have written part of the batch before it refused the rest.
+	return s.confirmed(b, ans, "http_"+strconv.Itoa(ans.status)), true
+}
+
+func (s *sink) countRetry() {
+	s.mu.Lock()
+	s.retries++
+	s.mu.Unlock()
+	s.retriesC.Inc()
 }
 
 // confirmed settles an answered batch: what the answer says was written is acked, the rest

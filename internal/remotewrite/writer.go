@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -230,12 +231,48 @@ func replicaURL(raw string, replica, replicas int) (string, error) {
 	return u.String(), nil
 }
 
-// version is tsbench's module version for the User-Agent.
+// version is tsbench's version for the User-Agent, as `tsbench version` prints it.
 func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return productVersion("", "")
+	}
+	var rev string
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			rev = s.Value
+		}
+	}
+	return productVersion(bi.Main.Version, rev)
+}
+
+// productVersion makes a module version a User-Agent product version, which RFC 9110 (section
+// 10.1.5) makes a token. A build without VCS stamping (go test, -buildvcs=false, a build
+// outside the repository) has the module version "(devel)", whose parentheses are not token
+// characters: it is sent as devel, or devel-<revision> when the build knows its revision.
+// Every other module version (v1.2.3, a pseudo-version, +dirty) is a token already.
+func productVersion(v, revision string) string {
+	if v != "" && v != "(devel)" && isToken(v) {
+		return v
+	}
+	if revision != "" && isToken(revision) {
+		return "devel-" + revision[:min(12, len(revision))]
 	}
 	return "devel"
+}
+
+// isToken reports whether s is an RFC 9110 token: 1*tchar (section 5.6.2).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && strings.IndexByte("!#$%&'*+-.^_`|~", c) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Run generates and sends until ctx is done, then stops generating, drains pending samples
@@ -263,7 +300,7 @@ func (w *Writer) Run(ctx context.Context) error {
 		}
 	}
 	for _, ms := range w.metaSend {
-		senders.Go(func() { ms.run(sendCtx, genDone, w.sender.userAgent) })
+		senders.Go(func() { ms.run(sendCtx, genDone, w.sender) })
 	}
 	lagDone := make(chan struct{})
 	var lagLoop sync.WaitGroup

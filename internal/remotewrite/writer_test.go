@@ -309,10 +309,11 @@ func TestServerErrorsRetriedWithGrowingDelay(t *testing.T) {
 		if r.AckedSamples != r.GeneratedSamples || r.Retries != 5 || r.RequestsByStatus["500"] != 5 || len(attempts) != 6 {
 			t.Fatalf("account %+v, %d attempts: want 5 retries then all acked", r, len(attempts))
 		}
-		// Prometheus' backoff: from 30 ms, doubled after each failure, each wait jittered to [d/2, d].
+		// Prometheus' backoff: from 30 ms, doubled after each failure, each wait jittered
+		// above it to [d, 1.25 d].
 		for i, d := 1, 30*time.Millisecond; i < len(attempts); i, d = i+1, 2*d {
-			if got := attempts[i].Sub(attempts[i-1]); got < d/2 || got > d {
-				t.Errorf("delay %d = %v, want within [%v, %v]", i, got, d/2, d)
+			if got := attempts[i].Sub(attempts[i-1]); got < d || got > d+d/4 {
+				t.Errorf("delay %d = %v, want within [%v, %v]", i, got, d, d+d/4)
 			}
 			if i >= 2 {
 				if d1, d2 := attempts[i-1].Sub(attempts[i-2]), attempts[i].Sub(attempts[i-1]); d2 < d1 {

@@ -18,12 +18,8 @@ func writeMetadata(b *strings.Builder, r *results.Run) {
 	for _, s := range r.Storages {
 		if s.Write != nil && s.Write.Metadata != nil {
 			m := s.Write.Metadata
-			var statuses []string
-			for _, st := range slices.Sorted(maps.Keys(m.RequestsByStatus)) {
-				statuses = append(statuses, fmt.Sprintf("%s=%d", st, m.RequestsByStatus[st]))
-			}
-			fmt.Fprintf(b, "%smetadata sent %s: %d families, requests %s, %s (not samples)\n",
-				sep, s.Name, m.Families, strings.Join(statuses, " "), threshold.FormatBytes(float64(m.BytesSent)))
+			fmt.Fprintf(b, "%smetadata sent %s: %d families, requests %s%s, %s (not samples)\n",
+				sep, s.Name, m.Families, counts(m.RequestsByStatus), metadataRetries(m), threshold.FormatBytes(float64(m.BytesSent)))
 			sep = ""
 		}
 		if s.Verify != nil && s.Verify.Created != nil {
@@ -64,6 +60,34 @@ func metadataVerdicts(r *results.Run) []htmlVerdict {
 		}
 	}
 	return out
+}
+
+// counts lists a map of counts as key=n, in key order.
+func counts(m map[string]int64) string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, fmt.Sprintf("%s=%d", k, m[k]))
+	}
+	return strings.Join(out, " ")
+}
+
+// metadataRetries tells the metadata requests' retries and the sends dropped or pending,
+// "" when there were none.
+func metadataRetries(m *results.WriteMetadata) string {
+	var s string
+	switch {
+	case m.Retries == 1:
+		s += ", 1 retry"
+	case m.Retries > 1:
+		s += fmt.Sprintf(", %d retries", m.Retries)
+	}
+	if len(m.Dropped) > 0 {
+		s += ", sends dropped " + counts(m.Dropped)
+	}
+	if m.Pending > 0 {
+		s += fmt.Sprintf(", %d pending", m.Pending)
+	}
+	return s
 }
 
 // metadataText is the metadata read-back's verdict and counts; no counts when none was

@@ -10,10 +10,22 @@ const VerdictUnknown = "unknown"
 type WriteMetadata struct {
 	// Families is how many metric families each request describes.
 	Families int `json:"families"`
-	// RequestsByStatus counts the requests by HTTP status, or network_error.
+	// RequestsByStatus counts the requests by HTTP status, or network_error: every attempt,
+	// retries included.
 	RequestsByStatus map[string]int64 `json:"requestsByStatus"`
 	// BytesSent is their compressed bytes.
 	BytesSent int64 `json:"bytesSent"`
+	// Retries counts the requests sent again after a network error, a 5xx or a 429, as a
+	// batch of samples is retried (issue 37); absent when none was (and in results of
+	// tsbench before it, which did not retry them).
+	Retries int64 `json:"retries,omitempty"`
+	// Dropped counts the sends (one per URL and interval) given up, by reason: retry_timeout
+	// when the next retry would pass maxRetryDuration, http_<status> for a 3xx or 4xx but
+	// 429. Absent when none was.
+	Dropped map[string]int64 `json:"dropped,omitempty"`
+	// Pending counts the sends still retrying when the run's drain deadline came. Every send
+	// is accepted (a 2xx in RequestsByStatus), dropped or pending.
+	Pending int64 `json:"pending,omitempty"`
 }
 
 // Metadata is the read-back of the metadata sent to one storage (issue 23), through
