@@ -65,7 +65,7 @@ svg.chart{border:1px solid #ddd;background:#fff}
 {{else if .SlowestWaiting}}<h2>Slowest queries</h2><p class="waiting">Waiting for the first query answered.</p>
 {{end}}{{if .R.Thresholds}}<h2>Thresholds</h2><ul>{{range .R.Thresholds}}{{if and $.Waiting (not .OK) (not .Value)}}<li class="waiting">… {{.Storage}}: {{.Check}} (waiting for its first value)</li>{{else}}<li class="{{if .OK}}ok{{else}}fail{{end}}">{{if .OK}}✓{{else}}✗{{end}} {{.Storage}}: {{.Check}} {{if .Value}}(is {{valueText .}}){{else if .Reason}}({{.Reason}}){{end}}</li>{{end}}{{end}}</ul>
 {{end}}{{if .Events}}<h2>Cardinality events</h2><p>Each storage's mean in the calm before the event → during it (shaded on the charts).</p><ul>{{range .Events}}<li>{{.}}</li>{{end}}</ul>
-{{end}}{{with .RoundCharts}}<h2>Rounds</h2><div class="charts">{{range .}}{{.}}{{end}}</div>
+{{end}}{{with .RoundCharts}}<h2>Rounds</h2><p>Each round a point, each storage's interval a band, its median a line; hover for the values.</p><div class="charts">{{range .}}{{.}}{{end}}</div>
 {{end}}{{if not .ConformanceOnly}}<h2>Over time</h2><div class="charts">{{range .Charts}}{{.}}{{end}}</div>{{end}}
 </body></html>
 `

@@ -47,9 +47,9 @@ func findRow(secs []section, figure string) row {
 }
 
 const (
-	roundW, roundH          = 360.0, 170.0
-	roundTop, roundBottom   = 28.0, 140.0
-	roundLeft, roundColumnW = 20.0, 0.0
+	roundW, roundH        = 360.0, 170.0
+	roundTop, roundBottom = 28.0, 140.0
+	roundLeft, roundAxis  = 8.0, 80.0 // the axis' labels, then the storages' columns
 )
 
 // roundChart is one figure's chart: a column per storage.
@@ -67,7 +67,7 @@ func roundChart(r *results.Run, hr results.HeadlineRow, rw row) template.HTML {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart" role="img" aria-label="%s by round" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f">`,
 		template.HTMLEscapeString(hr.Label), roundW, roundH, roundW, roundH)
-	fmt.Fprintf(&b, `<text x="%.0f" y="16" class="title">%s, each round a point, the interval a band</text>`, roundLeft, template.HTMLEscapeString(strings.TrimSpace(hr.Label)))
+	fmt.Fprintf(&b, `<text x="%.0f" y="16" class="title">%s</text>`, roundLeft, template.HTMLEscapeString(strings.TrimSpace(hr.Label)))
 	if math.IsInf(lo, 0) {
 		return template.HTML(b.String() + `</svg>`)
 	}
@@ -75,9 +75,12 @@ func roundChart(r *results.Run, hr results.HeadlineRow, rw row) template.HTML {
 		lo, hi = lo-1, hi+1
 	}
 	y := func(v float64) float64 { return roundBottom - (v-lo)/(hi-lo)*(roundBottom-roundTop) }
-	colW := (roundW - 2*roundLeft) / float64(max(1, len(hr.Values)))
+	for _, v := range []float64{lo, hi} { // the value axis: its two ends
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" class="legend">%s</text>`, roundLeft, y(v)+4, rw.text(v))
+	}
+	colW := (roundW - roundAxis - roundLeft) / float64(max(1, len(hr.Values)))
 	for i, v := range hr.Values {
-		x := roundLeft + colW*(float64(i)+0.5)
+		x := roundAxis + colW*(float64(i)+0.5)
 		if v.Low != nil && v.High != nil {
 			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" opacity="0.2"><title>%s: interval %s to %s</title></rect>`,
 				x-colW/4, y(*v.High), colW/2, math.Max(1, y(*v.Low)-y(*v.High)), palette[i%len(palette)],
