@@ -34,9 +34,9 @@ func cmdCapture(ctx context.Context, args []string, stdout io.Writer) (int, erro
 	fs := newFlagSet("profile capture")
 	url := fs.String("url", "", "the exporter's /metrics URL, e.g. http://127.0.0.1:9100/metrics")
 	out := fs.String("out", "", "profile file to write (JSON)")
-	scrapes := fs.Int("scrapes", 5, "scrapes to fit the shapes from (at least 2); -duration sets it instead")
+	scrapes := fs.Int("scrapes", workload.MinTickScrapes, fmt.Sprintf("scrapes to fit the shapes from (at least 2; fewer than %d record only rates and ranges); -duration sets it instead", workload.MinTickScrapes))
 	interval := fs.Duration("interval", 3*time.Second, "time between scrapes: the scrape interval the profile is made for")
-	duration := fs.Duration("duration", 0, "how long to watch, e.g. 5m: duration/interval + 1 scrapes; 30 scrapes or more record how often each value changes, its steps and digits")
+	duration := fs.Duration("duration", 0, fmt.Sprintf("how long to watch, e.g. 5m: duration/interval + 1 scrapes; %d scrapes or more record how often each value changes, its steps and digits", workload.MinTickScrapes))
 	expand := fs.String("expand", "", "label families to expand to a typical host's size, e.g. node_cpu_:cpu=16,node_disk_:device=4")
 	if err := parseFlags(fs, args); err != nil {
 		return ExitUsage, err
