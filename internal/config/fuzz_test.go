@@ -25,7 +25,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("remoteStorages: {vm: {writeURL: 'http://127.0.0.1:8428/api/v1/write', headers: 'a:b^^c:d'}}"))
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		if checked, decodeErr, _ := checkAndDecode(doc); len(checked) > 0 && decodeErr == nil {
+		if checked, _, decodeErr := checkAndDecode(doc); len(checked) > 0 && decodeErr == nil {
 			t.Fatalf("checkKeys refuses what the decoder takes: %v", errors.Join(checked...))
 		}
 		c, err := Parse(doc)

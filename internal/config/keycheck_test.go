@@ -50,7 +50,7 @@ func TestCheckKeysAgreesWithDecoder(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			checked, decodeErr, ok := checkAndDecode(b)
+			checked, ok, decodeErr := checkAndDecode(b)
 			if !ok {
 				t.Skip("not YAML")
 			}
@@ -63,11 +63,11 @@ func TestCheckKeysAgreesWithDecoder(t *testing.T) {
 
 // checkAndDecode returns checkKeys' problems in b and the strict decoder's error; ok is
 // false when b is not YAML.
-func checkAndDecode(b []byte) (checked []error, decodeErr error, ok bool) {
+func checkAndDecode(b []byte) (checked []error, ok bool, decodeErr error) {
 	b = zeroDurations(b)
 	var doc yaml.Node
 	if yaml.Unmarshal(b, &doc) != nil {
-		return nil, nil, false
+		return nil, false, nil
 	}
 	checked, _ = checkKeys(&doc)
 	c := Default()
@@ -77,5 +77,5 @@ func checkAndDecode(b []byte) (checked []error, decodeErr error, ok bool) {
 	if errors.Is(decodeErr, io.EOF) {
 		decodeErr = nil
 	}
-	return checked, decodeErr, true
+	return checked, true, decodeErr
 }
