@@ -16,8 +16,8 @@ func TestChecksFindProblems(t *testing.T) {
 	want := []string{
 		"docs/testdata/broken.md:3 links to nope.md, which does not exist (links are relative to the page: from docs/, the repository root is ../)",
 		"docs/testdata/broken.md:3 links to ../configuration.md#nosuch: docs/configuration.md has no heading with the anchor #nosuch (its anchors: configuration, top-level-keys, remotestoragesname-each-storage, rangequeries-each-dashboard-panel, keys-of-the-helm-charts-accepted-here)",
-		"docs/testdata/broken.md:6: `tsbench run -histroy 6h` does not parse (exit 2): flag provided but not defined: -histroy; fix the command on the page, or the flag in internal/cli",
-		"docs/testdata/broken.md:7: `tsbench run -duration soon` does not parse (exit 2): invalid value \"soon\" for flag -duration: parse error; fix the command on the page, or the flag in internal/cli",
+		"docs/testdata/broken.md:6: `tsbench run -histroy 6h` does not parse (exit 2): tsbench run: flag provided but not defined: -histroy; fix the command on the page, or the flag in internal/cli",
+		"docs/testdata/broken.md:7: `tsbench run -duration soon` does not parse (exit 2): tsbench run: invalid value \"soon\" for flag -duration: parse error; fix the command on the page, or the flag in internal/cli",
 		"docs/testdata/broken.md:12: `tsbench run` has no flag -bogus (its flags: -config, -duration, -history, -hold, -httpListenAddr, -keep, -liveGrace, -logLevel, -out, -rounds, -shard): fix the synopsis or internal/cli",
 		"docs/testdata/broken.md:13: `tsbench frobnicate` is no command (exit 2): tsbench: unknown command \"frobnicate\"",
 		"docs/testdata/broken.md:22 documents seed again (first on line 20): keep one row",

@@ -202,9 +202,9 @@ func synopsisProblems(ctx context.Context, page string, n int, line string) []st
 		}
 		cmd = append(cmd, f)
 	}
-	var help bytes.Buffer
-	if c := cli.Main(ctx, append(slices.Clone(cmd), "-h"), io.Discard, &help); c != cli.ExitOK {
-		return []string{fmt.Sprintf("%s:%d: `tsbench %s` is no command (exit %d): %s", page, n, strings.Join(cmd, " "), c, firstLine(help.String()))}
+	var help, stderr bytes.Buffer
+	if c := cli.Main(ctx, append(slices.Clone(cmd), "-h"), &help, &stderr); c != cli.ExitOK {
+		return []string{fmt.Sprintf("%s:%d: `tsbench %s` is no command (exit %d): %s", page, n, strings.Join(cmd, " "), c, firstLine(stderr.String()))}
 	}
 	var has []string
 	for _, m := range helpFlag.FindAllStringSubmatch(help.String(), -1) {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -25,6 +26,8 @@ const (
 	ExitAborted   = 130 // second interrupt
 )
 
+// usage is the top-level help. Each command's entry (its usage line, with its positional
+// arguments, and the indented lines under it) is also the head of its own -h (commandUsage).
 const usage = `tsbench benchmarks Prometheus-compatible time-series storages.
 
 Usage:
@@ -36,8 +39,8 @@ Usage:
       catches each storage up on D of data. -shard I/N generates only shard I of N of the
       workload, to be merged with the others' results; -hold serves them until interrupted.
       -rounds N repeats the run N times: medians, intervals, a * only where a difference holds.
-  tsbench validate -config FILE
-      Check a config file; print every problem with its key.
+  tsbench validate [-config] FILE
+      Check a config file; print every problem with its line and key.
   tsbench profile capture -url URL -out FILE [-duration D | -scrapes N] [-interval D] [-expand prefix:label=count,...]
       Scrape an exporter several times and record its series and value shapes.
   tsbench profile metadata -url URL -profile FILE
@@ -49,7 +52,8 @@ Usage:
       storage and figure; flag changes beyond the noise. -fail-on 'query.p99>+20%,p50>+5%~noise'
       (and NEW's compareThresholds) exits 3 when a change passes its limit (with ~noise: and the
       noise) or the figure is unknown on either side (unless the rule ends in ?ok); -map pairs
-      storages whose names differ.
+      storages whose names differ. Print the table and write DIR/compare.html (default DIR:
+      NEW.json's directory).
   tsbench report merge -out DIR|- SHARD.json|URL...
       Add up the results of every shard of one run (tsbench run -shard I/N) into one.
   tsbench conformance [-config FILE] [-out DIR] [-keep] [-logLevel L]
@@ -57,10 +61,12 @@ Usage:
       DIR/results.json and DIR/report.html; without -config, against a fresh local
       VictoriaMetrics and Prometheus.
   tsbench version
-      Print the version.
+      Print the version; tsbench --version does the same.
 
-Exit codes: 0 ok, 1 error, 2 bad usage or config, 3 a threshold or check failed, 130 aborted.
-Run 'tsbench <command> -h' for a command's flags.
+Exit codes: 0 ok; 1 error (the write accounting not balancing included); 2 bad usage or
+config; 3 a threshold failed or a storage failed (its status), for report compare a compare
+threshold; 130 aborted by a second interrupt.
+'tsbench <command> -h' (or 'tsbench help <command>') shows a command's usage and flags.
 `
 
 // errUsage marks errors caused by bad flags or config: they exit with ExitUsage.
@@ -82,29 +88,28 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return ExitUsage
 	}
-	cmds := map[string]func(context.Context, []string, io.Writer, io.Writer) (int, error){
-		"run":         cmdRun,
-		"validate":    cmdValidate,
-		"conformance": cmdConformance,
-		"profile":     cmdProfile,
-		"report":      cmdReport,
-		"version":     cmdVersion,
-	}
 	name := args[0]
-	if name == "-h" || name == "-help" || name == "--help" || name == "help" {
+	switch name {
+	case "-h", "-help", "--help", "help":
+		if name == "help" && len(args) > 1 { // help COMMAND...: the command's -h
+			return Main(ctx, slices.Concat(args[1:], []string{"-h"}), stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return ExitOK
+	case "-version", "--version":
+		name = "version"
 	}
-	cmd, ok := cmds[name]
+	cmd, ok := commands()[name]
 	if !ok {
 		fmt.Fprintf(stderr, "tsbench: unknown command %q\n\n%s", name, usage)
 		return ExitUsage
 	}
 	code, err := cmd(ctx, args[1:], stdout, stderr)
+	if h, ok := errors.AsType[errHelp](err); ok {
+		writeHelp(stdout, h)
+		return ExitOK
+	}
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
 		fmt.Fprintf(stderr, "tsbench %s: %v\n", name, err)
 		if _, ok := errors.AsType[errUsage](err); ok {
 			return ExitUsage
@@ -114,6 +119,18 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// commands are tsbench's commands by name; each parses its args itself.
+func commands() map[string]func(context.Context, []string, io.Writer, io.Writer) (int, error) {
+	return map[string]func(context.Context, []string, io.Writer, io.Writer) (int, error){
+		"run":         cmdRun,
+		"validate":    cmdValidate,
+		"conformance": cmdConformance,
+		"profile":     cmdProfile,
+		"report":      cmdReport,
+		"version":     cmdVersion,
+	}
 }
 
 // syncWriter serializes writes to w: a run's log, its progress line and its summary are
@@ -130,20 +147,23 @@ func (s syncWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-// newFlagSet makes a subcommand's flag set that reports to stderr and never exits.
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+// newFlagSet makes a subcommand's flag set. It prints nothing and never exits: a parse error
+// is returned, with the command's usage lines, for Main to print once, and -h is returned as
+// errHelp, for Main to print the command's help on stdout.
+func newFlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("tsbench "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	return fs
 }
 
-// parseFlags parses args, turning flag errors into usage errors.
+// parseFlags parses args, turning -h into errHelp and flag errors into usage errors.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return err
+			return errHelp{fs: fs}
 		}
-		return errUsage{err}
+		return usageError(fs, "%v", err)
 	}
 	return nil
 }
@@ -173,10 +193,13 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
 }
 
-func cmdVersion(_ context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlagSet("version", stderr)
+func cmdVersion(_ context.Context, args []string, stdout, _ io.Writer) (int, error) {
+	fs := newFlagSet("version")
 	if err := parseFlags(fs, args); err != nil {
 		return ExitUsage, err
+	}
+	if fs.NArg() > 0 {
+		return ExitUsage, usageError(fs, "unexpected argument %q: version takes none", fs.Arg(0))
 	}
 	fmt.Fprintf(stdout, "tsbench %s\n", version())
 	return ExitOK, nil

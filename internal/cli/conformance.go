@@ -19,7 +19,7 @@ import (
 // already holds a run's results.json with the same storages, the conformance figures are
 // added to it, so the summary shows them beside that run's probes.
 func cmdConformance(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlagSet("conformance", stderr)
+	fs := newFlagSet("conformance")
 	cfgPath := fs.String("config", "", "benchmark config (YAML): its remoteStorages are tested; without it, a local VictoriaMetrics and Prometheus are started fresh")
 	out := fs.String("out", "out", "directory for results.json and report.html")
 	keep := fs.Bool("keep", false, "leave the storages tsbench started running, and print their URLs")
@@ -28,7 +28,7 @@ func cmdConformance(ctx context.Context, args []string, stdout, stderr io.Writer
 		return ExitUsage, err
 	}
 	if fs.NArg() > 0 {
-		return ExitUsage, usageErrorf("unexpected argument %q: conformance takes only flags", fs.Arg(0))
+		return ExitUsage, usageError(fs, "unexpected argument %q: conformance takes only flags", fs.Arg(0))
 	}
 	logger, err := newLogger(stderr, *logLevel)
 	if err != nil {

@@ -12,26 +12,37 @@ import (
 	"github.com/tsbench/tsbench/internal/workload"
 )
 
-// cmdProfile runs `tsbench profile capture`.
-func cmdProfile(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	if len(args) > 0 && args[0] == "metadata" {
-		return cmdProfileMetadata(ctx, args[1:], stdout, stderr)
+// cmdProfile runs `tsbench profile capture` and `tsbench profile metadata`.
+func cmdProfile(ctx context.Context, args []string, stdout, _ io.Writer) (int, error) {
+	fs := newFlagSet("profile")
+	if err := parseFlags(fs, args); err != nil {
+		return ExitUsage, err
 	}
-	if len(args) == 0 || args[0] != "capture" {
-		return ExitUsage, usageErrorf("usage: tsbench profile capture -url URL -out FILE [-duration D | -scrapes N] [-interval D] [-expand prefix:label=count,...]\n       tsbench profile metadata -url URL -profile FILE")
+	switch fs.Arg(0) {
+	case "capture":
+		return cmdCapture(ctx, fs.Args()[1:], stdout)
+	case "metadata":
+		return cmdProfileMetadata(ctx, fs.Args()[1:], stdout)
+	case "":
+		return ExitUsage, usageError(fs, "missing command: capture or metadata")
 	}
-	fs := newFlagSet("profile capture", stderr)
+	return ExitUsage, usageError(fs, "unknown command %q: capture or metadata", fs.Arg(0))
+}
+
+// cmdCapture runs `tsbench profile capture`.
+func cmdCapture(ctx context.Context, args []string, stdout io.Writer) (int, error) {
+	fs := newFlagSet("profile capture")
 	url := fs.String("url", "", "the exporter's /metrics URL, e.g. http://127.0.0.1:9100/metrics")
 	out := fs.String("out", "", "profile file to write (JSON)")
-	scrapes := fs.Int("scrapes", 5, "scrapes to fit the shapes from (at least 2); -duration sets it instead")
+	scrapes := fs.Int("scrapes", workload.MinTickScrapes, fmt.Sprintf("scrapes to fit the shapes from (at least 2; fewer than %d record only rates and ranges); -duration sets it instead", workload.MinTickScrapes))
 	interval := fs.Duration("interval", 3*time.Second, "time between scrapes: the scrape interval the profile is made for")
-	duration := fs.Duration("duration", 0, "how long to watch, e.g. 5m: duration/interval + 1 scrapes; 30 scrapes or more record how often each value changes, its steps and digits")
+	duration := fs.Duration("duration", 0, fmt.Sprintf("how long to watch, e.g. 5m: duration/interval + 1 scrapes; %d scrapes or more record how often each value changes, its steps and digits", workload.MinTickScrapes))
 	expand := fs.String("expand", "", "label families to expand to a typical host's size, e.g. node_cpu_:cpu=16,node_disk_:device=4")
-	if err := parseFlags(fs, args[1:]); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return ExitUsage, err
 	}
 	if *url == "" || *out == "" {
-		return ExitUsage, usageErrorf("-url and -out are required")
+		return ExitUsage, usageError(fs, "-url and -out are required")
 	}
 	if *duration > 0 {
 		if *interval <= 0 {
@@ -61,15 +72,15 @@ func cmdProfile(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 
 // cmdProfileMetadata runs `tsbench profile metadata`: it fills a profile's help and units
 // from one scrape of its exporter, leaving every value it generates as it was.
-func cmdProfileMetadata(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlagSet("profile metadata", stderr)
+func cmdProfileMetadata(ctx context.Context, args []string, stdout io.Writer) (int, error) {
+	fs := newFlagSet("profile metadata")
 	url := fs.String("url", "", "the exporter's /metrics URL, e.g. http://127.0.0.1:9100/metrics")
 	file := fs.String("profile", "", "profile file to fill in place (JSON)")
 	if err := parseFlags(fs, args); err != nil {
 		return ExitUsage, err
 	}
 	if *url == "" || *file == "" {
-		return ExitUsage, usageErrorf("-url and -profile are required")
+		return ExitUsage, usageError(fs, "-url and -profile are required")
 	}
 	p, err := workload.LoadProfileFile(*file)
 	if err != nil {

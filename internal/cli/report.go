@@ -25,9 +25,9 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		return cmdCompare(args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "merge" {
-		return cmdMerge(ctx, args[1:], stdout, stderr)
+		return cmdMerge(ctx, args[1:], stdout)
 	}
-	fs := newFlagSet("report", stderr)
+	fs := newFlagSet("report")
 	out := fs.String("out", "", "directory for report.html (default: the results file's directory)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -55,15 +55,11 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	return ExitOK, nil
 }
 
-// compareUsage is report compare's synopsis, in its usage errors and at the top of its -h.
+// compareUsage is report compare's synopsis, in its usage errors.
 const compareUsage = "usage: tsbench report compare OLD.json|DIR... NEW.json [-out DIR] [-fail-on RULES] [-map OLD=NEW]"
 
 func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlagSet("report compare", stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "%s\n\n%s\n\nFlags:\n", compareUsage, compareArgs)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("report compare")
 	out := fs.String("out", "", "directory for compare.html (default: the new results file's directory)")
 	failOn := fs.String("fail-on", "", "exit 3 when a figure changed past a limit: comma-separated [storage:]figure>+change or figure<-change, e.g. 'query.p99>+20%,bytesPerSample>+10%'; end a rule in ~noise to fail only beyond the old runs' noise too, and in ?ok (after ~noise) to pass a figure unknown in the old runs or the new one, which fails otherwise (the new run's compareThresholds apply as well)")
 	renames := map[string]string{}
@@ -72,7 +68,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 	})
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return ExitUsage, err
+		return ExitUsage, withHelpText(err, compareArgs)
 	}
 	if len(pos) < 2 {
 		return ExitUsage, usageErrorf("%s", compareUsage)
@@ -117,7 +113,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) (int, error) {
 	return ExitOK, nil
 }
 
-// compareArgs explains report compare's arguments under its synopsis.
+// compareArgs explains report compare's arguments in its -h, under its usage lines.
 const compareArgs = `The last file is the new run; before it, one old run or several: results files,
 or directories, each standing for every *.json in it and every results.json one level
 down (DIR/*/results.json: the -out directories of several runs), in name order, the new
@@ -282,8 +278,8 @@ func compareRules(failOn string, cur *results.Run) ([]threshold.CompareRule, err
 
 // cmdMerge adds up the results of every shard of one run into DIR/results.json and
 // report.html, evaluates the config's thresholds on the sum, and exits as run would.
-func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlagSet("report merge", stderr)
+func cmdMerge(ctx context.Context, args []string, stdout io.Writer) (int, error) {
+	fs := newFlagSet("report merge")
 	out := fs.String("out", "", "directory for the merged results.json and report.html, or - for the results.json alone on stdout (required)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {

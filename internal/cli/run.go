@@ -44,16 +44,18 @@ func loadConfig(path string) (*bench.Prepared, error) {
 }
 
 func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlagSet("validate", stderr)
-	path := fs.String("config", "", "config file to check")
+	fs := newFlagSet("validate")
+	path := fs.String("config", "", "config file to check (or give it as the argument)")
 	if err := parseFlags(fs, args); err != nil {
 		return ExitUsage, err
 	}
-	if *path == "" && fs.NArg() == 1 {
+	switch {
+	case *path == "" && fs.NArg() == 1:
 		*path = fs.Arg(0)
-	}
-	if *path == "" {
-		return ExitUsage, usageErrorf("-config FILE is required")
+	case fs.NArg() > 0:
+		return ExitUsage, usageError(fs, "unexpected argument %q: validate checks one config file", fs.Arg(fs.NArg()-1))
+	case *path == "":
+		return ExitUsage, usageError(fs, "a config FILE is required")
 	}
 	p, err := loadConfig(*path)
 	if err != nil {
@@ -76,9 +78,9 @@ type runFlags struct {
 	roundsSet                            bool
 }
 
-func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
+func parseRunFlags(args []string) (runFlags, error) {
 	var f runFlags
-	fs := newFlagSet("run", stderr)
+	fs := newFlagSet("run")
 	fs.StringVar(&f.config, "config", "", "benchmark config (YAML); without it, local VictoriaMetrics and Prometheus get the default load")
 	fs.DurationVar(&f.duration, "duration", 0, "how long the load runs, overriding the config's duration (0 = until interrupted)")
 	fs.DurationVar(&f.history, "history", 0, "start the workload's clock this far in the past, overriding the config's history: each storage catches up, then the load goes on live (e.g. 6h)")
@@ -94,7 +96,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 		return f, err
 	}
 	if fs.NArg() > 0 {
-		return f, usageErrorf("unexpected argument %q: run takes only flags", fs.Arg(0))
+		return f, usageError(fs, "unexpected argument %q: run takes only flags", fs.Arg(0))
 	}
 	fs.Visit(func(fl *flag.Flag) {
 		f.durationSet = f.durationSet || fl.Name == "duration"
@@ -105,7 +107,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, error) {
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	f, err := parseRunFlags(args, stderr)
+	f, err := parseRunFlags(args)
 	if err != nil {
 		return ExitUsage, err
 	}

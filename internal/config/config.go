@@ -248,19 +248,31 @@ func Load(path string) (*Config, error) {
 }
 
 // Parse decodes a YAML document strictly, fills defaults and validates. Every problem is
-// reported at once: a key or value that does not decode is an error, and the rest of the
-// document, which yaml v3 still decodes, is validated too.
+// reported at once: a key or value that does not decode is an error, named in the words of
+// the file (checkKeys), and the rest of the document, which yaml v3 still decodes, is
+// validated too.
 func Parse(b []byte) (*Config, error) {
 	c := Default() // nested structs keep their defaults for keys the document leaves out
 	b = zeroDurations(b)
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("parse: %w", sanitize(b, err)) // a syntax error: nothing can be decoded
+	}
+	decodeErrs, undecoded := checkKeys(&doc)
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	err := dec.Decode(&c)
 	if errors.Is(err, io.EOF) {
 		err = nil
 	}
-	if _, typeErr := errors.AsType[*yaml.TypeError](err); err != nil && !typeErr {
-		return nil, fmt.Errorf("parse: %w", sanitize(b, err)) // a syntax error: nothing was decoded
+	_, typeErr := errors.AsType[*yaml.TypeError](err)
+	switch {
+	case err != nil && len(decodeErrs) == 0:
+		// The decoder refused what checkKeys let pass: its own words, with key paths.
+		return nil, fmt.Errorf("parse: %w", sanitize(b, err))
+	case err != nil && !typeErr:
+		// The decoder stopped at a value: what follows it was not decoded, nor can be validated.
+		return nil, fmt.Errorf("parse: %w", errors.Join(decodeErrs...))
 	}
 	if c.WriteConcurrency == 0 {
 		// The chart's default, 0, leaves the number of connections to vmagent.
@@ -275,14 +287,14 @@ func Parse(b []byte) (*Config, error) {
 		c.RemoteStorages[name] = st
 	}
 	problems := c.problems()
-	if err != nil {
-		msg, keys := sanitize(b, err), badKeys(b, err)
+	if len(decodeErrs) > 0 {
 		// A value that did not decode kept its default: its check would only repeat the error.
-		problems = slices.DeleteFunc(problems, func(p error) bool { return underAny(p.Error(), keys) })
+		problems = slices.DeleteFunc(problems, func(p error) bool { return underAny(p.Error(), undecoded) })
+		parseErr := fmt.Errorf("parse: %w", errors.Join(decodeErrs...))
 		if len(problems) == 0 {
-			return nil, fmt.Errorf("parse: %w", msg)
+			return nil, parseErr
 		}
-		return nil, errors.Join(fmt.Errorf("parse: %w", msg), fmt.Errorf("invalid: %w", errors.Join(problems...)))
+		return nil, errors.Join(parseErr, fmt.Errorf("invalid: %w", errors.Join(problems...)))
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("invalid: %w", errors.Join(problems...))

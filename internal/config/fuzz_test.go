@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,7 +10,7 @@ import (
 )
 
 // FuzzParse: any document either parses to a config that validates again, or fails with an
-// error; it never panics. Seeds are every testdata config.
+// error; it never panics, and checkKeys refuses nothing the decoder takes. Seeds are every testdata config.
 func FuzzParse(f *testing.F) {
 	files, err := filepath.Glob("testdata/*.yaml")
 	if err != nil || len(files) == 0 {
@@ -24,6 +25,9 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("remoteStorages: {vm: {writeURL: 'http://127.0.0.1:8428/api/v1/write', headers: 'a:b^^c:d'}}"))
 	f.Fuzz(func(t *testing.T, doc []byte) {
+		if checked, _, decodeErr := checkAndDecode(doc); len(checked) > 0 && decodeErr == nil {
+			t.Fatalf("checkKeys refuses what the decoder takes: %v", errors.Join(checked...))
+		}
 		c, err := Parse(doc)
 		if err != nil {
 			if c != nil {

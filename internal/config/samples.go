@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -53,17 +54,18 @@ var nativeKeys = []string{"send", "fromSummaries", "schema"}
 
 // UnmarshalYAML takes the short form (nativeHistograms: both) or the mapping. The mapping's
 // keys are checked here: a custom unmarshaler does not inherit the decoder's KnownFields.
+// Its errors are *yaml.TypeError, so the decoding of the rest goes on.
 func (n *NativeHistograms) UnmarshalYAML(v *yaml.Node) error {
 	if v.Kind == yaml.ScalarNode {
 		n.Send = v.Value
 		return nil
 	}
 	if v.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: nativeHistograms: want false, true, both or a mapping of %v", v.Line, nativeKeys)
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: want false, true, both or a mapping of %s", v.Line, strings.Join(nativeKeys, ", "))}}
 	}
 	for i := 0; i < len(v.Content); i += 2 {
 		if k := v.Content[i]; !slices.Contains(nativeKeys, k.Value) {
-			return fmt.Errorf("line %d: field %s not found in nativeHistograms (keys: %v)", k.Line, k.Value, nativeKeys)
+			return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: unknown key nativeHistograms.%s (the keys here: %s)", k.Line, k.Value, strings.Join(nativeKeys, ", "))}}
 		}
 	}
 	type plain NativeHistograms // without this method

@@ -46,7 +46,7 @@ func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Of()) }
 func (s *Shard) UnmarshalText(b []byte) error {
 	sh, err := ParseShard(string(b))
 	if err != nil {
-		return fmt.Errorf("shard: %w", err) // yaml does not add the key to the error
+		return err // the key and line are added by checkKeys
 	}
 	*s = sh
 	return nil
@@ -62,8 +62,7 @@ func (c *Config) Lead() bool { return c.Shard.Index == c.LeadShard }
 // StartTime is the startTime key: an RFC 3339 time, or zero for the moment the run starts.
 type StartTime struct{ time.Time }
 
-// UnmarshalText reads RFC 3339, "" as zero; the error names the key, which yaml does not
-// add to it.
+// UnmarshalText reads RFC 3339, "" as zero.
 func (t *StartTime) UnmarshalText(b []byte) error {
 	if len(b) == 0 {
 		t.Time = time.Time{}
@@ -71,7 +70,7 @@ func (t *StartTime) UnmarshalText(b []byte) error {
 	}
 	v, err := time.Parse(time.RFC3339, string(b))
 	if err != nil {
-		return fmt.Errorf("startTime: %q is not an RFC 3339 time (e.g. 2026-11-23T12:00:00Z)", b)
+		return fmt.Errorf("%q is not an RFC 3339 time (e.g. 2026-11-23T12:00:00Z)", b)
 	}
 	t.Time = v
 	return nil

@@ -43,23 +43,11 @@ func sanitize(doc []byte, err error) error {
 	return errors.Join(errs...)
 }
 
-// badKeys returns the key paths of the lines a decoding error names.
-func badKeys(doc []byte, err error) []string {
-	keys := lineKeys(doc)
-	var paths []string
-	for _, m := range lineRef.FindAllStringSubmatch(err.Error(), -1) {
-		n, _ := strconv.Atoi(m[1])
-		if k, ok := keys[n]; ok {
-			paths = append(paths, k)
-		}
-	}
-	return paths
-}
-
-// underAny reports whether a problem ("key.path: message") is about one of the keys.
+// underAny reports whether a problem ("key.path: message") is about one of the keys or
+// a key under one of them.
 func underAny(problem string, keys []string) bool {
 	for _, k := range keys {
-		if strings.HasPrefix(problem, k+": ") {
+		if strings.HasPrefix(problem, k+": ") || strings.HasPrefix(problem, k+".") {
 			return true
 		}
 	}

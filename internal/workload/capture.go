@@ -48,9 +48,9 @@ func ParseExpansions(s string) ([]Expansion, error) {
 	return out, nil
 }
 
-// minTickScrapes is the shortest capture whose shapes record how often values change: fewer
+// MinTickScrapes is the shortest capture whose shapes record how often values change: fewer
 // scrapes cannot tell a value that changes every tenth scrape from one that never does.
-const minTickScrapes = 30
+const MinTickScrapes = 30
 
 // CaptureOptions say how to capture a profile.
 type CaptureOptions struct {
@@ -106,7 +106,7 @@ func Capture(ctx context.Context, client *http.Client, opts CaptureOptions) (*Pr
 	// Shapes of a capture long enough to see how values move follow the tick model, one tick
 	// per scrape; a few scrapes only give rates and ranges.
 	tick := 0.0
-	if opts.Scrapes >= minTickScrapes {
+	if opts.Scrapes >= MinTickScrapes {
 		tick = opts.Interval.Seconds()
 	}
 	sort.Strings(order)
