@@ -51,7 +51,7 @@ func studentBisect(p, df float64) float64 {
 func studentPDF(x, df float64) float64 {
 	a, _ := math.Lgamma((df + 1) / 2)
 	b, _ := math.Lgamma(df / 2)
-	return math.Exp(a-b-0.5*math.Log(df*math.Pi)-(df+1)/2*math.Log1p(x*x/df))
+	return math.Exp(a - b - 0.5*math.Log(df*math.Pi) - (df+1)/2*math.Log1p(x*x/df))
 }
 
 // normalQuantile is the z with Φ(z) = p.
