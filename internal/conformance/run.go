@@ -427,7 +427,7 @@ func (r *runner) eval(ctx context.Context, p Placed, e *Eval) (f *failure, added
 	if f := checkAnnotations(e, res.Warnings, res.Infos); f != nil {
 		return f, a.added
 	}
-	if e.Range || e.excludeRange || e.isOrdered() || strings.Contains(e.Expr, "range()") {
+	if !e.rangeChecked() {
 		return nil, a.added
 	}
 	at := p.Base + e.At
@@ -446,6 +446,13 @@ func (r *runner) eval(ctx context.Context, p Placed, e *Eval) (f *failure, added
 		return f, added
 	}
 	return nil, added
+}
+
+// rangeChecked tells an instant eval the runner asks again as a range query (from At-1m to
+// At+1m by 1m, its middle step compared): not an ordered one, nor one with range() or an
+// expected range vector or string.
+func (e *Eval) rangeChecked() bool {
+	return !e.Range && !e.excludeRange && !e.isOrdered() && !strings.Contains(e.Expr, "range()")
 }
 
 func (r *runner) counts(file string, e *Eval, add func(passed, failed, na *int)) {
