@@ -88,6 +88,9 @@ func typeSchema(t reflect.Type, defs map[string]any) map[string]any {
 				props[name] = nullable(props[name].(map[string]any))
 			}
 		}
+		if t == reflect.TypeFor[results.Conformance]() { // unknown when the read-back failed
+			props["droppedSamples"] = nullable(props["droppedSamples"].(map[string]any))
+		}
 		def["properties"] = props
 		if required != nil {
 			def["required"] = required

@@ -61,10 +61,16 @@ type sampleKey struct {
 // changes do not count, a sample or a series it drops or leaves out of its answers does.
 // Native histograms are keepsHistograms' (a series that mixes them with floats is answered
 // in part by Prometheus 2.42's API, whose engine reads it whole), and series without a
-// metric name are not read back.
-func (r *runner) readBack(ctx context.Context, todo []Placed, blocks [][]series, errs []error) map[*Block]*loss {
+// metric name are not read back. A read that fails is counted and the rest go on: the error
+// returned says how many failed and the first one's error, and the losses are then those of
+// the reads that did not (the count is unknown).
+func (r *runner) readBack(ctx context.Context, todo []Placed, blocks [][]series, errs []error) (map[*Block]*loss, error) {
 	api := r.api.With(url.Values{"nocache": {"1"}}, nil)
 	out := map[*Block]*loss{}
+	var (
+		reads, failed int
+		first         error
+	)
 	for i, p := range todo {
 		if errs[2*i] != nil {
 			continue
@@ -88,9 +94,12 @@ func (r *runner) readBack(ctx context.Context, todo []Placed, blocks [][]series,
 			if len(want) == 0 {
 				continue
 			}
+			reads++
 			got, err := r.readInterval(ctx, api, names, from, to)
 			if err != nil {
-				r.log.Warn("read back a block's samples", "file", p.File, "line", p.Evals[0].Line, "err", err)
+				if failed++; first == nil {
+					first = fmt.Errorf("%s:%d: %w", p.File, p.Evals[0].Line, err)
+				}
 				continue
 			}
 			for k, n := range want {
@@ -110,7 +119,10 @@ func (r *runner) readBack(ctx context.Context, todo []Placed, blocks [][]series,
 			out[p.Block] = l
 		}
 	}
-	return out
+	if failed > 0 {
+		return out, fmt.Errorf("%d of %d reads of the data written failed, the first of the block at %w", failed, reads, first)
+	}
+	return out, nil
 }
 
 // readInterval counts the float samples answered of the metric names in [from, to] (ms), by

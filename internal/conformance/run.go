@@ -242,20 +242,30 @@ func (r *runner) writeBlocks(ctx context.Context, placed []Placed) ([]evalCase, 
 		}
 	}
 	if last != nil {
-		r.lost(r.readBack(ctx, todo, data, errs), cases)
+		r.lost(ctx, todo, data, errs, cases)
 	}
 	return cases, nil
 }
 
-// lost counts what the read-back found missing, and marks the evals that read it: a failure
-// of theirs is "data dropped after ack".
-func (r *runner) lost(losses map[*Block]*loss, cases []evalCase) {
+// lost reads the data written back (readBack), counts what it found missing, and marks the
+// evals that read it: a failure of theirs is "data dropped after ack". When a read failed,
+// the count is unknown: DroppedSamples is left 0 and ReadBackError says why (droppedSamples
+// is null in results.json); what the other reads found still marks its evals.
+func (r *runner) lost(ctx context.Context, todo []Placed, data [][]series, errs []error, cases []evalCase) {
+	losses, err := r.readBack(ctx, todo, data, errs)
+	n := 0
 	for _, l := range losses {
-		r.out.DroppedSamples += l.floats
+		n += l.floats
+	}
+	if err != nil {
+		r.out.ReadBackError = err.Error()
+		r.log.Warn("read back the data written: the samples acknowledged and not answered are unknown", "err", err)
+	} else {
+		r.out.DroppedSamples = n
 	}
 	if len(losses) > 0 {
 		r.log.Warn("the storage acknowledged float samples and does not answer them: the evals that read them fail as data dropped after ack",
-			"blocks", len(losses), "samples", r.out.DroppedSamples)
+			"blocks", len(losses), "samples", n)
 	}
 	for i, c := range cases {
 		if l := losses[c.p.Block]; c.lost == nil && l != nil && l.readsLost(c.e) {
@@ -427,7 +437,7 @@ func (r *runner) eval(ctx context.Context, p Placed, e *Eval) (f *failure, added
 	if f := checkAnnotations(e, res.Warnings, res.Infos); f != nil {
 		return f, a.added
 	}
-	if e.Range || e.excludeRange || e.isOrdered() || strings.Contains(e.Expr, "range()") {
+	if !e.rangeChecked() {
 		return nil, a.added
 	}
 	at := p.Base + e.At
@@ -446,6 +456,13 @@ func (r *runner) eval(ctx context.Context, p Placed, e *Eval) (f *failure, added
 		return f, added
 	}
 	return nil, added
+}
+
+// rangeChecked tells an instant eval the runner asks again as a range query (from At-1m to
+// At+1m by 1m, its middle step compared): not an ordered one, nor one with range() or an
+// expected range vector or string.
+func (e *Eval) rangeChecked() bool {
+	return !e.Range && !e.excludeRange && !e.isOrdered() && !strings.Contains(e.Expr, "range()")
 }
 
 func (r *runner) counts(file string, e *Eval, add func(passed, failed, na *int)) {

@@ -69,14 +69,17 @@ func addedLabelsText(name string, c *results.Conformance) string {
 }
 
 // conformanceNotes says what a storage did to the data written, beside its failures: the
-// labels it adds, the samples it acknowledged and does not answer, the writes it asked to be
-// sent again.
+// labels it adds, the samples it acknowledged and does not answer (or that they are unknown,
+// the read-back having failed), the writes it asked to be sent again.
 func conformanceNotes(name string, c *results.Conformance) []string {
 	var notes []string
 	if t := addedLabelsText(name, c); t != "" {
 		notes = append(notes, t)
 	}
-	if c.DroppedSamples > 0 {
+	switch {
+	case c.ReadBackError != "":
+		notes = append(notes, fmt.Sprintf("%s: the float samples it acknowledged and does not answer are unknown: %s", name, c.ReadBackError))
+	case c.DroppedSamples > 0:
 		notes = append(notes, fmt.Sprintf("%s acknowledged %d float samples it does not answer (read back by metric name and time): the evals that read them failed as data dropped after ack",
 			name, c.DroppedSamples))
 	}

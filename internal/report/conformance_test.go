@@ -99,6 +99,28 @@ func TestConformanceHTML(t *testing.T) {
 	}
 }
 
+// A read-back that failed says so, with its reason, where the count of samples acknowledged
+// and not answered would be (issue 37): "could not read" is never "nothing dropped".
+func TestConformanceNotesReadBackFailed(t *testing.T) {
+	r := conformanceFixture()
+	c := r.Storages[0].Conformance
+	c.ReadBackError = "2 of 9 reads of the data written failed, the first of the block at operators.test:18: http 503: busy"
+	name := r.Storages[0].Name
+	var sum strings.Builder
+	writeConformance(&sum, r)
+	var html bytes.Buffer
+	if err := WriteHTML(&html, r); err != nil {
+		t.Fatal(err)
+	}
+	want := name + ": the float samples it acknowledged and does not answer are unknown: " + c.ReadBackError
+	if !strings.Contains(sum.String(), want) {
+		t.Errorf("summary has no %q:\n%s", want, sum.String())
+	}
+	if !strings.Contains(html.String(), "<p>"+want+"</p>") {
+		t.Errorf("report.html has no %q", want)
+	}
+}
+
 // Two added labels (Thanos receive with an external label and query without a replica label)
 // read as them, not it.
 func TestAddedLabelsTextTwo(t *testing.T) {

@@ -1,5 +1,7 @@
 package results
 
+import "encoding/json"
+
 // Conformance is how a storage answered Prometheus' own PromQL test files (tsbench
 // conformance): every eval of the suite is passed, failed or not applicable, so
 // Passed + Failed + NotApplicable is the suite's eval count. Not applicable is only what no
@@ -48,8 +50,32 @@ type Conformance struct {
 	// DroppedSamples counts the float samples with a number (NaN and staleness markers
 	// apart) of the series without native histograms that the storage acknowledged and does
 	// not answer, read back by metric name and time once the writes were visible: the evals
-	// that read them fail as KindDataDropped.
+	// that read them fail as KindDataDropped. Unknown (0) when ReadBackError is set: results.json
+	// writes it null then (MarshalJSON), so that "could not read" never reads as "nothing
+	// dropped" (issue 37).
 	DroppedSamples int `json:"droppedSamples,omitempty"`
+	// ReadBackError says why the read-back could not count DroppedSamples: how many of its
+	// reads failed, and the first one's error.
+	ReadBackError string `json:"readBackError,omitempty"`
+}
+
+// conformanceFields is Conformance without its methods, so that MarshalJSON can encode it.
+type conformanceFields Conformance
+
+// unreadConformance is a Conformance whose read-back failed as results.json writes it: its
+// droppedSamples null (the field hides the embedded one of the same JSON name).
+type unreadConformance struct {
+	*conformanceFields
+	DroppedSamples *int `json:"droppedSamples"`
+}
+
+// MarshalJSON writes droppedSamples null when the read-back failed (ReadBackError says why),
+// else as it is. Reading such a file back gives 0, which ReadBackError still tells apart.
+func (c *Conformance) MarshalJSON() ([]byte, error) {
+	if c.ReadBackError == "" {
+		return json.Marshal((*conformanceFields)(c))
+	}
+	return json.Marshal(unreadConformance{conformanceFields: (*conformanceFields)(c)})
 }
 
 // ConformanceFile is one test file's outcome.
