@@ -184,10 +184,11 @@ func TestScrapePrometheusAgent(t *testing.T) {
 }
 
 // TestScrapeExporter serves the real node_exporter behind tsbench's 1 s cache to vmagent at
-// 100 targets × 2 s: node_exporter refuses more than 40 scrapes at once, so without the cache
-// this would fail. Nothing is read back: the exporter's values are not the workload's. 2 s,
+// 100 targets × 4 s: node_exporter refuses more than 40 scrapes at once, so without the cache
+// this would fail. Nothing is read back: the exporter's values are not the workload's. 4 s,
 // not 1 s, since the agent's scrape timeout is the interval: beside a second make test a 1 s
-// scrape timed out once, and a page served and never taken rightly unbalances the account.
+// scrape timed out once, and at load 20 (several test runs and benchmarks beside it) 25 of
+// 2 s did; a page served and never taken rightly unbalances the account.
 func TestScrapeExporter(t *testing.T) {
 	t.Parallel()
 	requireBinaries(t, "victoria-metrics", "prometheus", "vmagent", "prometheus-node-exporter")
@@ -201,7 +202,7 @@ func TestScrapeExporter(t *testing.T) {
 	cfg := fmt.Sprintf(`
 duration: 20s
 targetsCount: 100
-scrapeInterval: 2s
+scrapeInterval: 4s
 scrapeConfigUpdatePercent: 0
 observeInterval: 5s
 sender: vmagent
@@ -215,8 +216,8 @@ remoteStorages:
 	}
 	res := rr.results
 	snd := res.Sender
-	if snd == nil || snd.ServedScrapes < 100*8 {
-		t.Fatalf("sender %+v: want at least 800 scrapes served (100 targets × 2 s over 20 s)", snd)
+	if snd == nil || snd.ServedScrapes < 100*4 {
+		t.Fatalf("sender %+v: want at least 400 scrapes served (100 targets × 4 s over 20 s)", snd)
 	}
 	// Every page came from the cache: at most one fetch a second, however many targets.
 	if snd.ExporterFetches < 10 || snd.ExporterFetches > 25 {
