@@ -49,10 +49,11 @@ type staircase struct {
 	recent   []bracket       // the latest samples', oldest first, at most remembered
 }
 
-// seen notes where a sample showed. One that showed after its last poll was found by a later
-// sample's polls: it says nothing of where its own should have been.
+// seen notes where a sample showed. One that its own last poll did not find (a later
+// sample's polls did) says nothing of where its own should have been. (Not one found after
+// the last poll's time: a poll starts a little after its time, the last too.)
 func (s *staircase) seen(b bracket) {
-	if b.hi > s.ladder[len(s.ladder)-1] {
+	if b.lo >= s.ladder[len(s.ladder)-1] {
 		return
 	}
 	s.recent = append(s.recent, b)
