@@ -42,7 +42,7 @@ type probe struct {
 
 	mu           sync.Mutex // guards below
 	stairs       staircase
-	last         []time.Duration // the newest sample's polls
+	last         []time.Duration // the polls of the newest sample the end did not cut
 	pending      []acked         // by t
 	polls        []poll          // by at
 	visible      int64
@@ -66,12 +66,17 @@ func newProbe(q string, step time.Duration, stairs staircase, a ask) *probe {
 	}
 }
 
-// acked schedules the polls of the sample t acked at at.
-func (p *probe) acked(t int64, at time.Time) {
+// acked schedules the polls of the sample t acked at at: at the ladder when the end of the
+// run will cut them, else where the staircase places them.
+func (p *probe) acked(t int64, at time.Time, cut bool) {
 	p.mu.Lock()
 	p.pending = append(p.pending, acked{t: t, ack: at})
-	p.last = p.stairs.polls()
-	for _, d := range p.last {
+	polls := p.stairs.ladder
+	if !cut {
+		polls = p.stairs.polls()
+		p.last = polls
+	}
+	for _, d := range polls {
 		pl := poll{at: at.Add(d), t: t}
 		i, _ := slices.BinarySearchFunc(p.polls, pl, func(a, b poll) int { return a.at.Compare(b.at) })
 		p.polls = slices.Insert(p.polls, i, pl)

@@ -7,6 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/results"
 )
@@ -147,3 +149,36 @@ func TestStaircasePolls(t *testing.T) {
 }
 
 const ms = time.Millisecond
+
+// TestEndCutsTheSamePolls: a run that ends 3 s after its sixth sample's ack cuts that
+// sample's polls alike on a storage that shows samples 1 s after their ack and one 5 s
+// after, though the staircase placed their earlier samples' polls apart: the last sample is
+// asked for at the ladder (0.1, 0.234, 0.549 and 1.285 s before the end), so each storage got
+// exactly as many queries.
+func TestEndCutsTheSamePolls(t *testing.T) {
+	const samples = 5
+	got := map[time.Duration]map[string]int64{}
+	for _, delay := range []time.Duration{time.Second, 5 * time.Second} {
+		synctest.Test(t, func(t *testing.T) {
+			fs := &fakeStorage{delay: delay, indexDelay: delay}
+			h := newCounted(fs)
+			p := bubbleProber(t, config.Default().Freshness, defaultReadLoad, fs, h)
+			ctx, cancel := context.WithTimeout(t.Context(), time.Duration(samples+1)*p.Schedule().Write+3*time.Second)
+			defer cancel()
+			if err := p.Run(ctx); err != nil {
+				t.Error(err)
+			}
+			got[delay] = h.n
+			if ps := p.Results().Instant.LastPollSeconds; len(ps) != PollsPerSample || ps[1] == p.Results().PollSeconds[1] {
+				t.Errorf("delay %s: newest polls %v, want the fifth sample's, placed by the staircase", delay, ps)
+			}
+		})
+	}
+	perProbe := int64(samples*PollsPerSample + 4)
+	want := map[string]int64{"/api/v1/query": perProbe, "/api/v1/query_range": perProbe, "/api/v1/series": perProbe}
+	for delay, n := range got {
+		if diff := cmp.Diff(want, n); diff != "" {
+			t.Errorf("delay %s: queries the storage answered (-want +got):\n%s", delay, diff)
+		}
+	}
+}

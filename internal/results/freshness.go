@@ -78,9 +78,11 @@ type FreshnessProbe struct {
 	Errors      map[string]int64 `json:"errors,omitempty"`
 	FirstError  string           `json:"firstError,omitempty"`
 	// LastPollSeconds are the times after its ack at which the probe asked for its newest
-	// sample: the ladder's ends (Freshness.PollSeconds), and between them the polls its
-	// staircase placed where the latest samples showed. Absent from results written before
-	// issue 37, whose every sample was asked for at PollSeconds.
+	// sample whose polls the end of the run did not cut: the ladder's ends
+	// (Freshness.PollSeconds), and between them the polls its staircase placed where the
+	// latest samples showed. (A sample the end cuts is asked for at the ladder, the same cut
+	// on every storage.) Absent from results written before issue 37, whose every sample was
+	// asked for at PollSeconds.
 	LastPollSeconds []float64        `json:"lastPollSeconds,omitempty"`
 	Timeline        []FreshnessPoint `json:"timeline,omitempty"`
 }
