@@ -14,19 +14,19 @@ import (
 // samples showed:
 //
 //   - the ladder's first and last poll, kept at both ends to notice a change;
-//   - dense polls spread geometrically over the region the latest samples showed in, at
-//     least 3 × the resolution sought wide, so that a sample that shows in it is placed to
-//     half the resolution sought: a tenth of its delay or 2 × freshness.interval (0.2 s),
-//     whichever is larger;
+//   - four dense polls spread geometrically over the region the latest samples showed in,
+//     at least three halves of the resolution sought wide, so that a sample that shows in
+//     it is placed to about half the resolution sought: a tenth of its delay or
+//     2 × freshness.interval (0.2 s), whichever is larger;
 //   - a guard on each side of the region, halfway to the end on a log scale, so that a
 //     sample that shows just outside it is placed between the region and the guard, not
 //     the end (at the default ladder, 6 s after a region at 1 s reads 1.15–6.67 s, not
 //     1.15–38.71 s).
 //
-// A steady delay is placed so from the third sample on (the ladder's bracket, then the
-// region's first pass over it); a delay that jumps from 1 to 6 s, from the fourth after the
-// jump. A delay that varies from sample to sample widens the region to the latest samples'
-// spread.
+// No two polls are closer than freshness.interval. A steady delay is placed within the
+// resolution sought from the third sample on (the ladder's bracket, then the region's first
+// pass over it); a delay that jumps from 1 to 6 s, from the fourth sample after the jump. A
+// delay that varies from sample to sample widens the region to the latest samples' spread.
 
 // remembered is how many of a probe's latest samples place the next one's polls: enough to
 // span a delay that varies from sample to sample, few enough to follow one that changes.
@@ -65,7 +65,10 @@ func (s *staircase) seen(b bracket) {
 // polls are the times after its ack at which the next sample is asked for, ascending: the
 // ladder for a probe that has seen no sample yet, or one whose ladder is too short to place
 // (a write interval close to freshness.interval), else the ends, the guards and the dense
-// polls over the region. Always as many as the ladder has.
+// polls over the region. Always as many as the ladder has, and (but for the ladder's own) no
+// two closer than freshness.interval, the finest resolution sought: a poll due while the
+// previous query is still in flight is merged into the next, and a storage that answers in
+// 20 ms would be asked less than one that answers in 5 ms.
 func (s *staircase) polls() []time.Duration {
 	n := len(s.ladder)
 	if n != PollsPerSample || len(s.recent) == 0 {
@@ -73,7 +76,7 @@ func (s *staircase) polls() []time.Duration {
 	}
 	first, last := s.ladder[0], s.ladder[n-1]
 	r := s.region()
-	lo, hi := max(r.lo, first*5/4), min(r.hi, last*4/5) // room for a guard on each side
+	lo, hi := max(r.lo, first), min(r.hi, last*4/5) // room for a guard above
 	if hi <= lo {
 		return s.ladder // the latest samples showed close to the last poll: the ladder finds them
 	}
@@ -84,15 +87,12 @@ func (s *staircase) polls() []time.Duration {
 	}
 	ps = append(ps, geoMean(hi, last))
 	for i := 1; i < len(ps); i++ {
-		ps[i] = ps[i].Round(time.Millisecond)
+		ps[i] = max(ps[i].Round(time.Millisecond), ps[i-1]+s.interval)
 	}
-	ps = append(ps, last)
-	for i := 1; i < len(ps); i++ {
-		if ps[i] <= ps[i-1] {
-			return s.ladder // two polls a millisecond apart: the region is too narrow to split
-		}
+	if ps[len(ps)-1]+s.interval > last {
+		return s.ladder // no room for the polls between the ends
 	}
-	return ps
+	return append(ps, last)
 }
 
 // region is where the next sample is expected to show: the hull of the latest samples'

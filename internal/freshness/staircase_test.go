@@ -107,14 +107,16 @@ func bracketOf(times []time.Time, ack, shown time.Time) (lo, hi time.Duration) {
 
 // TestStaircasePolls (milliseconds after the ack): the first sample is asked for at the
 // ladder; a later one at the ladder's ends, a guard beside each end of the region the latest
-// samples showed in, and 4 polls over that region, always 8; a ladder too short to place, or
-// samples that their own last poll did not find, keep the ladder. A sample the last poll
+// samples showed in, and 4 polls over that region, always 8 and at least freshness.interval
+// apart; a ladder too short to place, or samples that their own last poll did not find, keep
+// the ladder. A sample the last poll
 // found counts, however late that poll ran (a real run's polls start milliseconds after
 // their time: with a 5 s delay on an 8.5 s ladder every sample read 4.51–8.52 s, taken for
 // one found after the last poll).
 func TestStaircasePolls(t *testing.T) {
 	def := NewSchedule(config.Default().Freshness, defaultReadLoad).Polls // 0.1 … 38.71 s
 	short := NewSchedule(config.Freshness{Interval: time.Second, WriteInterval: time.Second, Timeout: time.Minute}, 0).Polls
+	half := NewSchedule(config.Freshness{Interval: 100 * time.Millisecond, WriteInterval: 500 * time.Millisecond, Timeout: time.Minute}, 0).Polls
 	s := func(v ...int) string { return fmt.Sprint(v) }
 	for _, c := range []struct {
 		name   string
@@ -126,11 +128,12 @@ func TestStaircasePolls(t *testing.T) {
 		{"after the ladder's 3.01–7.05 s", def, []bracket{{3011 * ms, 7054 * ms}}, s(100, 549, 3011, 3999, 5311, 7054, 16525, 38710)},
 		{"then 3.64–4.00 s: 3 × 0.2 s around it", def, []bracket{{3011 * ms, 7054 * ms}, {3640 * ms, 4000 * ms}}, s(100, 593, 3520, 3710, 3909, 4120, 12629, 38710)},
 		{"a jump from 1 s to 1.15–6.67 s", def, []bracket{{950 * ms, 1050 * ms}, {950 * ms, 1050 * ms}, {1150 * ms, 6670 * ms}}, s(100, 339, 1150, 2066, 3712, 6670, 16068, 38710)},
-		{"seen at the first poll", def, []bracket{{0, 100 * ms}}, s(100, 112, 125, 146, 171, 200, 2782, 38710)},
+		{"seen at the first poll: 0.1 s apart", def, []bracket{{0, 100 * ms}}, s(100, 200, 300, 400, 500, 600, 2782, 38710)},
 		{"seen by the last poll, run 2ms late", def, []bracket{{16525 * ms, 38712 * ms}}, s(100, 1285, 16525, 20373, 25118, 30968, 34623, 38710)},
 		{"seen after the last poll", def, []bracket{{38710 * ms, 39 * time.Second}}, s(100, 234, 549, 1285, 3011, 7054, 16525, 38710)},
 		{"close to the last poll", def, []bracket{{33 * time.Second, 36 * time.Second}}, s(100, 234, 549, 1285, 3011, 7054, 16525, 38710)},
 		{"a ladder of one poll", short, []bracket{{0, time.Second}}, s(1000)},
+		{"no room 0.1 s apart", half, []bracket{{100 * ms, 126 * ms}}, s(100, 126, 158, 199, 251, 316, 397, 500)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st := staircase{ladder: c.ladder, interval: c.ladder[0]}
