@@ -20,8 +20,8 @@ import (
 //     2 × freshness.interval (0.2 s), whichever is larger;
 //   - a guard on each side of the region, halfway to the end on a log scale, so that a
 //     sample that shows just outside it is placed between the region and the guard, not
-//     the end (at the default ladder, 6 s after a region at 1 s reads 1.15–6.67 s, not
-//     1.15–38.71 s).
+//     the end (at the default ladder, 6 s after a region at 1 s reads 1.17–6.72 s, not
+//     1.17–38.71 s).
 //
 // No two polls are closer than freshness.interval. A steady delay is placed within the
 // resolution sought from the third sample on (the ladder's bracket, then the region's first
