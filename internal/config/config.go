@@ -211,8 +211,9 @@ func Default() Config {
 
 		Freshness: Freshness{
 			// Each probe (instant, range, series) asks for each sample 8 times, 100ms to one
-			// write interval after its ack: the figures are sharp to 0.1 s where storages
-			// differ most, and the same queries per sample on every storage.
+			// write interval after its ack, the later samples' polls dense where the earlier
+			// showed: figures to a tenth of the delay or 0.2 s, and the same queries per sample
+			// on every storage.
 			Interval: 100 * time.Millisecond,
 			// 0: a sample as seldom as keeps 3 × 8 queries per sample at a tenth of the read
 			// load: at the default rules' 6.2 queries/s, one every 38.7 s (0.62 queries/s).

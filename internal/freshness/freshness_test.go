@@ -26,7 +26,8 @@ import (
 // index (series lookups) indexDelay after. Samples with a timestamp in lost are never shown.
 type fakeStorage struct {
 	delay, indexDelay time.Duration
-	lose              func(n int) bool // the n-th write (from 0) is acked but never stored
+	lose              func(n int) bool          // the n-th write (from 0) is acked but never stored
+	later             func(n int) time.Duration // added to both delays of the n-th write; nil: none
 
 	mu      sync.Mutex
 	samples []stored
@@ -44,6 +45,9 @@ func (f *fakeStorage) Write(_ context.Context, _ [][]workload.Label, t int64, _ 
 	at := time.Now()
 	if f.lose != nil && f.lose(n) {
 		at = time.Now().Add(time.Hour)
+	}
+	if f.later != nil {
+		at = at.Add(f.later(n))
 	}
 	f.samples = append(f.samples, stored{t: t, at: at})
 	return http.StatusNoContent, nil

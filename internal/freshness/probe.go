@@ -29,21 +29,22 @@ type poll struct {
 	t  int64
 }
 
-// probe is one way of asking for the canary. It asks for every sample at the schedule's
-// polls after its ack, whether the sample has shown or not, so that a storage is asked as
-// often as another whatever it shows when; each answer counts for every sample still
-// pending.
+// probe is one way of asking for the canary. It asks for every sample as many times as the
+// schedule has polls, whether the sample has shown or not, so that a storage is asked as
+// often as another whatever it shows when, at times its staircase places from where its
+// latest samples showed; each answer counts for every sample still pending.
 type probe struct {
 	query string
 	ask   ask
 	exact bool // a sample is seen only when its own timestamp is returned, not a newer one
 	step  time.Duration
-	after []time.Duration // the schedule's polls
-	wake  chan struct{}   // a new sample's polls were added
+	wake  chan struct{} // a new sample's polls were added
 
 	mu           sync.Mutex // guards below
-	pending      []acked    // by t
-	polls        []poll     // by at
+	stairs       staircase
+	last         []time.Duration // the polls of the newest sample the end did not cut
+	pending      []acked         // by t
+	polls        []poll          // by at
 	visible      int64
 	neverVisible int64
 	abandoned    int64 // pending at the checkpoint a resumed run continued from (resume.go)
@@ -58,18 +59,24 @@ type probe struct {
 	tl           timeline
 }
 
-func newProbe(q string, step time.Duration, after []time.Duration, a ask) *probe {
+func newProbe(q string, step time.Duration, stairs staircase, a ask) *probe {
 	return &probe{
-		query: q, ask: a, step: step, after: after, wake: make(chan struct{}, 1), errors: map[string]int64{},
+		query: q, ask: a, step: step, stairs: stairs, wake: make(chan struct{}, 1), errors: map[string]int64{},
 		h: newHistogram(), lower: newHistogram(), tl: timeline{step: step},
 	}
 }
 
-// acked schedules the polls of the sample t acked at at.
-func (p *probe) acked(t int64, at time.Time) {
+// acked schedules the polls of the sample t acked at at: at the ladder when the end of the
+// run will cut them, else where the staircase places them.
+func (p *probe) acked(t int64, at time.Time, cut bool) {
 	p.mu.Lock()
 	p.pending = append(p.pending, acked{t: t, ack: at})
-	for _, d := range p.after {
+	polls := p.stairs.ladder
+	if !cut {
+		polls = p.stairs.polls()
+		p.last = polls
+	}
+	for _, d := range polls {
 		pl := poll{at: at.Add(d), t: t}
 		i, _ := slices.BinarySearchFunc(p.polls, pl, func(a, b poll) int { return a.at.Compare(b.at) })
 		p.polls = slices.Insert(p.polls, i, pl)
@@ -175,6 +182,7 @@ func (p *probe) seeLocked(now time.Time, seen []int64) {
 		}
 		_ = p.lower.RecordValue(lo.Microseconds())
 		p.longestLower = max(p.longestLower, lo)
+		p.stairs.seen(bracket{lo: lo, hi: d})
 		p.visible++
 		p.tl.add(now, d, false)
 		return true
@@ -211,6 +219,9 @@ func (p *probe) results() *results.FreshnessProbe {
 	}
 	if len(p.errors) > 0 {
 		r.Errors = p.errors
+	}
+	for _, d := range p.last {
+		r.LastPollSeconds = append(r.LastPollSeconds, d.Seconds())
 	}
 	return r
 }

@@ -79,5 +79,8 @@ func (p *probe) resume(from *results.FreshnessProbe) error {
 		p.firstErr = from.FirstError
 	}
 	p.tl.points.Restore(from.Timeline)
+	for _, s := range from.LastPollSeconds { // until this run places a sample of its own
+		p.last = append(p.last, time.Duration(s*float64(time.Second)))
+	}
 	return nil
 }

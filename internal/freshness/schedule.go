@@ -9,9 +9,10 @@ import (
 )
 
 // PollsPerSample is how many times each probe asks for each canary sample, on every storage:
-// eight polls spaced geometrically from freshness.interval to the write interval (at the
-// default workload 0.1, 0.23, 0.55, 1.3, 3.0, 7.1, 16.5 and 38.7 s after the ack), so a
-// figure is sharp where visibility is quick and within a factor of about 2.3 everywhere.
+// the first sample at eight polls spaced geometrically from freshness.interval to the write
+// interval (at the default workload 0.1, 0.23, 0.55, 1.3, 3.0, 7.1, 16.5 and 38.7 s after
+// the ack: within a factor of about 2.3 everywhere), every later one at the first and last of
+// those and six placed by the probe's staircase (staircase.go).
 const PollsPerSample = 8
 
 // probes is how many probes ask per poll: an instant query, a range query and a series lookup.
@@ -25,7 +26,8 @@ const LoadShare = 0.1
 type Schedule struct {
 	// Write is the time between two canary samples.
 	Write time.Duration
-	// Polls are the times after a sample's ack at which each probe asks for it, ascending.
+	// Polls are the ladder, ascending: the times after its ack at which each probe asks for
+	// its first sample, and the first and last of every later sample's polls.
 	Polls []time.Duration
 }
 

@@ -87,16 +87,22 @@ func (b inBubble) RoundTrip(r *http.Request) (*http.Response, error) {
 	return rec.Result(), nil
 }
 
-// counted counts the queries a handler answers, by path.
+// counted counts the queries a handler answers, by path, and keeps when each came.
 type counted struct {
 	h  http.Handler
 	mu sync.Mutex
 	n  map[string]int64
+	at map[string][]time.Time
+}
+
+func newCounted(h http.Handler) *counted {
+	return &counted{h: h, n: map[string]int64{}, at: map[string][]time.Time{}}
 }
 
 func (c *counted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	c.n[r.URL.Path]++
+	c.at[r.URL.Path] = append(c.at[r.URL.Path], time.Now())
 	c.mu.Unlock()
 	c.h.ServeHTTP(w, r)
 }
@@ -116,8 +122,10 @@ func bubbleProber(t *testing.T, cfg config.Freshness, readLoad float64, fs *fake
 // storages, one that shows a sample 0.1 s after its ack and one 5 s after: each is asked
 // exactly as often, 8 queries per probe per sample, at most a tenth of the workload's read
 // load; the figures are the polls that saw the samples, each with the poll before it (the
-// resolution: 5 s reads as 3.01–7.05 s). Before, each probe polled every 100 ms until it saw the
-// sample: the 5 s storage was asked 50 times per sample and probe, the other once.
+// resolution: 5 s reads as 3.01–7.05 s at the ladder, the first sample's polls, and 4.83–5.31
+// s at the p50 of five samples once the staircase placed the later ones' polls around it;
+// each probe's newest polls are stated). Before, each probe polled every 100 ms until it saw
+// the sample: the 5 s storage was asked 50 times per sample and probe, the other once.
 func TestEqualQueriesWhateverTheDelay(t *testing.T) {
 	const samples = 5
 	type outcome struct {
@@ -128,7 +136,7 @@ func TestEqualQueriesWhateverTheDelay(t *testing.T) {
 		var out outcome
 		synctest.Test(t, func(t *testing.T) {
 			fs := &fakeStorage{delay: delay, indexDelay: delay}
-			h := &counted{h: fs, n: map[string]int64{}}
+			h := newCounted(fs)
 			p := bubbleProber(t, config.Default().Freshness, defaultReadLoad, fs, h)
 			w := p.Schedule().Write
 			// Until samples full schedules are done, and the next sample written but not yet
@@ -146,13 +154,12 @@ func TestEqualQueriesWhateverTheDelay(t *testing.T) {
 	perProbe := int64(samples * PollsPerSample)
 	want := map[string]int64{"/api/v1/query": perProbe, "/api/v1/query_range": perProbe, "/api/v1/series": perProbe}
 	for _, c := range []struct {
-		name  string
-		o     outcome
-		lower float64 // the poll before the one that saw it
-		upper float64
+		name    string
+		o       outcome
+		figures string // p50 and max: the poll before the one that saw it – that poll
 	}{
-		{"shown after 0.1s", quick, 0, 0.1},
-		{"shown after 5s", late, 3.011, 7.054},
+		{"shown after 0.1s", quick, "0.00–0.10, max 0.00–0.10"},
+		{"shown after 5s", late, "4.83–5.31, max 4.92–7.05"}, // the max is the first sample's, at the ladder
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if diff := cmp.Diff(want, c.o.queries); diff != "" {
@@ -179,9 +186,11 @@ func TestEqualQueriesWhateverTheDelay(t *testing.T) {
 				if hi.P50 == nil || lo.P50 == nil {
 					t.Fatalf("%s: no figures: %+v", name, pr)
 				}
-				got := fmt.Sprintf("%.2f–%.2f, max %.2f–%.2f", *lo.P50, *hi.P50, *lo.Max, *hi.Max)
-				if want := fmt.Sprintf("%.2f–%.2f, max %.2f–%.2f", c.lower, c.upper, c.lower, c.upper); got != want {
-					t.Errorf("%s: p50 %s, want %s", name, got, want)
+				if got := fmt.Sprintf("%.2f–%.2f, max %.2f–%.2f", *lo.P50, *hi.P50, *lo.Max, *hi.Max); got != c.figures {
+					t.Errorf("%s: p50 %s, want %s", name, got, c.figures)
+				}
+				if ps := pr.LastPollSeconds; len(ps) != PollsPerSample || ps[0] != f.PollSeconds[0] || ps[PollsPerSample-1] != f.WriteIntervalSeconds {
+					t.Errorf("%s: newest polls %v, want 8 from the ladder's first to its last, %v", name, ps, f.PollSeconds)
 				}
 			}
 		})

@@ -116,9 +116,14 @@ func FreshnessTitle(r *results.Run) string {
 			for i, p := range f.PollSeconds {
 				polls[i] = strconv.FormatFloat(p, 'f', -1, 64)
 			}
+			when := strings.Join(polls, ", ") + " s after its ack"
+			if placed(f) { // issue 37: the polls between the ends go where the probe's latest samples showed
+				when = fmt.Sprintf("its first at %s, every later one at %s and %s s and %d times between, where its latest samples showed",
+					when, polls[0], polls[len(polls)-1], len(polls)-2)
+			}
 			return fmt.Sprintf("freshness: seconds from a write's ack to the last query that did not return it - the first that did, p50 / p90 / p99 / max "+
-				"(a canary sample every %s; each probe asks for each sample %d times on every storage, %s s after its ack)",
-				time.Duration(f.WriteIntervalSeconds*float64(time.Second)), len(f.PollSeconds), strings.Join(polls, ", "))
+				"(a canary sample every %s; each probe asks for each sample %d times on every storage, %s)",
+				time.Duration(f.WriteIntervalSeconds*float64(time.Second)), len(f.PollSeconds), when)
 		}
 		if f != nil {
 			return fmt.Sprintf("freshness: seconds from a write's ack to the first query that returns it, p50 / p90 / p99 / max (canary written every %s, looked for every %s)",
@@ -126,6 +131,17 @@ func FreshnessTitle(r *results.Run) string {
 		}
 	}
 	return ""
+}
+
+// placed says whether the canary placed each probe's later polls from its earlier samples
+// (lastPollSeconds, issue 37), rather than asking for every sample at pollSeconds.
+func placed(f *results.Freshness) bool {
+	for _, p := range freshnessProbes {
+		if pr := p.get(f); pr != nil && len(pr.LastPollSeconds) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // writeFreshness prints the freshness table after a blank line.

@@ -134,3 +134,19 @@ freshness: seconds from a write's ack to the last query that did not return it -
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestFreshnessTitleStaircase: when the probes placed their later polls from the earlier
+// samples (lastPollSeconds, issue 37), the title says the ladder was the first sample's and
+// where the later ones' went.
+func TestFreshnessTitleStaircase(t *testing.T) {
+	f := &results.Freshness{
+		IntervalSeconds: 0.1, WriteIntervalSeconds: 38.71, PollSeconds: []float64{0.1, 0.234, 0.549, 1.285, 3.011, 7.054, 16.525, 38.71},
+		Instant: &results.FreshnessProbe{LastPollSeconds: []float64{0.1, 0.549, 3.011, 3.999, 5.311, 7.054, 16.525, 38.71}},
+	}
+	want := "freshness: seconds from a write's ack to the last query that did not return it - the first that did, p50 / p90 / p99 / max " +
+		"(a canary sample every 38.71s; each probe asks for each sample 8 times on every storage, its first at 0.1, 0.234, 0.549, 1.285, 3.011, 7.054, 16.525, 38.71 s after its ack, " +
+		"every later one at 0.1 and 38.71 s and 6 times between, where its latest samples showed)"
+	if got := FreshnessTitle(&results.Run{Storages: []results.Storage{{Name: "vm", Freshness: f}}}); got != want {
+		t.Errorf("title\n%s\nwant\n%s", got, want)
+	}
+}

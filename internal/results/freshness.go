@@ -18,9 +18,12 @@ type Freshness struct {
 	// of the workload's read load (ReadLoadQueriesPerSecond).
 	IntervalSeconds      float64 `json:"intervalSeconds"`
 	WriteIntervalSeconds float64 `json:"writeIntervalSeconds"`
-	// PollSeconds are the times after a sample's ack at which each probe asks for it, the
-	// same for every sample and every storage whatever it shows when (issue 29, item 8): a
-	// probe's figure for a sample is the poll that returned it, after the one before.
+	// PollSeconds are the schedule's ladder: the times after its ack at which each probe
+	// asks for its first sample, the same on every storage (issue 29, item 8). Every later
+	// sample is asked for as many times, at the ladder's first and last poll and between them
+	// where the probe's latest samples showed (issue 37, item 6; the probe's
+	// LastPollSeconds). A probe's figure for a sample is the poll that returned it, after
+	// the one before.
 	PollSeconds []float64 `json:"pollSeconds,omitempty"`
 	// ReadLoadQueriesPerSecond is the workload's own read load on the storage as planned
 	// (rules, panels and index lookups, each once per its interval), which the canary's
@@ -74,7 +77,14 @@ type FreshnessProbe struct {
 	MergedPolls int64            `json:"mergedPolls,omitempty"`
 	Errors      map[string]int64 `json:"errors,omitempty"`
 	FirstError  string           `json:"firstError,omitempty"`
-	Timeline    []FreshnessPoint `json:"timeline,omitempty"`
+	// LastPollSeconds are the times after its ack at which the probe asked for its newest
+	// sample whose polls the end of the run did not cut: the ladder's ends
+	// (Freshness.PollSeconds), and between them the polls its staircase placed where the
+	// latest samples showed. (A sample the end cuts is asked for at the ladder, the same cut
+	// on every storage.) Absent from results written before issue 37, whose every sample was
+	// asked for at PollSeconds.
+	LastPollSeconds []float64        `json:"lastPollSeconds,omitempty"`
+	Timeline        []FreshnessPoint `json:"timeline,omitempty"`
 }
 
 // FreshnessPoint is one observeInterval of a probe: the samples that became visible in it,
