@@ -251,7 +251,9 @@ func (c Contest) ratio(storages []string, i, j int, alpha float64) results.Ratio
 	if !pr.log {
 		return out
 	}
-	if center, half, ok := pr.interval(alpha); ok {
+	// A noise as wide as a catch-up's lag (hours against a live second) makes the interval of
+	// the log ratio overflow: it then has no bound, as results.json writes no infinity.
+	if center, half, ok := pr.interval(alpha); ok && !math.IsInf(math.Exp(center+half), 0) {
 		out.Low, out.High = new(math.Exp(center-half)), new(math.Exp(center+half))
 	}
 	return out
