@@ -52,6 +52,10 @@ Usage:
       storages whose names differ.
   tsbench report merge -out DIR|- SHARD.json|URL...
       Add up the results of every shard of one run (tsbench run -shard I/N) into one.
+  tsbench reproduce NAME [-scale S] [-config OVERRIDES] [-results FILE] [-out DIR]
+      Run a published comparison's setup (node-exporter-24h, precision-and-semantics,
+      cluster-24h, 100m-samples) at scale S and set each published figure beside the
+      measured one with a verdict: holds, does not hold, or not comparable here and why.
   tsbench conformance [-config FILE] [-out DIR] [-keep] [-logLevel L]
       Run Prometheus' own PromQL test files against every storage over the wire and write
       DIR/results.json and DIR/report.html; without -config, against a fresh local
@@ -88,6 +92,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"conformance": cmdConformance,
 		"profile":     cmdProfile,
 		"report":      cmdReport,
+		"reproduce":   cmdReproduce,
 		"version":     cmdVersion,
 	}
 	name := args[0]
