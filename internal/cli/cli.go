@@ -52,7 +52,7 @@ Usage:
       storages whose names differ.
   tsbench report merge -out DIR|- SHARD.json|URL...
       Add up the results of every shard of one run (tsbench run -shard I/N) into one.
-  tsbench reproduce NAME [-scale S] [-config OVERRIDES] [-results FILE] [-out DIR]
+  tsbench reproduce NAME [-scale S] [-config OVERRIDES] [-results FILE] [-out DIR] [-httpListenAddr ADDR] [-keep] [-logLevel L]
       Run a published comparison's setup (node-exporter-24h, precision-and-semantics,
       cluster-24h, 100m-samples) at scale S and set each published figure beside the
       measured one with a verdict: holds, does not hold, or not comparable here and why.
