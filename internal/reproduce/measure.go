@@ -21,6 +21,12 @@ type measure struct {
 // its RAM figures describe the process more than the series: not comparable at that scale.
 const fixedShare = 0.5
 
+// minSeriesForRAM is the fewest active series at which RAM per series is compared: below it,
+// what a storage holds for any load (VictoriaMetrics' caches, Prometheus' head chunks and
+// WAL buffers, tens of MiB) outweighs what it holds per series (about 1.5 KB and 5 KB per
+// series in article 000, 4 and 14 GB over 2.8 M series).
+const minSeriesForRAM = 100_000
+
 var measures = map[string]measure{
 	"samplesPerSecondPerTarget": {"samples/s per target", func(r *results.Run, _ *results.Storage) (float64, string) {
 		return float64(r.Workload.SeriesPerTarget) / r.Workload.ScrapeIntervalSeconds, ""
@@ -146,6 +152,10 @@ func perSeries(r *results.Run, s *results.Storage, v *float64) (float64, string)
 	b := base(s)
 	if v == nil || b == nil || r.Workload.ActiveSeries == 0 {
 		return 0, "RSS not observed before and during the load"
+	}
+	if n := r.Workload.ActiveSeries; n < minSeriesForRAM {
+		return 0, fmt.Sprintf("%.0f bytes per series above the empty process at %d active series, where a storage's caches and buffers (sized by its memory and ingestion rate, not its series) dominate its RSS; comparable from %d active series, %.0f× the targets",
+			(*v-*b)/float64(n), n, minSeriesForRAM, math.Ceil(float64(minSeriesForRAM)/float64(n)))
 	}
 	if *b > fixedShare**v {
 		need := *b / (*v - *b) // the series-proportional part equals the fixed one at this many times the series
