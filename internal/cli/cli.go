@@ -56,6 +56,10 @@ Usage:
       NEW.json's directory).
   tsbench report merge -out DIR|- SHARD.json|URL...
       Add up the results of every shard of one run (tsbench run -shard I/N) into one.
+  tsbench reproduce NAME [-scale S] [-config OVERRIDES] [-results FILE] [-out DIR] [-httpListenAddr ADDR] [-keep] [-logLevel L]
+      Run a published comparison's setup (node-exporter-24h, precision-and-semantics,
+      cluster-24h, 100m-samples) at scale S and set each published figure beside the
+      measured one with a verdict: holds, does not hold, or not comparable here and why.
   tsbench conformance [-config FILE] [-out DIR] [-keep] [-logLevel L]
       Run Prometheus' own PromQL test files against every storage over the wire and write
       DIR/results.json and DIR/report.html; without -config, against a fresh local
@@ -129,6 +133,7 @@ func commands() map[string]func(context.Context, []string, io.Writer, io.Writer)
 		"conformance": cmdConformance,
 		"profile":     cmdProfile,
 		"report":      cmdReport,
+		"reproduce":   cmdReproduce,
 		"version":     cmdVersion,
 	}
 }

@@ -23,6 +23,7 @@ func TestEveryCommandHelp(t *testing.T) {
 		"profile":          {"  tsbench profile capture -url URL -out FILE", "  tsbench profile metadata -url URL -profile FILE\n"},
 		"profile capture":  {"  tsbench profile capture -url URL -out FILE", "  -scrapes int"},
 		"profile metadata": {"  tsbench profile metadata -url URL -profile FILE\n", "  -profile string"},
+		"reproduce":        {"  tsbench reproduce NAME [-scale S]", "  -scale float"},
 		"version":          {"  tsbench version\n", "tsbench --version"},
 	}
 	for _, name := range slices.Sorted(maps.Keys(commands())) {

@@ -159,15 +159,25 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	if f.hold {
 		f.liveGrace = 0 // hold serves the -out directory instead
 	}
+	return runPrepared(ctx, p, f, logger, stdout, stderr, nil)
+}
+
+// runPrepared runs p as f says, and writes its results, summary and report; judge, when not
+// nil, adds to the results what is derived from them (a reproduction's table) before.
+func runPrepared(ctx context.Context, p *bench.Prepared, f runFlags, logger *slog.Logger, stdout, stderr io.Writer, judge func(*results.Run)) (int, error) {
 	// The results and the report are written while the live report still answers: it then
 	// shows the final report, and where it is, for -liveGrace.
 	code := ExitOK
+	var err error
 	_, runErr := bench.RunRounds(ctx, p, bench.Options{
 		HTTPListenAddr: f.listen, Keep: f.keep, Progress: stderr, Logger: logger, Out: f.out,
 		LiveReport: report.WriteLiveHTML, LiveGrace: f.liveGrace,
 		Finish: func(res *results.Run) string {
 			res.SetStatuses()
 			res.Headline = report.Headline(res, p.Config.Confidence)
+			if judge != nil {
+				judge(res)
+			}
 			html, werr := writeRun(res, f.out, stdout)
 			if werr != nil {
 				code, err = ExitError, werr

@@ -39,6 +39,7 @@ svg.chart{border:1px solid #ddd;background:#fff}
 {{with .Interrupted}}<p class="fail">{{.}}</p>
 {{end}}{{range .Status}}<p class="fail">{{.}}</p>
 {{end}}{{with .Says}}<h2>What this run says</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>
+{{end}}{{with .Reproduction}}{{.}}
 {{end}}{{range $i, $l := .LongRun}}<p class="{{if and (eq $i 0) $.R.Partial}}note{{else}}fail{{end}}">{{$l}}</p>
 {{end}}{{range .R.Storages}}{{$name := .Name}}{{range .Problems}}<p class="fail">Problem with {{$name}}: {{.}}</p>
 {{end}}{{with .Write}}{{range .Notes}}<p>Note on {{$name}}: {{.}}</p>
@@ -110,6 +111,10 @@ func writeHTML(w io.Writer, r *results.Run, live *liveBanner) error {
 	if err != nil {
 		return err
 	}
+	repro, err := reproductionSection(r)
+	if err != nil {
+		return err
+	}
 	waiting := live != nil && r.Partial != nil // a run still going: what is not measured yet is waited for
 	secs, slow := htmlSections(r), slowest(r)
 	var waits []string
@@ -124,7 +129,7 @@ func writeHTML(w io.Writer, r *results.Run, live *liveBanner) error {
 		svgs = append(svgs, c.svg())
 	}
 	return tmpl.Execute(w, map[string]any{
-		"R": r, "Conformance": conf, "ConformanceOnly": conformanceOnly(r), "Sections": secs, "Charts": svgs, "Events": EventLines(r),
+		"R": r, "Conformance": conf, "Reproduction": repro, "ConformanceOnly": conformanceOnly(r), "Sections": secs, "Charts": svgs, "Events": EventLines(r),
 		"Verdicts": verdicts(r, waiting), "Sender": SenderLines(r), "RuleDiffs": ruleDiffLists(r), "NotCompared": rulesNotCompared(r), "NotComparedText": notComparedText,
 		"Freshness": FreshnessRows(r), "FreshnessTitle": FreshnessTitle(r), "Probes": ProbeRows(r), "Slowest": slow, "SlowestN": slowestPerStorage,
 		"Start": r.StartTime.UTC().Format("2006-01-02 15:04:05Z"), "End": r.EndTime.UTC().Format("2006-01-02 15:04:05Z"),

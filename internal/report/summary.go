@@ -42,6 +42,7 @@ func WriteSummary(w io.Writer, r *results.Run) error {
 	writeSettings(&b, r)
 	writeTable(&b, r)
 	writeHeadline(&b, r)
+	writeReproduction(&b, r)
 	writeRefusedHistory(&b, r)
 	for _, s := range r.Storages {
 		if s.Write == nil {

@@ -53,6 +53,9 @@ type Run struct {
 	// NotFresh names the storages that held earlier rounds' data when a round began: tsbench
 	// did not start them, so each round wrote under its own round label instead.
 	NotFresh []string `json:"notFresh,omitempty"`
+	// Reproduction is a published comparison's figures beside this run's (tsbench reproduce);
+	// nil for any other run.
+	Reproduction *Reproduction `json:"reproduction,omitempty"`
 }
 
 // Interrupted says when a run was stopped (an interrupt, SIGINT or SIGTERM) and how long it

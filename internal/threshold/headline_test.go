@@ -130,3 +130,18 @@ func TestJudgeNeverInfinite(t *testing.T) {
 		t.Fatalf("the headline does not encode: %v (%+v)", err, h.Rows[0].Ratios)
 	}
 }
+
+// A within-run noise of hours against medians of a second (max lag over a run with a 24 h
+// catch-up) made the ratio's interval +Inf, which results.json cannot hold: it has none.
+func TestJudgeRatioIntervalOverflows(t *testing.T) {
+	c := contest([]float64{1.096}, []float64{1.889})
+	c.SE = []float64{25000, 22000}
+	h := Judge([]string{"a", "b"}, []Contest{c}, 1, DefaultConfidence)
+	r := h.Rows[0].Ratios[0]
+	if r.Ratio == nil || r.Low != nil || r.High != nil {
+		t.Errorf("ratio %v [%v, %v]: want the ratio without an interval", r.Ratio, r.Low, r.High)
+	}
+	if _, err := json.Marshal(h); err != nil {
+		t.Errorf("marshal: %v", err)
+	}
+}
