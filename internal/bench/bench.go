@@ -166,6 +166,7 @@ func Run(ctx context.Context, p *Prepared, opts Options) (*results.Run, error) {
 		return nil, err
 	}
 	defer r.close()
+	r.readSettings(ctx)
 	for _, l := range locals {
 		go r.watchExit(l)
 	}
