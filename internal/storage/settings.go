@@ -64,12 +64,9 @@ func ReadSettings(ctx context.Context, c *Client, readURL, kind string) (string,
 
 // Checks are the margins of tsbench's checks that a storage's settings may undercut.
 type Checks struct {
-	// Settle is how long after the load the read-back at the end reads (verify's Settle):
-	// its newest data is that old. 0: no read-back (verifySamples 0).
+	// Settle is how long after the load the read-back and the probes of the newest data run
+	// (verify's Settle): that data is that old. 0: no read-back (verifySamples 0).
 	Settle time.Duration
-	// During is how old the newest data the checks during the run read is: verifyDelay +
-	// Settle; 0 without them (verifyInterval 0).
-	During time.Duration
 	// FreshnessInterval and FreshnessTimeout are the canary's first look and its give-up
 	// after an ack; 0 with the canary off.
 	FreshnessInterval, FreshnessTimeout time.Duration
@@ -87,9 +84,6 @@ func ChecksOf(cfg *config.Config, settle time.Duration) Checks {
 	c := Checks{ScrapeInterval: cfg.ScrapeInterval, Span: cfg.History + cfg.Duration}
 	if cfg.VerifySamples > 0 {
 		c.Settle = settle
-		if cfg.VerifyInterval > 0 {
-			c.During = cfg.VerifyDelay + settle
-		}
 	}
 	if cfg.Freshness.On() {
 		c.FreshnessInterval, c.FreshnessTimeout = cfg.Freshness.Interval, cfg.Freshness.Timeout

@@ -141,12 +141,12 @@ func TestReadSettings(t *testing.T) {
 // TestSettingsWarnings: a setting warns only when it hides data from a check the config
 // runs, naming the setting, the margin it passes and what to change.
 func TestSettingsWarnings(t *testing.T) {
-	def := config.Default() // read-back 3 s after the load, checks during the run, the canary on
+	def := config.Default() // read-back and probes 3 s after the load, the canary on
 	def.Duration = 20 * time.Second
 	noChecks := def
 	noChecks.VerifySamples, noChecks.Freshness.Interval = 0, 0
 	long := def
-	long.History, long.VerifyDelay = 40*24*time.Hour, time.Minute
+	long.History = 40 * 24 * time.Hour
 	canaryOnly := noChecks
 	canaryOnly.Freshness = def.Freshness // its timeout 2m
 	ooo := def
@@ -166,8 +166,7 @@ func TestSettingsWarnings(t *testing.T) {
 	}{
 		{"VictoriaMetrics as tsbench starts it", KindVictoriaMetrics, vm("0s", "0s", "31d"), def, nil},
 		{"VictoriaMetrics' default offset", KindVictoriaMetrics, vm("30s", "0s", "1"), def, []string{
-			"-search.latencyOffset=30s hides each series' newest 30s from queries, longer than the 3s the read-back at the end waits after the load: it counts the last 27s missing and the newest-minute probe fails; start VictoriaMetrics with -search.latencyOffset=0s",
-			"-search.latencyOffset=30s is longer than the checks during the run wait (verifyDelay + 3s = 3s): they count the newest 27s of each check missing; set verifyDelay to at least 30s",
+			"-search.latencyOffset=30s hides each series' newest 30s from instant and range queries, longer than the 3s the probes wait after the load: the probes of the newest data (instant query in the newest minute, time(), timestamps) are answered as of 30s ago and differ; start VictoriaMetrics with -search.latencyOffset=0s",
 			"-search.latencyOffset=30s: the freshness canary measures this offset, not ingestion: no sample is visible to an instant query sooner than 30s after its ack",
 		}},
 		{"an offset no check runs into", KindVictoriaMetrics, vm("30s", "0s", "1"), noChecks, nil},
