@@ -161,12 +161,15 @@ func Run(ctx context.Context, p *Prepared, opts Options) (*results.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := newRun(&cfg, p, opts, locals, apis)
+	set, err := readSettings(ctx, &cfg, locals, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	r, err := newRun(&cfg, p, opts, locals, apis, set)
 	if err != nil {
 		return nil, err
 	}
 	defer r.close()
-	r.readSettings(ctx)
 	for _, l := range locals {
 		go r.watchExit(l)
 	}

@@ -2,45 +2,66 @@ package bench
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/storage/local"
 	"github.com/tsbench/tsbench/internal/verify"
 )
 
-// readSettings reads, before the load, each storage's own settings that change what tsbench
-// measures (issue 39), from the storages with a readURL: they join the flags a storage tsbench
-// started was given (a setting given is not repeated), and each that hides data from the
-// checks is logged as a warning and kept for the summary and the report. A storage whose
-// settings cannot be read is said so once, at info: the run goes on without them.
-func (r *run) readSettings(ctx context.Context) {
-	checks := storage.ChecksOf(r.cfg, verify.DefaultSettle)
+// settings are each storage's settings that change what tsbench measures and the warnings of
+// those that hide data from the checks, by storage name.
+type settings struct {
+	flags, warnings map[string][]string
+}
+
+// readSettings reads, before the workload's clock starts, each storage's own settings that
+// change what tsbench measures (issue 39), from the storages with a readURL: they join the
+// flags a storage tsbench started was given (a setting given is not repeated), and each that
+// hides data from the checks is logged as a warning and kept for the summary and the report.
+// A storage whose settings cannot be read is said so once, at info: the run goes on without.
+func readSettings(ctx context.Context, cfg *config.Config, locals []*local.Process, log *slog.Logger) (settings, error) {
+	set := settings{flags: map[string][]string{}, warnings: map[string][]string{}}
+	kinds := map[string]string{}
+	for _, l := range locals {
+		kinds[l.Name], set.flags[l.Name] = l.Kind, l.Settings
+	}
+	checks := storage.ChecksOf(cfg, verify.DefaultSettle)
 	var wg sync.WaitGroup
-	for _, name := range r.cfg.StorageNames() {
-		st := r.cfg.RemoteStorages[name]
-		if st.ReadURL == "" || r.readers[name] == nil {
+	defer wg.Wait()
+	var mu sync.Mutex // guards set
+	for _, name := range cfg.StorageNames() {
+		st := cfg.RemoteStorages[name]
+		if st.ReadURL == "" {
 			continue
 		}
+		client, err := storage.NewClient(name, st, storage.Read, 1)
+		if err != nil {
+			return set, &ConfigError{err}
+		}
 		wg.Go(func() {
-			kind, read, err := storage.ReadSettings(ctx, r.readers[name], st.ReadURL, r.kinds[name])
+			defer client.Close()
+			kind, read, err := storage.ReadSettings(ctx, client, st.ReadURL, kinds[name])
 			if err != nil {
-				r.log.Info("storage settings not read: what changes the figures is not known", "storage", name, "err", err)
+				log.Info("storage settings not read: what changes the figures is not known", "storage", name, "err", err)
 				return
 			}
 			warnings := storage.SettingsWarnings(kind, read, checks)
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			r.settings[name] = mergeSettings(r.settings[name], read)
-			r.settingsWarnings[name] = warnings
-			r.log.Info("storage settings", "storage", name, "kind", kind, "settings", strings.Join(r.settings[name], " "))
+			mu.Lock()
+			defer mu.Unlock()
+			set.flags[name] = mergeSettings(set.flags[name], read)
+			set.warnings[name] = warnings
+			log.Info("storage settings", "storage", name, "kind", kind, "settings", strings.Join(set.flags[name], " "))
 			for _, w := range warnings {
-				r.log.Warn("storage setting hides data from the checks", "storage", name, "warning", w)
+				log.Warn("storage setting hides data from the checks", "storage", name, "warning", w)
 			}
 		})
 	}
-	wg.Wait()
+	return set, nil
 }
 
 // mergeSettings are the flags given, then each setting read whose name none of them sets.
