@@ -125,7 +125,7 @@ type Storage struct {
 	// storage.tsdb.out_of_order_time_window). Absent when neither applies.
 	Settings []string `json:"settings,omitempty"`
 	// SettingsWarnings say, one sentence each, which settings hide data from tsbench's
-	// checks (a latency offset longer than the read-back waits, a retention shorter than the
+	// checks (a latency offset longer than the probes wait, a retention shorter than the
 	// run) and what to change.
 	SettingsWarnings []string `json:"settingsWarnings,omitempty"`
 }
