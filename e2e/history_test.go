@@ -195,7 +195,7 @@ freshness: {writeInterval: 1s}
 			t.Logf("%s caught up at %.0f samples/s in %.1fs", name, h.SamplesPerSecond, h.Seconds)
 		})
 	}
-	for _, want := range []string{"settings of the storages tsbench started:", retention["prometheus"], retention["victoriametrics"], "no sample more than 1m0s older"} {
+	for _, want := range []string{"settings of the storages that change what tsbench measures:", retention["prometheus"], retention["victoriametrics"], "no sample more than 1m0s older"} {
 		if !strings.Contains(rr.stdout, want) {
 			t.Errorf("the summary lacks %q:\n%s", want, rr.stdout)
 		}

@@ -161,7 +161,11 @@ func Run(ctx context.Context, p *Prepared, opts Options) (*results.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := newRun(&cfg, p, opts, locals, apis)
+	set, err := readSettings(ctx, &cfg, locals, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	r, err := newRun(&cfg, p, opts, locals, apis, set)
 	if err != nil {
 		return nil, err
 	}

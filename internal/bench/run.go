@@ -40,9 +40,11 @@ type run struct {
 	opts  Options
 	log   *slog.Logger
 	kinds map[string]string // storage name → kind, where known
-	// settings are, per storage tsbench started, the flags it set beyond address and paths.
-	settings map[string][]string
-	start    time.Time // of the load: startTime, or when the run was set up
+	// settings are, per storage, the flags tsbench started it with beyond address and paths
+	// and the settings read from it that change what it measures (readSettings);
+	// settingsWarnings say which of them hide data from the checks.
+	settings, settingsWarnings map[string][]string
+	start                      time.Time // of the load: startTime, or when the run was set up
 	// clock is where the workload's clock starts: start − history (issue 12).
 	clock   time.Time
 	gen     *workload.Generator
@@ -85,14 +87,14 @@ type run struct {
 	seriesTimeline results.Timeline[results.SeriesPoint]
 }
 
-func newRun(cfg *config.Config, p *Prepared, opts Options, locals []*local.Process, apis map[string]*results.QueryAPI) (*run, error) {
+func newRun(cfg *config.Config, p *Prepared, opts Options, locals []*local.Process, apis map[string]*results.QueryAPI, set settings) (*run, error) {
 	r := &run{
-		cfg: cfg, p: p, opts: opts, log: opts.Logger, kinds: map[string]string{}, settings: map[string][]string{}, start: cfg.StartTime.Time,
+		cfg: cfg, p: p, opts: opts, log: opts.Logger, kinds: map[string]string{}, settings: set.flags, settingsWarnings: set.warnings, start: cfg.StartTime.Time,
 		runners: map[string]*query.Runner{}, readers: map[string]*storage.Client{}, queryAPI: apis,
 		timeline: map[string]*results.Timeline[results.WritePoint]{}, problems: map[string][]string{},
 	}
 	for _, l := range locals {
-		r.kinds[l.Name], r.settings[l.Name] = l.Kind, l.Settings
+		r.kinds[l.Name] = l.Kind
 	}
 	if r.start.IsZero() {
 		r.start = time.Now()
@@ -454,7 +456,7 @@ func (r *run) results(verified map[string]*results.Verify) *results.Run {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, name := range r.cfg.StorageNames() {
-		s := results.Storage{Name: name, Verify: verified[name], QueryAPI: r.queryAPI[name], Problems: r.problems[name], Settings: r.settings[name]}
+		s := results.Storage{Name: name, Verify: verified[name], QueryAPI: r.queryAPI[name], Problems: r.problems[name], Settings: r.settings[name], SettingsWarnings: r.settingsWarnings[name]}
 		s.Verify = r.addChecks(name, s.Verify)
 		if w := r.writer.Results(name); w != nil {
 			if tl := r.timeline[name]; tl != nil {

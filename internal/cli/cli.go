@@ -39,8 +39,9 @@ Usage:
       catches each storage up on D of data. -shard I/N generates only shard I of N of the
       workload, to be merged with the others' results; -hold serves them until interrupted.
       -rounds N repeats the run N times: medians, intervals, a * only where a difference holds.
-  tsbench validate [-config] FILE
-      Check a config file; print every problem with its line and key.
+  tsbench validate [-config] FILE [-connect]
+      Check a config file; print every problem with its line and key. -connect also reaches
+      every storage URL and names those that do not answer.
   tsbench profile capture -url URL -out FILE [-duration D | -scrapes N] [-interval D] [-expand prefix:label=count,...]
       Scrape an exporter several times and record its series and value shapes.
   tsbench profile metadata -url URL -profile FILE

@@ -15,7 +15,7 @@ import (
 func TestEveryCommandHelp(t *testing.T) {
 	tests := map[string][]string{
 		"run":              {"  tsbench run [-config FILE] [-duration D]"},
-		"validate":         {"  tsbench validate [-config] FILE\n"},
+		"validate":         {"  tsbench validate [-config] FILE [-connect]\n"},
 		"report":           {"  tsbench report RESULTS.json [-out DIR]\n", "  tsbench report compare OLD.json|DIR... NEW.json", "  tsbench report merge -out DIR|- SHARD.json|URL...\n"},
 		"report compare":   {"  tsbench report compare OLD.json|DIR... NEW.json [-out DIR]", "write DIR/compare.html", "The last file is the new run", "  -fail-on string"},
 		"report merge":     {"  tsbench report merge -out DIR|- SHARD.json|URL...\n", "  -out string"},
@@ -80,7 +80,7 @@ func TestUsageErrorsShowUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "-bogus"}, "tsbench run: flag provided but not defined: -bogus\nusage:\n  tsbench run [-config FILE]"},
-		{[]string{"validate"}, "tsbench validate: a config FILE is required\nusage:\n  tsbench validate [-config] FILE\n"},
+		{[]string{"validate"}, "tsbench validate: a config FILE is required\nusage:\n  tsbench validate [-config] FILE [-connect]\n"},
 		{[]string{"validate", "a.yaml", "b.yaml"}, `tsbench validate: unexpected argument "b.yaml": validate checks one config file`},
 		{[]string{"profile"}, "tsbench profile: missing command: capture or metadata\nusage:\n  tsbench profile capture -url URL -out FILE"},
 		{[]string{"profile", "captur"}, `tsbench profile: unknown command "captur": capture or metadata`},

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,9 +44,10 @@ func loadConfig(path string) (*bench.Prepared, error) {
 	return p, nil
 }
 
-func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlagSet("validate")
 	path := fs.String("config", "", "config file to check (or give it as the argument)")
+	connect := fs.Bool("connect", false, "also reach every URL of every storage (writeURL, readURL, remoteReadURL, metricsURLs) and say which do not answer: exit 1 if one does not")
 	if err := parseFlags(fs, args); err != nil {
 		return ExitUsage, err
 	}
@@ -66,6 +68,33 @@ func cmdValidate(_ context.Context, args []string, stdout, stderr io.Writer) (in
 	}
 	fmt.Fprintf(stdout, "%s: ok, %d storages, %d queries, %d thresholds\n",
 		*path, len(p.Config.RemoteStorages), len(p.Plan.Queries), len(p.Thresholds))
+	if *connect {
+		return validateConnect(ctx, p.Config, stdout)
+	}
+	return ExitOK, nil
+}
+
+// validateConnect reaches every URL of every storage and prints what each answered; an
+// error names the storages with a URL that did not answer.
+func validateConnect(ctx context.Context, cfg *config.Config, stdout io.Writer) (int, error) {
+	conns, err := bench.Connect(ctx, cfg)
+	if err != nil {
+		return ExitUsage, err
+	}
+	var silent []string
+	for _, c := range conns {
+		if c.Err != nil {
+			fmt.Fprintf(stdout, "%s %s %s: no answer: %v\n", c.Storage, c.Key, c.URL, c.Err)
+			if !slices.Contains(silent, c.Storage) {
+				silent = append(silent, c.Storage)
+			}
+			continue
+		}
+		fmt.Fprintf(stdout, "%s %s %s: answers (HTTP %d)\n", c.Storage, c.Key, c.URL, c.Status)
+	}
+	if len(silent) > 0 {
+		return ExitError, fmt.Errorf("storages not answering: %s", strings.Join(silent, ", "))
+	}
 	return ExitOK, nil
 }
 

@@ -42,6 +42,8 @@ svg.chart{border:1px solid #ddd;background:#fff}
 {{end}}{{with .Reproduction}}{{.}}
 {{end}}{{range $i, $l := .LongRun}}<p class="{{if and (eq $i 0) $.R.Partial}}note{{else}}fail{{end}}">{{$l}}</p>
 {{end}}{{range .R.Storages}}{{$name := .Name}}{{range .Problems}}<p class="fail">Problem with {{$name}}: {{.}}</p>
+{{end}}{{with .Settings}}<p>Settings of {{$name}} that change what tsbench measures: <code>{{join . " "}}</code></p>
+{{end}}{{range .SettingsWarnings}}<p class="fail">Setting of {{$name}} hides data from the checks: {{.}}</p>
 {{end}}{{with .Write}}{{range .Notes}}<p>Note on {{$name}}: {{.}}</p>
 {{end}}{{range .Limits}}<p class="fail">Limit of {{$name}}: {{.Family}} refused {{.Requests}} requests (HTTP {{.Status}}) at its {{.Limit}} limit{{with .Value}} ({{.}}){{end}}; raise {{.Raise}}</p>
 {{end}}{{end}}{{end}}{{range .R.AccountingErrors}}<p class="fail">Accounting error: {{.}}</p>

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -406,7 +407,7 @@ func TestCompareStorageInOneRun(t *testing.T) {
 }
 
 // TestSummaryHistory: a run with history shows the catch-up apart with its bound on order,
-// the settings of the storages tsbench started, and says why a storage refused history.
+// the settings of the storages, and says why a storage refused history.
 func TestSummaryHistory(t *testing.T) {
 	r := fixture()
 	r.Workload.HistorySeconds, r.Workload.HistorySkewSeconds = 3600, 60
@@ -424,7 +425,7 @@ func TestSummaryHistory(t *testing.T) {
 	}
 	for _, want := range []string{
 		"history: the workload's clock began 1h0m0s before the start; each storage caught up in time order (no sample more than 1m0s older than the newest sent before it)",
-		"settings of the storages tsbench started: prometheus --storage.tsdb.retention.time=15d",
+		"settings of the storages that change what tsbench measures: prometheus --storage.tsdb.retention.time=15d",
 		"HISTORY (CATCH-UP)",
 		"catch-up samples/s 270000.0 * 135000.0",
 		"bytes/sample 1.250 * 2.250",
@@ -433,6 +434,40 @@ func TestSummaryHistory(t *testing.T) {
 	} {
 		if !strings.Contains(strings.Join(strings.Fields(b.String()), " "), want) { // columns aligned by spaces
 			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestSettingsWarnings: a storage's settings read from it are listed with those tsbench
+// gave, and each warning that one hides data from the checks is in the summary and the HTML
+// (issue 39).
+func TestSettingsWarnings(t *testing.T) {
+	r := fixture()
+	r.Storages[0].Settings = []string{"--storage.tsdb.retention.time=15d"}
+	r.Storages[1].Settings = []string{"-dedup.minScrapeInterval=0s", "-retentionPeriod=1", "-search.latencyOffset=30s"}
+	warning := "-search.latencyOffset=30s hides each series' newest 30s from queries"
+	r.Storages[1].SettingsWarnings = []string{warning + ", longer than the 3s the read-back at the end waits"}
+	var sum, page strings.Builder
+	if err := WriteSummary(&sum, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&page, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"settings of the storages that change what tsbench measures: prometheus --storage.tsdb.retention.time=15d victoriametrics -dedup.minScrapeInterval=0s -retentionPeriod=1 -search.latencyOffset=30s",
+		"warning victoriametrics: " + warning,
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(sum.String()), " "), want) {
+			t.Errorf("summary lacks %q:\n%s", want, sum.String())
+		}
+	}
+	for _, want := range []string{
+		"Settings of victoriametrics that change what tsbench measures: <code>-dedup.minScrapeInterval=0s -retentionPeriod=1 -search.latencyOffset=30s</code>",
+		`<p class="fail">Setting of victoriametrics hides data from the checks: ` + template.HTMLEscapeString(warning),
+	} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("report.html lacks %q", want)
 		}
 	}
 }

@@ -369,19 +369,26 @@ func writeHistoryLine(b *strings.Builder, r *results.Run) {
 		time.Duration(h*float64(time.Second)), order)
 }
 
-// writeSettings lists the flags of the storages tsbench started: settings of the run.
+// writeSettings lists each storage's settings that change what tsbench measures (the flags it
+// was started with, those read from it), then a warning for each that hides data from the
+// checks (issue 39).
 func writeSettings(b *strings.Builder, r *results.Run) {
-	width, started := 0, false
+	width, shown := 0, false
 	for _, s := range r.Storages {
-		width, started = max(width, len(s.Name)), started || len(s.Settings) > 0
+		width, shown = max(width, len(s.Name)), shown || len(s.Settings) > 0 || len(s.SettingsWarnings) > 0
 	}
-	if !started {
+	if !shown {
 		return
 	}
-	b.WriteString("settings of the storages tsbench started:\n")
+	b.WriteString("settings of the storages that change what tsbench measures:\n")
 	for _, s := range r.Storages {
 		if len(s.Settings) > 0 {
 			fmt.Fprintf(b, "  %-*s  %s\n", width, s.Name, strings.Join(s.Settings, " "))
+		}
+	}
+	for _, s := range r.Storages {
+		for _, w := range s.SettingsWarnings {
+			fmt.Fprintf(b, "warning %s: %s\n", s.Name, w)
 		}
 	}
 	b.WriteString("\n")

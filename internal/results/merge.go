@@ -142,7 +142,8 @@ func mergedConfig(c any) any {
 }
 
 func mergeStorage(name string, shards []*Run, lead *Run) (Storage, []string, error) {
-	out := Storage{Name: name, QueryAPI: lead.Storage(name).QueryAPI}
+	ls := lead.Storage(name)
+	out := Storage{Name: name, QueryAPI: ls.QueryAPI, Settings: ls.Settings, SettingsWarnings: ls.SettingsWarnings}
 	var writes []*Write
 	var queries []*Query
 	var verifies []*Verify

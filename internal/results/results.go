@@ -120,10 +120,17 @@ type Storage struct {
 	Problems []string `json:"problems,omitempty"`
 	// Freshness is the canary's measure of how soon an ack is visible (freshness.go).
 	Freshness *Freshness `json:"freshness,omitempty"`
-	// Settings are the flags tsbench started the storage with beyond its address and paths
-	// (its retention, what it answers, the sample types it keeps); absent for a storage it
-	// was given.
+	// Settings are the storage's settings that change what tsbench measures, as flags: those
+	// tsbench started it with beyond its address and paths (its retention, what it answers,
+	// the sample types it keeps), then those read from the storage at the start of the run
+	// (VictoriaMetrics' -search.latencyOffset, -dedup.minScrapeInterval, -retentionPeriod;
+	// Prometheus' --storage.tsdb.retention.time and its config's
+	// storage.tsdb.out_of_order_time_window). Absent when neither applies.
 	Settings []string `json:"settings,omitempty"`
+	// SettingsWarnings say, one sentence each, which settings hide data from tsbench's
+	// checks (a latency offset longer than the probes wait, a retention shorter than the
+	// run) and what to change.
+	SettingsWarnings []string `json:"settingsWarnings,omitempty"`
 }
 
 // QueryAPI is the answer of a storage's readURL to one cheap Prometheus API call, the instant

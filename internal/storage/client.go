@@ -1,6 +1,7 @@
 // Package storage is how every reader reaches a storage under test: the HTTP client that
-// carries a storage's auth, headers and TLS to one side of it (write or read), and the kinds
-// of storage tsbench tells apart. Starting and stopping local storages is package local's
+// carries a storage's auth, headers and TLS to one side of it (write or read), the kinds of
+// storage tsbench tells apart, and the settings of each family that change what tsbench
+// measures (settings.go, one file per family). Starting and stopping local storages is package local's
 // job; storagetest is an in-process receiver for tests. This package imports neither.
 //
 // Invariant: a secret (token, password) is read from config or file once, goes only into

@@ -54,6 +54,10 @@ type Workload interface {
 	Revision(target int, k int64) int64
 }
 
+// DefaultSettle is a Verifier's Settle: VictoriaMetrics makes ingested rows searchable about a
+// second after it acknowledges them, and a busy machine needs the rest.
+const DefaultSettle = 3 * time.Second
+
 // Verifier checks every target over one window of the run.
 type Verifier struct {
 	wl       Workload
@@ -119,7 +123,7 @@ func newVerifier(cfg *config.Config, wl Workload, targets []Target, rules []quer
 		wl:   wl, targets: targets, rules: rules, log: logger.With("component", "verify"),
 		seed: cfg.Seed, budget: cfg.VerifySamples, interval: interval.Milliseconds(),
 		copiesOf:   func(name string) int { return max(1, cfg.URLReplicas(name)) },
-		Settle:     3 * time.Second,
+		Settle:     DefaultSettle,
 		StaleDelay: min(time.Second, max(2*time.Millisecond, interval/10)),
 		RuleWindow: 10 * time.Minute,
 	}

@@ -86,7 +86,8 @@ func specs() map[string]spec {
 			settings: func(retentionDays int) []string {
 				return []string{
 					// Answer queries with the newest samples too: by default VictoriaMetrics hides
-					// the last 30s, which read-back and "newest minute" probes would see as missing.
+					// the last 30s from instant and range queries, which the "newest minute" probe
+					// and the freshness canary would see late (raw reads are not hidden).
 					"-search.latencyOffset=0s",
 					// /api/v1/series refuses more than 30000 series by default, fewer than the
 					// default workload writes (200 targets × 839 series).
