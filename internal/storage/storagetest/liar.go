@@ -121,13 +121,13 @@ type Liar struct {
 	held      chan heldWrite // LieDelay's writes, in arrival order, to the forwarder
 	forwarded chan struct{}  // closed when the forwarder is done
 
-	mu       sync.Mutex // guards told, seen, requests, after, lastRead, delays
+	mu       sync.Mutex // guards told, seen, requests, newest, after, delays
 	told     []Told
 	seen     map[string]bool // metric families recorded for LieDropMetadata
 	requests int64
-	after    time.Time       // LieDeleteAfter's start
-	lastRead time.Time       // when the last range read (a matrix answer of /api/v1/query) was answered
-	delays   []time.Duration // LieDelay: each held write's ack to the receiver's answer to it
+	newest   int64     // the newest sample timestamp received, ms (Newest)
+	after    time.Time // LieDeleteAfter's start
+	delays   []Held    // LieDelay: each held write's forwarding (delay.go)
 }
 
 // StartLiar serves l in front of the receiver at target (its base URL) on a free loopback port.
@@ -171,14 +171,6 @@ func (l *Liar) Close() error {
 	return err
 }
 
-// LastRead is when the liar last answered a range read (an /api/v1/query answer of result
-// type matrix: the read-back's), with LiePartial or LieDeleteAfter; zero before the first.
-func (l *Liar) LastRead() time.Time {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.lastRead
-}
-
 // SetAfter moves when LieDeleteAfter starts hiding: a test starts the loss at a moment it
 // chooses, between two reads of its own.
 func (l *Liar) SetAfter(t time.Time) {
@@ -204,6 +196,29 @@ func (l *Liar) Count(from, to time.Time, keep func(series string) bool) int64 {
 		}
 	}
 	return n
+}
+
+// Newest is the newest timestamp of a sample the liar received, lied about or not (the
+// series Skip leaves alone aside); zero before the first: how far the run writing through it
+// has come.
+func (l *Liar) Newest() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.newest == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(l.newest)
+}
+
+// saw keeps the newest of ts for Newest.
+func (l *Liar) saw(ts ...int64) {
+	if len(ts) == 0 {
+		return
+	}
+	newest := slices.Max(ts)
+	l.mu.Lock()
+	l.newest = max(l.newest, newest)
+	l.mu.Unlock()
 }
 
 // Total is how many samples the lie touched (for LieRefuse: the samples in refused requests).
@@ -301,7 +316,7 @@ func (l *Liar) write(w http.ResponseWriter, r *http.Request) {
 		l.record("", now.UnixMilli(), n)
 		header := r.Header.Clone()
 		header.Del("Content-Length")
-		l.held <- heldWrite{path: r.URL.Path, header: header, body: out, due: now.Add(l.lies.Delay)}
+		l.held <- heldWrite{path: r.URL.Path, header: header, body: out, arrived: now, due: now.Add(l.lies.Delay)}
 		for k, v := range headers {
 			w.Header().Set(k, v)
 		}
@@ -360,6 +375,7 @@ func (l *Liar) v1(body []byte) (out []byte, n int64, err error) {
 		for _, h := range ts.Histograms {
 			times = append(times, h.Timestamp)
 		}
+		l.saw(times...)
 		l.recordLabels(ls, times)
 		ts.Samples = l.floats(ls, ts.Samples)
 		if l.lies.Lie == LieDropHistograms {

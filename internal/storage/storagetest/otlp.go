@@ -87,6 +87,9 @@ func (l *Liar) otlp(body []byte, encoding string) (out []byte, n int64, err erro
 // otlpLabel adds, for LieAddLabel, the label to a summary's or histogram's point as an
 // attribute, and records the n samples it becomes; for LieRenameJobInstance it records them.
 func (l *Liar) otlpLabel(name string, res, attrs pcommon.Map, ts pcommon.Timestamp, n int64) {
+	if !l.skipName(name) {
+		l.saw(ts.AsTime().UnixMilli())
+	}
 	switch {
 	case l.skipName(name):
 	case l.lies.Lie == LieAddLabel:
@@ -119,6 +122,7 @@ func (l *Liar) skipName(name string) bool {
 func (l *Liar) otlpPoint(name string, res pcommon.Map, dp pmetric.NumberDataPoint) bool {
 	key := name + " " + attrString(res) + " " + attrString(dp.Attributes())
 	t := dp.Timestamp().AsTime().UnixMilli()
+	l.saw(t)
 	v := dp.DoubleValue()
 	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
 		v = float64(dp.IntValue())
