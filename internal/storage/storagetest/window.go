@@ -19,10 +19,11 @@ type Window struct {
 	// Interval is the scrape interval, the tolerance of each edge: the load's last scrape
 	// falls within one of its end, a restarted run's first within one of its restart.
 	Interval time.Duration
-	// Stopped says the test ended the load at To, which the run's last scrapes are known to
-	// within an Interval only (each generating worker stops at its own next scrape): Count
-	// counts up to the read-back's end once Check found it there (Upto). By is then the
-	// newest sample the storage got: a writer on a loaded machine sees the stop late.
+	// Stopped says the load's end is known to an Interval only: the test stopped it at To
+	// (each generating worker stops at its own next scrape), or an agent's last scrape ends
+	// it. Count then counts up to the read-back's end, once Check found it there (Upto). By
+	// is the newest sample the storage got: a writer on a loaded machine sees a stop late,
+	// an agent ends its load after its own start.
 	Stopped bool
 	By      time.Time
 }
