@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -160,6 +161,9 @@ func dropped(what string, read func(*results.Verify) (string, int64, int64)) fun
 
 // whole is whether a check read all it planned: no read failed or was cut short.
 func whole(ch results.Check) bool { return ch.Checked > 0 && ch.ReadErrors == 0 && ch.Unchecked == 0 }
+
+// checkedLies matches the log line of a check during the run that found data missing.
+var checkedLies = regexp.MustCompile(`msg="checked during the run" .* checked=[1-9][0-9]* missing=[1-9]`)
 
 // wholeChecks is how many of checks read all they planned of data the liar lied in.
 func wholeChecks(checks []results.Check, l *storagetest.Liar) int {

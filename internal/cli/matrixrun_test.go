@@ -22,7 +22,11 @@ import (
 
 // untilBound is the duration of a run its cell ends at an event: a bound the run never
 // reaches, as the test's deadline comes first (awaitRun).
-const untilBound = "checkpointInterval: 1s\nduration: 10m\n"
+const untilBound = "duration: 10m\n"
+
+// checkpoints is the config of a run whose cell watches its checkpoints: one a second. Each
+// costs the run the results so far, so a cell that can see its event in the log does.
+const checkpoints = "checkpointInterval: 1s\n"
 
 // deadlineMargin is what a cell keeps of the test's deadline for the read-back and the
 // results of a run it ends.
@@ -35,10 +39,13 @@ func begin() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
 
 func startTime(t time.Time) string { return "startTime: " + t.Format(time.RFC3339Nano) + "\n" }
 
-// expect is the window a run of the config at path must read back (storagetest.Window), its
-// load ended at stopped by the cell, or at its own end when stopped is zero: startTime +
-// duration, or with history duration after the storage caught up (as the write path recorded
-// it: the catch-up's pace is the storage's, not the cell's to know).
+// expect is the window a run of the config at path must read back (storagetest.Window): to
+// its own end (startTime + duration, or with history duration after the storage caught up, as
+// the write path recorded it: the catch-up's pace is the storage's, not the cell's to know),
+// or, its load stopped by the cell (stopped not zero), to just before the earliest scrape not
+// made, the next of the target the storage got least of (Liar.Reached): each generator stops
+// at its own next scrape, wherever the stop found it. With several shards, the one that got
+// furthest may end the read-back a scrape interval later (By).
 func (e *env) expect(path string, res *results.Run, stopped time.Time) storagetest.Window {
 	e.t.Helper()
 	cfg, err := config.Load(path)
@@ -48,7 +55,8 @@ func (e *env) expect(path string, res *results.Run, stopped time.Time) storagete
 	w := storagetest.Window{From: cfg.StartTime.Add(-cfg.History), Interval: cfg.ScrapeInterval}
 	switch {
 	case !stopped.IsZero():
-		w.To, w.Stopped, w.By = stopped, true, e.liar.Newest()
+		last := func(t time.Time) time.Time { return t.Add(cfg.ScrapeInterval - time.Millisecond) }
+		w.To, w.By = last(e.liar.Reached()), last(e.liar.Newest())
 	case cfg.History > 0:
 		st := res.Storage("liar")
 		if st == nil || st.Write == nil || st.Write.History == nil || !st.Write.History.CaughtUp {
@@ -129,24 +137,25 @@ func (b *background) wait(e *env) {
 	}
 }
 
-// runUntil runs the config at path (with untilBound) into out until done holds, then
+// runUntil runs the config at path (with untilBound) into out until done holds of it, then
 // interrupts it as a first signal does (the load stops; drain, read-back and results
 // follow) and returns its results and when it was interrupted.
-func (e *env) runUntil(path, out, what string, done func() bool) (*results.Run, time.Time) {
+func (e *env) runUntil(path, out, what string, done func(b *background) bool) (*results.Run, time.Time) {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	b := e.background(ctx, "run", "-config", path, "-out", out, "-httpListenAddr", "")
 	defer cancel()
-	e.awaitRun(what, []*background{b}, done)
+	e.awaitRun(what, []*background{b}, func() bool { return done(b) })
 	stopped := time.Now()
 	cancel()
 	b.wait(e)
 	return e.results(out), stopped
 }
 
-// awaitRun polls done every 50 ms until it holds. A run of runs ending first fails the cell,
-// and so does the test's deadline (less deadlineMargin) coming: the event is waited for, as
-// long as the test may last, not for a time sized for an idle machine.
+// awaitRun polls done every 200 ms (the events are a second apart: a checkpoint, a check, a
+// scrape) until it holds. A run of runs ending first fails the cell, and so does the test's
+// deadline (less deadlineMargin) coming: the event is waited for, as long as the test may
+// last, not for a time sized for an idle machine.
 func (e *env) awaitRun(what string, runs []*background, done func() bool) {
 	e.t.Helper()
 	deadline := time.Now().Add(10 * time.Minute)
@@ -167,7 +176,7 @@ func (e *env) awaitRun(what string, runs []*background, done func() bool) {
 		if time.Now().After(deadline) {
 			e.t.Fatalf("no %s by the test's deadline", what)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
@@ -211,7 +220,7 @@ func (e *env) kill(path string, at time.Time, out string) (done func()) {
 		e.killed = e.results(dir)
 	}
 	var raw []byte
-	e.awaitRun("a checkpoint 3 s into the run (holding what the row wants)", []*background{b}, func() bool {
+	e.awaitRun("the checkpoint to kill after (holding what the row wants)", []*background{b}, func() bool {
 		cp, data := checkpoint(dir)
 		if cp == nil || cp.Partial.At.Before(at) || (e.killWhen != nil && !e.killWhen(cp.Storage("liar"))) {
 			return false

@@ -125,9 +125,9 @@ type Liar struct {
 	told     []Told
 	seen     map[string]bool // metric families recorded for LieDropMetadata
 	requests int64
-	newest   int64     // the newest sample timestamp received, ms (Newest)
-	after    time.Time // LieDeleteAfter's start
-	delays   []Held    // LieDelay: each held write's forwarding (delay.go)
+	newest   map[string]int64 // by target: the newest sample timestamp received, ms (Newest, Reached)
+	after    time.Time        // LieDeleteAfter's start
+	delays   []Held           // LieDelay: each held write's forwarding (delay.go)
 }
 
 // StartLiar serves l in front of the receiver at target (its base URL) on a free loopback port.
@@ -204,20 +204,47 @@ func (l *Liar) Count(from, to time.Time, keep func(series string) bool) int64 {
 func (l *Liar) Newest() time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.newest == 0 {
-		return time.Time{}
+	var newest int64
+	for _, t := range l.newest {
+		newest = max(newest, t)
 	}
-	return time.UnixMilli(l.newest)
+	return unixMilli(newest)
 }
 
-// saw keeps the newest of ts for Newest.
-func (l *Liar) saw(ts ...int64) {
+// Reached is the oldest of the targets' newest samples received (a target by its instance
+// label; in OTLP, its service.instance.id); zero before the first. A writer that makes each
+// target's scrapes in time order and stops has made none after a target's newest: the
+// earliest scrape it did not make is the next of the target that reached least.
+func (l *Liar) Reached() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var reached int64
+	for _, t := range l.newest {
+		if reached == 0 || t < reached {
+			reached = t
+		}
+	}
+	return unixMilli(reached)
+}
+
+func unixMilli(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+// saw keeps the newest of ts, samples of target, for Newest and Reached.
+func (l *Liar) saw(target string, ts ...int64) {
 	if len(ts) == 0 {
 		return
 	}
 	newest := slices.Max(ts)
 	l.mu.Lock()
-	l.newest = max(l.newest, newest)
+	if l.newest == nil {
+		l.newest = map[string]int64{}
+	}
+	l.newest[target] = max(l.newest[target], newest)
 	l.mu.Unlock()
 }
 
@@ -375,7 +402,7 @@ func (l *Liar) v1(body []byte) (out []byte, n int64, err error) {
 		for _, h := range ts.Histograms {
 			times = append(times, h.Timestamp)
 		}
-		l.saw(times...)
+		l.saw(ls.Get("instance"), times...)
 		l.recordLabels(ls, times)
 		ts.Samples = l.floats(ls, ts.Samples)
 		if l.lies.Lie == LieDropHistograms {

@@ -153,6 +153,35 @@ func TestLiarWrites(t *testing.T) {
 	}
 }
 
+// TestLiarReached: Newest is the newest sample received, Reached the oldest of the targets'
+// newest (a target by its instance label): what every target has reached.
+func TestLiarReached(t *testing.T) {
+	r := start(t, Options{})
+	l, err := StartLiar(r.URL, Lies{Lie: LieRound})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	series := func(instance string, ts ...int64) prompb.TimeSeries {
+		s := prompb.TimeSeries{Labels: []prompb.Label{{Name: "__name__", Value: "x"}, {Name: "instance", Value: instance}}}
+		for _, t := range ts {
+			s.Samples = append(s.Samples, prompb.Sample{Value: 1, Timestamp: t})
+		}
+		return s
+	}
+	req := prompb.WriteRequest{Timeseries: []prompb.TimeSeries{series("a", 1000, 3000), series("b", 2000)}}
+	b, err := req.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp := post(t, l.URL+WritePath, "application/x-protobuf", b); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	if n, r := l.Newest().UnixMilli(), l.Reached().UnixMilli(); n != 3000 || r != 2000 {
+		t.Errorf("newest %d, reached %d; want 3000 and 2000", n, r)
+	}
+}
+
 // TestLiarQueries: a partial answer leaves out the chosen series, and the record holds their
 // samples with a number, written before.
 func TestLiarQueries(t *testing.T) {

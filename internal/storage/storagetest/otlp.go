@@ -88,7 +88,7 @@ func (l *Liar) otlp(body []byte, encoding string) (out []byte, n int64, err erro
 // attribute, and records the n samples it becomes; for LieRenameJobInstance it records them.
 func (l *Liar) otlpLabel(name string, res, attrs pcommon.Map, ts pcommon.Timestamp, n int64) {
 	if !l.skipName(name) {
-		l.saw(ts.AsTime().UnixMilli())
+		l.saw(instanceOf(res), ts.AsTime().UnixMilli())
 	}
 	switch {
 	case l.skipName(name):
@@ -113,6 +113,14 @@ func renamesResource(res pcommon.Map) bool {
 	return false
 }
 
+// instanceOf is the target a resource is: its service.instance.id.
+func instanceOf(res pcommon.Map) string {
+	if v, ok := res.Get("service.instance.id"); ok {
+		return v.AsString()
+	}
+	return ""
+}
+
 func (l *Liar) skipName(name string) bool {
 	return l.lies.Skip != "" && strings.HasPrefix(name, l.lies.Skip)
 }
@@ -122,7 +130,7 @@ func (l *Liar) skipName(name string) bool {
 func (l *Liar) otlpPoint(name string, res pcommon.Map, dp pmetric.NumberDataPoint) bool {
 	key := name + " " + attrString(res) + " " + attrString(dp.Attributes())
 	t := dp.Timestamp().AsTime().UnixMilli()
-	l.saw(t)
+	l.saw(instanceOf(res), t)
 	v := dp.DoubleValue()
 	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
 		v = float64(dp.IntValue())

@@ -105,7 +105,7 @@ func (l *Liar) liesV2(ls labels.Labels, ts *writev2.TimeSeries) {
 	for _, h := range ts.Histograms {
 		times = append(times, h.Timestamp)
 	}
-	l.saw(times...)
+	l.saw(ls.Get("instance"), times...)
 	l.recordLabels(ls, times)
 	kept := l.floats(ls, v1)
 	samples := ts.Samples[:0]

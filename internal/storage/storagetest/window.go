@@ -19,13 +19,13 @@ type Window struct {
 	// Interval is the scrape interval, the tolerance of each edge: the load's last scrape
 	// falls within one of its end, a restarted run's first within one of its restart.
 	Interval time.Duration
-	// Stopped says the load's end is known to an Interval only: the test stopped it at To
-	// (each generating worker stops at its own next scrape), or an agent's last scrape ends
-	// it. Count then counts up to the read-back's end, once Check found it there (Upto). By
-	// is the newest sample the storage got: a writer on a loaded machine sees a stop late,
-	// an agent ends its load after its own start.
+	// By, when set, is the latest the read-back may end: an edge the machine's load moves
+	// (an agent's load ends duration after the agent started, its last scrape the newest
+	// sample the storage got).
+	By time.Time
+	// Stopped says the load's end is known to an Interval only (an agent ends it): Count
+	// then counts up to the read-back's end, once Check found it there (Upto).
 	Stopped bool
-	By      time.Time
 }
 
 // Gap is a stretch of a run nothing of which is read back.
@@ -84,9 +84,8 @@ func (w Window) Check(from, to time.Time, gaps []results.Gap) string {
 	return msg
 }
 
-// Upto is w counting up to to, the read-back's end, when the test stopped the load (Stopped),
-// and w else: a stopped run's end is known to an Interval (Check asserts that much), a run's
-// own end exactly (every worker generates up to it).
+// Upto is w counting up to to, the read-back's end, when the load's end is known to an
+// Interval only (Stopped; Check asserts that much), and w else.
 func (w Window) Upto(to time.Time) Window {
 	if w.Stopped {
 		w.To = to
