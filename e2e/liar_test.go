@@ -3,6 +3,7 @@ package e2e
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,34 +84,33 @@ func served(series string) bool {
 	return !slices.Contains(targets.AgentSeries, name) && !strings.HasPrefix(name, "tsbench_")
 }
 
-// toldIn is the liar's count over the read-back's window of storage name in res, less the
-// run's gaps (what the matrix's told is, for one storage of several).
-func toldIn(t *testing.T, res *results.Run, name string, l *storagetest.Liar) int64 {
+// toldIn is the liar's count over want, the window the test set up (storagetest.Window,
+// issue 37), for storage name in res, the samples it served: the read-back's window and the
+// run's gaps must be want's to a scrape interval, and the count is over want, not over
+// tsbench's own window.
+func toldIn(t *testing.T, res *results.Run, name string, l *storagetest.Liar, want storagetest.Window) int64 {
 	t.Helper()
 	v := storageResult(t, res, name).Verify
 	if v == nil || v.CheckedSamples == 0 {
 		t.Fatalf("%s: no samples read back: %+v", name, v)
 	}
-	window := l.Count(v.CheckedFrom, v.CheckedTo, served)
-	n := window
-	for _, g := range res.Gaps {
-		from, to := g.From, g.To
-		if from.Before(v.CheckedFrom) {
-			from = v.CheckedFrom
-		}
-		if to.After(v.CheckedTo) {
-			to = v.CheckedTo
-		}
-		if !to.Before(from) {
-			n -= l.Count(from, to, served)
-		}
+	if msg := want.Check(v.CheckedFrom, v.CheckedTo, res.Gaps); msg != "" {
+		t.Errorf("%s: the read-back's window is not the one the test set up: %s(read back %s..%s, gaps %+v; the test's %+v)", name, msg, v.CheckedFrom, v.CheckedTo, res.Gaps, want)
 	}
-	t.Logf("%s: the liar's count %d over %s..%s, less %d in the gaps: %d", name, window, v.CheckedFrom, v.CheckedTo, window-n, n)
+	want = want.Upto(v.CheckedTo)
+	n := want.Count(l, served)
+	t.Logf("%s: the liar's count over %s..%s less the gaps %+v: %d", name, want.From, want.To, want.Gaps, n)
 	if n == 0 {
-		t.Fatalf("%s: the liar told no lie in what was checked (%d samples over %s..%s, gaps %+v, liar's total %d): the cell could not fail",
+		t.Fatalf("%s: the liar told no lie in the window (%d samples checked over %s..%s, gaps %+v, liar's total %d): the cell could not fail",
 			name, v.CheckedSamples, v.CheckedFrom, v.CheckedTo, res.Gaps, l.Total())
 	}
 	return n
+}
+
+// startNow is a startTime line for a run that starts now, to the millisecond, and the time.
+func startNow() (string, time.Time) {
+	start := time.Now().UTC().Truncate(time.Millisecond)
+	return "startTime: " + start.Format(time.RFC3339Nano) + "\n", start
 }
 
 // cellWant is "" when got is the liar's count, else what differs.
@@ -212,7 +212,8 @@ func TestLiarScrape(t *testing.T) {
 			}
 			lied, honest := startStorage(t, c.liarKind, "lied"), startStorage(t, other, "honest")
 			liar := startLiarBefore(t, lied, c.lies)
-			cfg := fmt.Sprintf(`
+			startLine, start := startNow()
+			cfg := startLine + fmt.Sprintf(`
 duration: 12s
 profile: %s
 targetsCount: 2
@@ -234,7 +235,10 @@ remoteStorages:
 				t.Fatalf("exit code %d; stderr:\n%s", rr.code, rr.stderr)
 			}
 			res := rr.results
-			told := toldIn(t, res, "lied", liar)
+			// The load ends 12 s after the agent started, its last scrape the newest sample
+			// the storage got.
+			want := storagetest.Window{From: start, To: start.Add(12 * time.Second), Interval: 2 * time.Second, Stopped: true, By: liar.Newest()}
+			told := toldIn(t, res, "lied", liar, want)
 			checkCell(t, res, "lied", c.check(storageResult(t, res, "lied").Verify, told))
 			checkCell(t, res, "honest", cellClean(storageResult(t, res, "honest").Verify))
 			t.Logf("lied: %s; honest: %s", storageResult(t, res, "lied").Verify.Verdict(), storageResult(t, res, "honest").Verify.Verdict())
@@ -292,18 +296,22 @@ remoteStorages:
   vm: %s
   prom: %s
 `, profile, throughLiar(liars["vm"], vm), throughLiar(liars["prom"], prom))
-			var res *results.Run
+			var (
+				res  *results.Run
+				want storagetest.Window
+			)
 			if c.resumed {
-				res = runKilledAndResumed(t, cfg)
+				res, want = runKilledAndResumed(t, cfg, slices.Collect(maps.Values(liars)))
 			} else {
-				rr := runTsbench(t, 2*time.Minute, "duration: 10s\n"+cfg)
+				startLine, start := startNow()
+				rr := runTsbench(t, 2*time.Minute, startLine+"duration: 10s\n"+cfg)
 				if rr.results == nil || (rr.code != 0 && rr.code != 3) {
 					t.Fatalf("exit code %d; stderr:\n%s", rr.code, rr.stderr)
 				}
-				res = rr.results
+				res, want = rr.results, storagetest.Window{From: start, To: start.Add(10 * time.Second), Interval: time.Second}
 			}
 			for name, l := range liars {
-				told := toldIn(t, res, name, l)
+				told := toldIn(t, res, name, l, want)
 				checkCell(t, res, name, c.check(storageResult(t, res, name).Verify, told))
 				t.Logf("%s: %s", name, storageResult(t, res, name).Verify.Verdict())
 			}
@@ -313,8 +321,10 @@ remoteStorages:
 
 // runKilledAndResumed runs cfg with a start time and checkpoints, SIGKILLs tsbench after its
 // first checkpoint 2 s into the run, starts it again with the same config and -out, and
-// returns the resumed run's results: final, with one gap.
-func runKilledAndResumed(t *testing.T, cfg string) *results.Run {
+// returns the resumed run's results (final, with one gap) and the window it must have read
+// back: its gap from what the checkpoint it resumed from had not settled to the restart,
+// which began before the first sample of the second part the liars got.
+func runKilledAndResumed(t *testing.T, cfg string, liars []*storagetest.Liar) (*results.Run, storagetest.Window) {
 	t.Helper()
 	dir := testDir(t)
 	start := time.Now().Add(3 * time.Second).UTC().Truncate(time.Second)
@@ -353,16 +363,36 @@ func runKilledAndResumed(t *testing.T, cfg string) *results.Run {
 		t.Fatal(err)
 	}
 	_ = first.Wait()
+	cp, err := results.ReadFile(filepath.Join(out, "results.json")) // the one the restart resumes from
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := make([]time.Time, len(liars))
+	for i, l := range liars {
+		killed[i] = l.Newest()
+	}
+	restart := time.Now()
 	second, stderr2 := run("resumed")
 	done := make(chan error, 1)
 	go func() { done <- second.Wait() }()
-	select {
-	case err := <-done:
-		if ee, ok := errors.AsType[*exec.ExitError](err); err != nil && (!ok || ee.ExitCode() != 3) {
-			t.Fatalf("resumed run: %v\nstderr:\n%s", err, stderr2.String())
+	var began time.Time // the earliest first sample of the second part a liar got
+	for timeout := time.After(2 * time.Minute); ; {
+		select {
+		case err := <-done:
+			if ee, ok := errors.AsType[*exec.ExitError](err); err != nil && (!ok || ee.ExitCode() != 3) {
+				t.Fatalf("resumed run: %v\nstderr:\n%s", err, stderr2.String())
+			}
+		case <-timeout:
+			t.Fatalf("resumed run did not end within 2 minutes; stderr:\n%s", stderr2.String())
+		case <-time.After(50 * time.Millisecond):
+			for i, l := range liars {
+				if n := l.Newest(); n.After(killed[i]) && (began.IsZero() || n.Before(began)) {
+					began = n
+				}
+			}
+			continue
 		}
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("resumed run did not end within 2 minutes; stderr:\n%s", stderr2.String())
+		break
 	}
 	res, err := results.ReadFile(filepath.Join(out, "results.json"))
 	if err != nil {
@@ -372,5 +402,7 @@ func runKilledAndResumed(t *testing.T, cfg string) *results.Run {
 	if res.Partial != nil || len(res.Gaps) != 1 {
 		t.Fatalf("final results: partial %+v, gaps %+v: want final, with one gap", res.Partial, res.Gaps)
 	}
-	return res
+	gap := storagetest.ResumeGap(cp, restart, time.Second)
+	gap.By = began
+	return res, storagetest.Window{From: start, To: start.Add(16 * time.Second), Interval: time.Second, Gaps: []storagetest.Gap{gap}}
 }

@@ -114,8 +114,12 @@ func (w *Writer) generate(ctx context.Context, ln *lane, worker int) (nextDue in
 		case <-timer.C:
 		}
 		now := time.Now().UnixMilli()
-		g.scrape(ctx, now, true)
-		if end := ln.end.Load(); end > 0 && now >= end {
+		// At the load's end, what was due before it, exactly, even with ctx done meanwhile:
+		// a worker behind (a process started late) once made one scrape of it and stopped.
+		end := ln.end.Load()
+		ended := end > 0 && now >= end
+		g.scrape(ctx, now, !ended)
+		if ended {
 			g.flushAll(math.MaxInt64)
 			return g.next()
 		}

@@ -798,6 +798,42 @@ func TestGeneratedBeforeOverShards(t *testing.T) {
 	})
 }
 
+// TestEndPassedGeneratesExactlyBeforeIt: a writer whose load's End has passed when it runs
+// (a process that started late, on a loaded machine, close to its startTime + duration)
+// generates every scrape scheduled before End all the same. Each generator picks at random
+// between the load's end and its first look at the clock: the run is repeated so that both
+// come; the look once made one scrape and stopped (issue 37: the matrix's read-back ended
+// at the first scrape of one target, 1.5 s into a 3 s run).
+func TestEndPassedGeneratesExactlyBeforeIt(t *testing.T) {
+	for range 10 {
+		synctest.Test(t, func(t *testing.T) {
+			w := newWriter(t, map[string]config.Storage{"s": writeTo("http://s.test")}, nil, func(c *config.Config) { c.WriteConcurrency = 3 })
+			inMemory(w, memNet{"s.test": memReceiver(t, nil)})
+			w.End = time.Now().Add(735 * time.Millisecond)
+			time.Sleep(time.Second)
+			ctx, cancel := context.WithDeadline(t.Context(), w.End)
+			defer cancel()
+			if err := w.Run(ctx); err != nil {
+				t.Fatal(err)
+			}
+			end := w.End.UnixMilli()
+			var scrapes int64
+			for target := range w.work.Targets() {
+				for k := int64(0); w.work.ScrapeTime(target, k) < end; k++ {
+					scrapes++
+				}
+			}
+			series := int64(w.work.SeriesPerTarget())
+			if r := w.Results("s"); r.GeneratedSamples != scrapes*series {
+				t.Errorf("generated %d, want %d scrapes before End × %d series", r.GeneratedSamples, scrapes, series)
+			}
+			if got := w.GeneratedBefore().UnixMilli(); got < end {
+				t.Errorf("GeneratedBefore %d, before End %d", got, end)
+			}
+		})
+	}
+}
+
 // TestEndGeneratesExactlyBeforeIt: with End set and the load ending at End, every scrape
 // scheduled before End is generated, even those the generators' last look (every 100 ms)
 // had not reached, and none at or after it; so writers of one start and End generate the

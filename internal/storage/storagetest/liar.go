@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"hash/fnv"
 	"io"
 	"maps"
@@ -26,10 +24,6 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/prompb"
-	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 )
 
 // Lie names the one lie a Liar tells (issue 29): each is a behaviour some storage has shown, or
@@ -127,21 +121,13 @@ type Liar struct {
 	held      chan heldWrite // LieDelay's writes, in arrival order, to the forwarder
 	forwarded chan struct{}  // closed when the forwarder is done
 
-	mu       sync.Mutex // guards told, seen, requests, after, lastRead, delays
+	mu       sync.Mutex // guards told, seen, requests, newest, after, delays
 	told     []Told
 	seen     map[string]bool // metric families recorded for LieDropMetadata
 	requests int64
-	after    time.Time       // LieDeleteAfter's start
-	lastRead time.Time       // when the last range read (a matrix answer of /api/v1/query) was answered
-	delays   []time.Duration // LieDelay: each held write's ack to the receiver's answer to it
-}
-
-// heldWrite is a write LieDelay acknowledged and forwards at due.
-type heldWrite struct {
-	path   string
-	header http.Header
-	body   []byte
-	due    time.Time
+	newest   map[string]int64 // by target: the newest sample timestamp received, ms (Newest, Reached)
+	after    time.Time        // LieDeleteAfter's start
+	delays   []Held           // LieDelay: each held write's forwarding (delay.go)
 }
 
 // StartLiar serves l in front of the receiver at target (its base URL) on a free loopback port.
@@ -170,36 +156,6 @@ func StartLiar(target string, l Lies) (*Liar, error) {
 	return lr, nil
 }
 
-// forward hands LieDelay's writes to the receiver, each at its due time, one after another
-// (so a series' samples reach it in the order they came), until Close.
-func (l *Liar) forward() {
-	defer close(l.forwarded)
-	for h := range l.held {
-		time.Sleep(time.Until(h.due))
-		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, l.target+h.path, bytes.NewReader(h.body))
-		if err != nil {
-			continue
-		}
-		req.Header = h.header
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			_ = resp.Body.Close()
-		}
-		l.mu.Lock()
-		l.delays = append(l.delays, time.Since(h.due.Add(-l.lies.Delay)))
-		l.mu.Unlock()
-	}
-}
-
-// Delays are, for LieDelay, the times from each held write's ack to the receiver's answer to
-// it as the forwarder passed it on: Delay, plus what the queue of held writes and the
-// receiver took on a busy machine. A sample shows within its write's.
-func (l *Liar) Delays() []time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.delays)
-}
-
 // Close stops serving.
 func (l *Liar) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
@@ -213,14 +169,6 @@ func (l *Liar) Close() error {
 		<-l.forwarded
 	}
 	return err
-}
-
-// LastRead is when the liar last answered a range read (an /api/v1/query answer of result
-// type matrix: the read-back's), with LiePartial or LieDeleteAfter; zero before the first.
-func (l *Liar) LastRead() time.Time {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.lastRead
 }
 
 // SetAfter moves when LieDeleteAfter starts hiding: a test starts the loss at a moment it
@@ -248,6 +196,56 @@ func (l *Liar) Count(from, to time.Time, keep func(series string) bool) int64 {
 		}
 	}
 	return n
+}
+
+// Newest is the newest timestamp of a sample the liar received, lied about or not (the
+// series Skip leaves alone aside); zero before the first: how far the run writing through it
+// has come.
+func (l *Liar) Newest() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var newest int64
+	for _, t := range l.newest {
+		newest = max(newest, t)
+	}
+	return unixMilli(newest)
+}
+
+// Reached is the oldest of the targets' newest samples received (a target by its instance
+// label; in OTLP, its service.instance.id); zero before the first. A writer that makes each
+// target's scrapes in time order and stops has made none after a target's newest: the
+// earliest scrape it did not make is the next of the target that reached least.
+func (l *Liar) Reached() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var reached int64
+	for _, t := range l.newest {
+		if reached == 0 || t < reached {
+			reached = t
+		}
+	}
+	return unixMilli(reached)
+}
+
+func unixMilli(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+// saw keeps the newest of ts, samples of target, for Newest and Reached.
+func (l *Liar) saw(target string, ts ...int64) {
+	if len(ts) == 0 {
+		return
+	}
+	newest := slices.Max(ts)
+	l.mu.Lock()
+	if l.newest == nil {
+		l.newest = map[string]int64{}
+	}
+	l.newest[target] = max(l.newest[target], newest)
+	l.mu.Unlock()
 }
 
 // Total is how many samples the lie touched (for LieRefuse: the samples in refused requests).
@@ -345,7 +343,7 @@ func (l *Liar) write(w http.ResponseWriter, r *http.Request) {
 		l.record("", now.UnixMilli(), n)
 		header := r.Header.Clone()
 		header.Del("Content-Length")
-		l.held <- heldWrite{path: r.URL.Path, header: header, body: out, due: now.Add(l.lies.Delay)}
+		l.held <- heldWrite{path: r.URL.Path, header: header, body: out, arrived: now, due: now.Add(l.lies.Delay)}
 		for k, v := range headers {
 			w.Header().Set(k, v)
 		}
@@ -404,6 +402,7 @@ func (l *Liar) v1(body []byte) (out []byte, n int64, err error) {
 		for _, h := range ts.Histograms {
 			times = append(times, h.Timestamp)
 		}
+		l.saw(ls.Get("instance"), times...)
 		l.recordLabels(ls, times)
 		ts.Samples = l.floats(ls, ts.Samples)
 		if l.lies.Lie == LieDropHistograms {
@@ -515,384 +514,4 @@ func v1Labels(ls labels.Labels) []prompb.Label {
 	out := make([]prompb.Label, 0, ls.Len())
 	ls.Range(func(l labels.Label) { out = append(out, prompb.Label{Name: l.Name, Value: l.Value}) })
 	return out
-}
-
-// v2 lies in a remote write 2.0 request; it returns the floats, histograms and exemplars received.
-func (l *Liar) v2(body []byte) (out []byte, floats, hists, exs int64, err error) {
-	raw, err := snappy.Decode(nil, body)
-	if err != nil {
-		return nil, 0, 0, 0, err
-	}
-	var req writev2.Request
-	if err := req.Unmarshal(raw); err != nil {
-		return nil, 0, 0, 0, err
-	}
-	syms := writev2.NewSymbolTable()
-	b := labels.NewScratchBuilder(0)
-	emptied := make([]bool, len(req.Timeseries))
-	for i := range req.Timeseries {
-		ts := &req.Timeseries[i]
-		if len(ts.Samples)+len(ts.Histograms) > 0 {
-			emptied[i] = true // unless some are left: see below
-		}
-		floats += int64(len(ts.Samples))
-		hists += int64(len(ts.Histograms))
-		exs += int64(len(ts.Exemplars))
-		ls, err := ts.ToLabels(&b, req.Symbols)
-		if err != nil {
-			return nil, 0, 0, 0, err
-		}
-		var exLabels [][]uint32 // exemplars' labels, re-symbolized
-		for _, e := range ts.Exemplars {
-			ex, err := e.ToExemplar(&b, req.Symbols)
-			if err != nil {
-				return nil, 0, 0, 0, err
-			}
-			exLabels = append(exLabels, syms.SymbolizeLabels(ex.Labels, nil))
-		}
-		md := ts.Metadata
-		mdHelp, mdUnit := symbol(req.Symbols, md.HelpRef), symbol(req.Symbols, md.UnitRef)
-		if !l.skip(ls) {
-			l.liesV2(ls, ts)
-			ls = l.relabel(ls)
-			if l.lies.Lie == LieDropMetadata && (md.Type != writev2.Metadata_METRIC_TYPE_UNSPECIFIED || mdHelp != "" || mdUnit != "") {
-				l.recordFamily(familyOf(ls.Get(model.MetricNameLabel), md.Type))
-				md, mdHelp, mdUnit = writev2.Metadata{}, "", ""
-			}
-		}
-		ts.LabelsRefs = syms.SymbolizeLabels(ls, nil)
-		for j := range ts.Exemplars {
-			ts.Exemplars[j].LabelsRefs = exLabels[j]
-		}
-		md.HelpRef, md.UnitRef = syms.Symbolize(mdHelp), syms.Symbolize(mdUnit)
-		ts.Metadata = md
-	}
-	// A series the lie left without samples goes: the receiver refuses one (400).
-	kept := req.Timeseries[:0]
-	for i, ts := range req.Timeseries {
-		if !emptied[i] || len(ts.Samples)+len(ts.Histograms) > 0 {
-			kept = append(kept, ts)
-		}
-	}
-	req.Timeseries = kept
-	req.Symbols = syms.Symbols()
-	raw, err = req.Marshal()
-	return snappy.Encode(nil, raw), floats, hists, exs, err
-}
-
-// familyOf is the metric family a 2.0 series' metadata describes, as the receiver keeps it:
-// a histogram's or summary's name without _bucket, _count or _sum.
-func familyOf(name string, typ writev2.Metadata_MetricType) string {
-	if typ == writev2.Metadata_METRIC_TYPE_HISTOGRAM || typ == writev2.Metadata_METRIC_TYPE_SUMMARY {
-		for _, suffix := range []string{"_bucket", "_count", "_sum"} {
-			if f, ok := strings.CutSuffix(name, suffix); ok {
-				return f
-			}
-		}
-	}
-	return name
-}
-
-func symbol(syms []string, ref uint32) string {
-	if int(ref) < len(syms) {
-		return syms[ref]
-	}
-	return ""
-}
-
-// liesV2 applies the sample lies to one 2.0 series, through the 1.0 code.
-func (l *Liar) liesV2(ls labels.Labels, ts *writev2.TimeSeries) {
-	key := ls.String()
-	v1 := make([]prompb.Sample, len(ts.Samples))
-	var times []int64
-	for i, s := range ts.Samples {
-		v1[i] = prompb.Sample{Value: s.Value, Timestamp: s.Timestamp}
-		times = append(times, s.Timestamp)
-	}
-	for _, h := range ts.Histograms {
-		times = append(times, h.Timestamp)
-	}
-	l.recordLabels(ls, times)
-	kept := l.floats(ls, v1)
-	samples := ts.Samples[:0]
-	for _, s := range kept {
-		// The start timestamp goes with the sample it was written with.
-		var st int64
-		for _, o := range ts.Samples {
-			if o.Timestamp == s.Timestamp {
-				st = o.StartTimestamp
-				break
-			}
-		}
-		samples = append(samples, writev2.Sample{Value: s.Value, Timestamp: s.Timestamp, StartTimestamp: st})
-	}
-	ts.Samples = samples
-	if l.lies.Lie == LieDropHistograms {
-		for _, h := range ts.Histograms {
-			l.record(key, h.Timestamp, 1)
-		}
-		ts.Histograms = nil
-	}
-	if l.lies.Lie == LieDropExemplars {
-		for _, e := range ts.Exemplars {
-			l.record(key, e.Timestamp, 1)
-		}
-		ts.Exemplars = nil
-	}
-}
-
-// otlp lies in an OTLP/HTTP protobuf request (gauges' and sums' number points: the float
-// lies; every point: LieAddLabel as a point attribute; exponential histograms:
-// LieDropHistograms); n is its samples as the receiver makes them.
-func (l *Liar) otlp(body []byte, encoding string) (out []byte, n int64, err error) {
-	if encoding != "" {
-		return nil, 0, fmt.Errorf("the liar reads OTLP uncompressed only, not %q", encoding)
-	}
-	req := pmetricotlp.NewExportRequest()
-	if err := req.UnmarshalProto(body); err != nil {
-		return nil, 0, err
-	}
-	rms := req.Metrics().ResourceMetrics()
-	for i := range rms.Len() {
-		rm := rms.At(i)
-		res := rm.Resource().Attributes()
-		sms := rm.ScopeMetrics()
-		for j := range sms.Len() {
-			// A metric left without points goes too: the receiver refuses an empty one.
-			sms.At(j).Metrics().RemoveIf(func(m pmetric.Metric) bool {
-				var dps pmetric.NumberDataPointSlice
-				switch m.Type() {
-				case pmetric.MetricTypeGauge:
-					dps = m.Gauge().DataPoints()
-				case pmetric.MetricTypeSum:
-					dps = m.Sum().DataPoints()
-				case pmetric.MetricTypeSummary: // quantiles, _sum and _count
-					for _, dp := range m.Summary().DataPoints().All() {
-						n += int64(dp.QuantileValues().Len()) + 2
-						l.otlpLabel(m.Name(), res, dp.Attributes(), dp.Timestamp(), int64(dp.QuantileValues().Len())+2)
-					}
-					return false
-				case pmetric.MetricTypeHistogram: // buckets (+Inf's too), _sum and _count
-					for _, dp := range m.Histogram().DataPoints().All() {
-						n += int64(dp.BucketCounts().Len()) + 2
-						l.otlpLabel(m.Name(), res, dp.Attributes(), dp.Timestamp(), int64(dp.BucketCounts().Len())+2)
-					}
-					return false
-				default: // an exponential histogram: one native histogram sample
-					dps := m.ExponentialHistogram().DataPoints()
-					n += int64(dps.Len())
-					for _, dp := range dps.All() {
-						l.otlpLabel(m.Name(), res, dp.Attributes(), dp.Timestamp(), 1)
-					}
-					if l.lies.Lie == LieDropHistograms && !l.skipName(m.Name()) {
-						for _, dp := range dps.All() {
-							l.record(m.Name()+" "+attrString(res)+" "+attrString(dp.Attributes()), dp.Timestamp().AsTime().UnixMilli(), 1)
-						}
-						return true
-					}
-					return false
-				}
-				n += int64(dps.Len())
-				if l.lies.Skip != "" && strings.HasPrefix(m.Name(), l.lies.Skip) {
-					return false
-				}
-				dps.RemoveIf(func(dp pmetric.NumberDataPoint) bool { return l.otlpPoint(m.Name(), res, dp) })
-				return dps.Len() == 0
-			})
-		}
-		if l.lies.Lie == LieRenameJobInstance { // after the points are recorded under the attributes as written
-			for _, r := range otlpRenames {
-				if v, ok := res.Get(r[0]); ok {
-					v.CopyTo(res.PutEmpty(r[1]))
-					res.Remove(r[0])
-				}
-			}
-		}
-	}
-	out, err = req.MarshalProto()
-	return out, n, err
-}
-
-// otlpLabel adds, for LieAddLabel, the label to a summary's or histogram's point as an
-// attribute, and records the n samples it becomes; for LieRenameJobInstance it records them.
-func (l *Liar) otlpLabel(name string, res, attrs pcommon.Map, ts pcommon.Timestamp, n int64) {
-	switch {
-	case l.skipName(name):
-	case l.lies.Lie == LieAddLabel:
-		l.record(name+" "+attrString(res)+" "+attrString(attrs), ts.AsTime().UnixMilli(), n)
-		attrs.PutStr(l.lies.Label.Name, l.lies.Label.Value)
-	case l.lies.Lie == LieRenameJobInstance && renamesResource(res):
-		l.record(name+" "+attrString(res)+" "+attrString(attrs), ts.AsTime().UnixMilli(), n)
-	}
-}
-
-// otlpRenames are LieRenameJobInstance's renames of resource attributes.
-var otlpRenames = [][2]string{{"service.name", "exported_job"}, {"service.instance.id", "exported_instance"}}
-
-// renamesResource reports whether LieRenameJobInstance renames an attribute of res.
-func renamesResource(res pcommon.Map) bool {
-	for _, r := range otlpRenames {
-		if _, ok := res.Get(r[0]); ok {
-			return true
-		}
-	}
-	return false
-}
-
-func (l *Liar) skipName(name string) bool {
-	return l.lies.Skip != "" && strings.HasPrefix(name, l.lies.Skip)
-}
-
-// otlpPoint applies the lie to one point; true drops it. The point's series key is its
-// metric name, resource and point attributes, as OTLP has no labels before translation.
-func (l *Liar) otlpPoint(name string, res pcommon.Map, dp pmetric.NumberDataPoint) bool {
-	key := name + " " + attrString(res) + " " + attrString(dp.Attributes())
-	t := dp.Timestamp().AsTime().UnixMilli()
-	v := dp.DoubleValue()
-	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
-		v = float64(dp.IntValue())
-	}
-	stale := dp.Flags().NoRecordedValue()
-	switch l.lies.Lie {
-	case LieDropSamples:
-		if !stale && !math.IsNaN(v) && l.sampleChosen(key, t) {
-			l.record(key, t, 1)
-			return true
-		}
-	case LieDropStale:
-		if stale {
-			l.record(key, t, 1)
-			return true
-		}
-	case LieULP:
-		if !stale && !math.IsNaN(v) && !math.IsInf(v, 0) && l.sampleChosen(key, t) {
-			l.record(key, t, 1)
-			dp.SetDoubleValue(math.Nextafter(v, math.Inf(1)))
-		}
-	case LieRound:
-		if r := math.Round(v); !stale && !math.IsNaN(v) && r != v {
-			l.record(key, t, 1)
-			dp.SetDoubleValue(r)
-		}
-	case LieShiftTimestamps:
-		if l.sampleChosen(key, t) {
-			l.record(key, t, 1)
-			dp.SetTimestamp(pcommon.NewTimestampFromTime(time.UnixMilli(t).Add(l.lies.Shift)))
-		}
-	case LieAddLabel:
-		l.record(key, t, 1)
-		dp.Attributes().PutStr(l.lies.Label.Name, l.lies.Label.Value)
-	case LieRenameJobInstance:
-		if renamesResource(res) {
-			l.record(key, t, 1)
-		}
-	case LiePartial, LieDeleteAfter:
-		// The query side hides series by their stored labels, which OTLP's translation
-		// makes: recorded there instead (see hidden).
-	}
-	return false
-}
-
-func attrString(m pcommon.Map) string {
-	var kv []string
-	m.Range(func(k string, v pcommon.Value) bool {
-		kv = append(kv, k+"="+v.AsString())
-		return true
-	})
-	slices.Sort(kv)
-	return strings.Join(kv, ",")
-}
-
-// hidden reports whether a query answer leaves out the series with these labels.
-func (l *Liar) hidden(metric map[string]string, now time.Time) bool {
-	switch l.lies.Lie {
-	case LiePartial:
-	case LieDeleteAfter:
-		l.mu.Lock()
-		after := l.after
-		l.mu.Unlock()
-		if now.Before(after) {
-			return false
-		}
-	default:
-		return false
-	}
-	ls := labels.FromMap(metric)
-	return !l.skip(ls) && l.chosen(ls.String())
-}
-
-// rewriteQuery applies the query-side lies to a query API answer.
-func (l *Liar) rewriteQuery(resp *http.Response) error {
-	switch l.lies.Lie {
-	case LiePartial, LieDeleteAfter:
-	default:
-		return nil
-	}
-	p := resp.Request.URL.Path
-	if p != "/api/v1/query" && p != "/api/v1/query_range" || resp.StatusCode != http.StatusOK {
-		return nil
-	}
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if err := resp.Body.Close(); err != nil {
-		return err
-	}
-	if p == "/api/v1/query" && bytes.Contains(body, []byte(`"resultType":"matrix"`)) {
-		l.mu.Lock()
-		l.lastRead = time.Now()
-		l.mu.Unlock()
-	}
-	out, err := l.lieInAnswer(body, time.Now())
-	if err != nil {
-		return fmt.Errorf("liar: %w", err)
-	}
-	resp.Body = io.NopCloser(bytes.NewReader(out))
-	resp.ContentLength = int64(len(out))
-	resp.Header.Set("Content-Length", strconv.Itoa(len(out)))
-	return nil
-}
-
-type apiSeries struct {
-	Metric     map[string]string `json:"metric"`
-	Value      json.RawMessage   `json:"value,omitempty"`
-	Values     []json.RawMessage `json:"values,omitempty"`
-	Histogram  json.RawMessage   `json:"histogram,omitempty"`
-	Histograms []json.RawMessage `json:"histograms,omitempty"`
-}
-
-// lieInAnswer leaves hidden series out of a vector or matrix answer.
-func (l *Liar) lieInAnswer(body []byte, now time.Time) ([]byte, error) {
-	var a struct {
-		Status string `json:"status"`
-		Data   struct {
-			ResultType string          `json:"resultType"`
-			Result     json.RawMessage `json:"result"`
-		} `json:"data"`
-		Warnings []string `json:"warnings,omitempty"`
-		Infos    []string `json:"infos,omitempty"`
-	}
-	if err := json.Unmarshal(body, &a); err != nil {
-		return nil, err
-	}
-	if a.Data.ResultType != "vector" && a.Data.ResultType != "matrix" {
-		return body, nil
-	}
-	var series []apiSeries
-	if err := json.Unmarshal(a.Data.Result, &series); err != nil {
-		return nil, err
-	}
-	kept := series[:0]
-	for _, s := range series {
-		if !l.hidden(s.Metric, now) {
-			kept = append(kept, s)
-		}
-	}
-	res, err := json.Marshal(kept)
-	if err != nil {
-		return nil, err
-	}
-	a.Data.Result = res
-	return json.Marshal(a)
 }

@@ -22,31 +22,37 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 )
 
+// v1 is a 1.0 request of a series with 2 samples and a NaN.
+func v1(t *testing.T) []byte {
+	t.Helper()
+	req := prompb.WriteRequest{Timeseries: []prompb.TimeSeries{{
+		Labels:  []prompb.Label{{Name: "__name__", Value: "x_total"}, {Name: "instance", Value: "i"}, {Name: "job", Value: "j"}},
+		Samples: []prompb.Sample{{Value: 1.5, Timestamp: 1000}, {Value: 2, Timestamp: 2000}, {Value: math.NaN(), Timestamp: 3000}},
+	}}}
+	b, err := req.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// stale is a 1.0 request of a series with a sample and its staleness marker.
+func stale(t *testing.T) []byte {
+	t.Helper()
+	req := prompb.WriteRequest{Timeseries: []prompb.TimeSeries{{
+		Labels:  []prompb.Label{{Name: "__name__", Value: "x_total"}, {Name: "instance", Value: "i"}, {Name: "job", Value: "j"}},
+		Samples: []prompb.Sample{{Value: 1.5, Timestamp: 1000}, {Value: math.Float64frombits(value.StaleNaN), Timestamp: 2000}},
+	}}}
+	b, err := req.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // TestLiarWrites: each write lie reaches the TSDB as told, the answer is the receiver's, and
 // the record holds exactly the samples lied about, in 1.0 and 2.0.
 func TestLiarWrites(t *testing.T) {
-	v1 := func(t *testing.T) []byte {
-		req := prompb.WriteRequest{Timeseries: []prompb.TimeSeries{{
-			Labels:  []prompb.Label{{Name: "__name__", Value: "x_total"}, {Name: "instance", Value: "i"}, {Name: "job", Value: "j"}},
-			Samples: []prompb.Sample{{Value: 1.5, Timestamp: 1000}, {Value: 2, Timestamp: 2000}, {Value: math.NaN(), Timestamp: 3000}},
-		}}}
-		b, err := req.Marshal()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	stale := func(t *testing.T) []byte {
-		req := prompb.WriteRequest{Timeseries: []prompb.TimeSeries{{
-			Labels:  []prompb.Label{{Name: "__name__", Value: "x_total"}, {Name: "instance", Value: "i"}, {Name: "job", Value: "j"}},
-			Samples: []prompb.Sample{{Value: 1.5, Timestamp: 1000}, {Value: math.Float64frombits(value.StaleNaN), Timestamp: 2000}},
-		}}}
-		b, err := req.Marshal()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
 	const series = `{__name__="x_total", instance="i", job="j"}`
 	for _, tc := range []struct {
 		name string
@@ -55,51 +61,53 @@ func TestLiarWrites(t *testing.T) {
 		ct   string
 		want map[string][]Sample // floats stored, NaN compared by bits
 		told []Told
+		// newest is the newest sample timestamp written, lied about or not (Newest).
+		newest int64
 	}{
 		{
 			name: "dropSamples", lies: Lies{Lie: LieDropSamples}, body: v1, ct: "application/x-protobuf",
 			want: map[string][]Sample{series: {{T: 3000, V: math.NaN()}}},
-			told: []Told{{series, 1000, 1}, {series, 2000, 1}},
+			told: []Told{{series, 1000, 1}, {series, 2000, 1}}, newest: 3000,
 		},
 		{
 			name: "ulp", lies: Lies{Lie: LieULP}, body: v1, ct: "application/x-protobuf",
 			want: map[string][]Sample{series: {{1000, math.Nextafter(1.5, 2)}, {2000, math.Nextafter(2, 3)}, {3000, math.NaN()}}},
-			told: []Told{{series, 1000, 1}, {series, 2000, 1}},
+			told: []Told{{series, 1000, 1}, {series, 2000, 1}}, newest: 3000,
 		},
 		{
 			name: "round", lies: Lies{Lie: LieRound}, body: v1, ct: "application/x-protobuf",
 			want: map[string][]Sample{series: {{1000, 2}, {2000, 2}, {3000, math.NaN()}}},
-			told: []Told{{series, 1000, 1}},
+			told: []Told{{series, 1000, 1}}, newest: 3000,
 		},
 		{
 			name: "shift", lies: Lies{Lie: LieShiftTimestamps, Shift: 7 * time.Millisecond}, body: v1, ct: "application/x-protobuf",
 			want: map[string][]Sample{series: {{1007, 1.5}, {2007, 2}, {3007, math.NaN()}}},
-			told: []Told{{series, 1000, 1}, {series, 2000, 1}, {series, 3000, 1}},
+			told: []Told{{series, 1000, 1}, {series, 2000, 1}, {series, 3000, 1}}, newest: 3000,
 		},
 		{
 			name: "renameJobInstance", lies: Lies{Lie: LieRenameJobInstance}, body: v1, ct: "application/x-protobuf",
 			want: map[string][]Sample{`{__name__="x_total", service_instance_id="i", service_name="j"}`: {{1000, 1.5}, {2000, 2}, {3000, math.NaN()}}},
-			told: []Told{{series, 1000, 1}, {series, 2000, 1}, {series, 3000, 1}},
+			told: []Told{{series, 1000, 1}, {series, 2000, 1}, {series, 3000, 1}}, newest: 3000,
 		},
 		{
 			name: "addLabel/v2", lies: Lies{Lie: LieAddLabel, Label: labels.Label{Name: "tenant_id", Value: "t"}}, body: v2Request, ct: v2Type,
 			want: map[string][]Sample{`{__name__="x_total", job="j", tenant_id="t"}`: {{1000, 1}, {2000, 2}}},
-			told: []Told{{`{__name__="x_total", job="j"}`, 1000, 1}, {`{__name__="x_total", job="j"}`, 2000, 1}},
+			told: []Told{{`{__name__="x_total", job="j"}`, 1000, 1}, {`{__name__="x_total", job="j"}`, 2000, 1}}, newest: 2000,
 		},
 		{
 			name: "dropSamples/v2", lies: Lies{Lie: LieDropSamples}, body: v2Request, ct: v2Type,
 			want: map[string][]Sample{},
-			told: []Told{{`{__name__="x_total", job="j"}`, 1000, 1}, {`{__name__="x_total", job="j"}`, 2000, 1}},
+			told: []Told{{`{__name__="x_total", job="j"}`, 1000, 1}, {`{__name__="x_total", job="j"}`, 2000, 1}}, newest: 2000,
 		},
 		{
 			name: "dropStale", lies: Lies{Lie: LieDropStale}, body: stale, ct: "application/x-protobuf",
 			want: map[string][]Sample{series: {{1000, 1.5}}},
-			told: []Told{{series, 2000, 1}},
+			told: []Told{{series, 2000, 1}}, newest: 2000,
 		},
 		{
 			name: "refuse", lies: Lies{Lie: LieRefuse, Status: http.StatusServiceUnavailable}, body: v1, ct: "application/x-protobuf",
 			want: map[string][]Sample{},
-			told: []Told{{"", 0, 3}},
+			told: []Told{{"", 0, 3}}, newest: 3000,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,7 +146,39 @@ func TestLiarWrites(t *testing.T) {
 			if diff := cmp.Diff(tc.told, told); diff != "" {
 				t.Errorf("told (-want +got):\n%s", diff)
 			}
+			if got := l.Newest(); got.UnixMilli() != tc.newest {
+				t.Errorf("newest %d, want %d", got.UnixMilli(), tc.newest)
+			}
 		})
+	}
+}
+
+// TestLiarReached: Newest is the newest sample received, Reached the oldest of the targets'
+// newest (a target by its instance label): what every target has reached.
+func TestLiarReached(t *testing.T) {
+	r := start(t, Options{})
+	l, err := StartLiar(r.URL, Lies{Lie: LieRound})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	series := func(instance string, ts ...int64) prompb.TimeSeries {
+		s := prompb.TimeSeries{Labels: []prompb.Label{{Name: "__name__", Value: "x"}, {Name: "instance", Value: instance}}}
+		for _, t := range ts {
+			s.Samples = append(s.Samples, prompb.Sample{Value: 1, Timestamp: t})
+		}
+		return s
+	}
+	req := prompb.WriteRequest{Timeseries: []prompb.TimeSeries{series("a", 1000, 3000), series("b", 2000)}}
+	b, err := req.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp := post(t, l.URL+WritePath, "application/x-protobuf", b); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	if n, r := l.Newest().UnixMilli(), l.Reached().UnixMilli(); n != 3000 || r != 2000 {
+		t.Errorf("newest %d, reached %d; want 3000 and 2000", n, r)
 	}
 }
 
@@ -238,6 +278,13 @@ func TestLiarDelay(t *testing.T) {
 	}
 	if told := l.Told(); len(told) != 1 || told[0].N != 2 {
 		t.Errorf("told %+v, want one request of 2 samples", told)
+	}
+	// Recorded once the receiver answered, just after it stored the write.
+	for deadline := time.Now().Add(10 * time.Second); len(l.Delays()) == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if h := l.Delays(); len(h) != 1 || h[0].Sent < time.Second || h[0].Answered < h[0].Sent {
+		t.Errorf("held %+v, want one write sent 1 s after its arrival at least, answered after", h)
 	}
 }
 
