@@ -226,7 +226,8 @@ var matrix = []lieRow{
 		// and the receiver's answer; a loaded machine puts time between the two clocks (the
 		// ack's way back, a query's way to the receiver) that neither sees, and the bracket
 		// is the polls' resolution. The liar's count (whole) is the samples it held back.
-		name: "delay", lies: storagetest.Lies{Lie: storagetest.LieDelay, Delay: 2700 * time.Millisecond}, whole: true,
+		// Skip: the canary is not a target (Liar.Reached); its writes are held all the same.
+		name: "delay", lies: storagetest.Lies{Lie: storagetest.LieDelay, Delay: 2700 * time.Millisecond, Skip: "tsbench_"}, whole: true,
 		config: "freshness: {interval: 20ms, writeInterval: 10s}\n",
 		until:  seen,
 		check:  delayed,

@@ -39,32 +39,40 @@ func begin() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
 
 func startTime(t time.Time) string { return "startTime: " + t.Format(time.RFC3339Nano) + "\n" }
 
-// expect is the window a run of the config at path must read back (storagetest.Window): to
-// its own end (startTime + duration, or with history duration after the storage caught up, as
-// the write path recorded it: the catch-up's pace is the storage's, not the cell's to know),
-// or, its load stopped by the cell (stopped not zero), to just before the earliest scrape not
-// made, the next of the target the storage got least of (Liar.Reached): each generator stops
-// at its own next scrape, wherever the stop found it. With several shards, the one that got
-// furthest may end the read-back a scrape interval later (By).
+// expect is the window a run of the config at path must read back (storagetest.Window): from
+// its startTime less its history to just before the earliest scrape not made, the next of the
+// target the storage got least of (Liar.Reached): each generator stops at its own next
+// scrape. That must be the end the cell set: startTime + duration, or with history duration
+// after the storage caught up (as the write path recorded it: the catch-up's pace is the
+// storage's, not the cell's to know). A run the cell stopped (stopped not zero) ends where
+// its generators saw the stop, late on a loaded machine. With several shards, the one that
+// got furthest may end the read-back a scrape interval later (By).
 func (e *env) expect(path string, res *results.Run, stopped time.Time) storagetest.Window {
 	e.t.Helper()
 	cfg, err := config.Load(path)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	w := storagetest.Window{From: cfg.StartTime.Add(-cfg.History), Interval: cfg.ScrapeInterval}
+	next := func(t time.Time) time.Time { return t.Add(cfg.ScrapeInterval) }
+	w := storagetest.Window{
+		From: cfg.StartTime.Add(-cfg.History), Interval: cfg.ScrapeInterval,
+		To: next(e.liar.Reached()).Add(-time.Millisecond), By: next(e.liar.Newest()).Add(-time.Millisecond),
+	}
+	end := cfg.StartTime.Add(cfg.Duration)
 	switch {
 	case !stopped.IsZero():
-		last := func(t time.Time) time.Time { return t.Add(cfg.ScrapeInterval - time.Millisecond) }
-		w.To, w.By = last(e.liar.Reached()), last(e.liar.Newest())
+		return w
 	case cfg.History > 0:
 		st := res.Storage("liar")
 		if st == nil || st.Write == nil || st.Write.History == nil || !st.Write.History.CaughtUp {
 			e.t.Fatalf("a run with history whose storage did not catch up: %+v", st)
 		}
-		w.To = st.Write.History.CaughtUpTime.Add(cfg.Duration)
-	default:
-		w.To = cfg.StartTime.Add(cfg.Duration)
+		end = st.Write.History.CaughtUpTime.Add(cfg.Duration)
+	}
+	// Every target's scrapes before the end, none after: the next of each is at or after it.
+	if n := next(e.liar.Reached()); n.Before(end) || !n.Before(next(end)) {
+		e.t.Errorf("the storage got every target's scrapes up to %s, the next at %s: want the run's end %s, set by the cell, and none after",
+			e.liar.Reached(), n, end)
 	}
 	return w
 }
