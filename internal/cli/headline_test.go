@@ -179,7 +179,7 @@ func abPadding(t *testing.T, res *results.Run) {
 	}
 	half(res.Storage("b"))
 	for i := range res.Rounds {
-		half(roundStorage(&res.Rounds[i], "b"))
+		half(res.Rounds[i].Storage("b"))
 	}
 	h := report.Headline(res, 0.95)
 	for _, row := range h.Rows {
@@ -192,15 +192,6 @@ func abPadding(t *testing.T, res *results.Run) {
 		return
 	}
 	t.Error("no achieved samples/s row in the headline")
-}
-
-func roundStorage(r *results.Round, name string) *results.Storage {
-	for i := range r.Storages {
-		if r.Storages[i].Name == name {
-			return &r.Storages[i]
-		}
-	}
-	return nil
 }
 
 func ptr(p *float64) any {

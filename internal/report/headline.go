@@ -74,18 +74,9 @@ func (rw row) roundValues(r *results.Run, name string) []float64 {
 	}
 	out := make([]float64, len(r.Rounds))
 	for i := range r.Rounds {
-		out[i] = value(roundStorage(&r.Rounds[i], name))
+		out[i] = value(r.Rounds[i].Storage(name))
 	}
 	return out
-}
-
-func roundStorage(round *results.Round, name string) *results.Storage {
-	for i := range round.Storages {
-		if round.Storages[i].Name == name {
-			return &round.Storages[i]
-		}
-	}
-	return nil
 }
 
 // medianText is the median of the known values as the row prints it, "?" when none is.

@@ -71,6 +71,16 @@ type Round struct {
 	Storages  []Storage `json:"storages"`
 }
 
+// Storage is the named storage's figures in the round, or nil.
+func (r *Round) Storage(name string) *Storage {
+	for i := range r.Storages {
+		if r.Storages[i].Name == name {
+			return &r.Storages[i]
+		}
+	}
+	return nil
+}
+
 // RoundOf is r's figures as a Round: every storage without timelines, per-query figures,
 // probe answers and examples, so that many rounds stay small.
 func RoundOf(index int, r *Run) Round {
