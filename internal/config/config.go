@@ -404,6 +404,9 @@ func (c *Config) problems() []error {
 		bad("rounds", "must be >= 1")
 	} else if c.Rounds > 1 && c.Duration == 0 {
 		bad("rounds", "needs a duration: a round that runs until interrupted has no next round")
+	} else if c.Rounds > 1 && !c.StartTime.IsZero() {
+		bad("rounds", "cannot be used with startTime: every round would start its schedule at %s, so the second would begin after its own end; drop startTime, or run one round per config",
+			c.StartTime.UTC().Format(time.RFC3339))
 	}
 	if !(c.Confidence > 0 && c.Confidence < 1) {
 		bad("confidence", "must be between 0 and 1 (exclusive), e.g. 0.95")
