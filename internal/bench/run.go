@@ -44,6 +44,8 @@ type run struct {
 	// and the settings read from it that change what it measures (readSettings);
 	// settingsWarnings say which of them hide data from the checks.
 	settings, settingsWarnings map[string][]string
+	// versions are the storages' versions, as each says it (else its package's).
+	versions map[string]string
 	start                      time.Time // of the load: startTime, or when the run was set up
 	// clock is where the workload's clock starts: start − history (issue 12).
 	clock   time.Time
@@ -89,7 +91,7 @@ type run struct {
 
 func newRun(cfg *config.Config, p *Prepared, opts Options, locals []*local.Process, apis map[string]*results.QueryAPI, set settings) (*run, error) {
 	r := &run{
-		cfg: cfg, p: p, opts: opts, log: opts.Logger, kinds: map[string]string{}, settings: set.flags, settingsWarnings: set.warnings, start: cfg.StartTime.Time,
+		cfg: cfg, p: p, opts: opts, log: opts.Logger, kinds: map[string]string{}, settings: set.flags, settingsWarnings: set.warnings, versions: set.versions, start: cfg.StartTime.Time,
 		runners: map[string]*query.Runner{}, readers: map[string]*storage.Client{}, queryAPI: apis,
 		timeline: map[string]*results.Timeline[results.WritePoint]{}, problems: map[string][]string{},
 	}
@@ -456,7 +458,7 @@ func (r *run) results(verified map[string]*results.Verify) *results.Run {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, name := range r.cfg.StorageNames() {
-		s := results.Storage{Name: name, Verify: verified[name], QueryAPI: r.queryAPI[name], Problems: r.problems[name], Settings: r.settings[name], SettingsWarnings: r.settingsWarnings[name]}
+		s := results.Storage{Name: name, Verify: verified[name], QueryAPI: r.queryAPI[name], Problems: r.problems[name], Settings: r.settings[name], SettingsWarnings: r.settingsWarnings[name], Version: r.versions[name]}
 		s.Verify = r.addChecks(name, s.Verify)
 		if w := r.writer.Results(name); w != nil {
 			if tl := r.timeline[name]; tl != nil {

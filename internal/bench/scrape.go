@@ -367,7 +367,7 @@ func (r *run) scrapeResults(sc *scrape, c *targets.Counters, verified map[string
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, name := range r.cfg.StorageNames() {
-		s := results.Storage{Name: name, Verify: verified[name], QueryAPI: r.queryAPI[name], Problems: r.problems[name], Settings: r.settings[name], SettingsWarnings: r.settingsWarnings[name]}
+		s := results.Storage{Name: name, Verify: verified[name], QueryAPI: r.queryAPI[name], Problems: r.problems[name], Settings: r.settings[name], SettingsWarnings: r.settingsWarnings[name], Version: r.versions[name]}
 		if st := r.cfg.RemoteStorages[name]; c != nil && !st.DisableWrite {
 			ss, w, problems := r.agentAccount(name, c.Storages[name], served, res.Workload.ActiveSeries, elapsed)
 			snd.Storages = append(snd.Storages, ss)

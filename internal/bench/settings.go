@@ -14,9 +14,10 @@ import (
 )
 
 // settings are each storage's settings that change what tsbench measures and the warnings of
-// those that hide data from the checks, by storage name.
+// those that hide data from the checks, and its version, by storage name.
 type settings struct {
 	flags, warnings map[string][]string
+	versions        map[string]string
 }
 
 // readSettings reads, before the workload's clock starts, each storage's own settings that
@@ -25,10 +26,10 @@ type settings struct {
 // hides data from the checks is logged as a warning and kept for the summary and the report.
 // A storage whose settings cannot be read is said so once, at info: the run goes on without.
 func readSettings(ctx context.Context, cfg *config.Config, locals []*local.Process, log *slog.Logger) (settings, error) {
-	set := settings{flags: map[string][]string{}, warnings: map[string][]string{}}
+	set := settings{flags: map[string][]string{}, warnings: map[string][]string{}, versions: map[string]string{}}
 	kinds := map[string]string{}
 	for _, l := range locals {
-		kinds[l.Name], set.flags[l.Name] = l.Kind, l.Settings
+		kinds[l.Name], set.flags[l.Name], set.versions[l.Name] = l.Kind, l.Settings, l.Version
 	}
 	checks := storage.ChecksOf(cfg, verify.DefaultSettle)
 	var wg sync.WaitGroup
@@ -45,6 +46,11 @@ func readSettings(ctx context.Context, cfg *config.Config, locals []*local.Proce
 		}
 		wg.Go(func() {
 			defer client.Close()
+			if v := readVersion(ctx, client, st.ReadURL, name, log); v != "" {
+				mu.Lock()
+				set.versions[name] = v
+				mu.Unlock()
+			}
 			kind, read, err := storage.ReadSettings(ctx, client, st.ReadURL, kinds[name])
 			if err != nil {
 				log.Info("storage settings not read: what changes the figures is not known", "storage", name, "err", err)
@@ -62,6 +68,21 @@ func readSettings(ctx context.Context, cfg *config.Config, locals []*local.Proce
 		})
 	}
 	return set, nil
+}
+
+// readVersion is the version the storage says it is, "" when it names none (then a local
+// storage keeps its binary's package version); logged either way.
+func readVersion(ctx context.Context, c *storage.Client, readURL, name string, log *slog.Logger) string {
+	v, err := storage.ReadVersion(ctx, c, readURL)
+	switch {
+	case err != nil:
+		log.Info("storage version not read", "storage", name, "err", err)
+	case v == "":
+		log.Info("storage names no version on its /metrics page", "storage", name)
+	default:
+		log.Info("storage version", "storage", name, "version", v)
+	}
+	return v
 }
 
 // mergeSettings are the flags given, then each setting read whose name none of them sets.

@@ -42,6 +42,7 @@ svg.chart{border:1px solid #ddd;background:#fff}
 {{end}}{{with .Reproduction}}{{.}}
 {{end}}{{range $i, $l := .LongRun}}<p class="{{if and (eq $i 0) $.R.Partial}}note{{else}}fail{{end}}">{{$l}}</p>
 {{end}}{{range .R.Storages}}{{$name := .Name}}{{range .Problems}}<p class="fail">Problem with {{$name}}: {{.}}</p>
+{{end}}{{with .Version}}<p>Version of {{$name}}: {{.}}</p>
 {{end}}{{with .Settings}}<p>Settings of {{$name}} that change what tsbench measures: <code>{{join . " "}}</code></p>
 {{end}}{{range .SettingsWarnings}}<p class="fail">Setting of {{$name}} hides data from the checks: {{.}}</p>
 {{end}}{{with .Write}}{{range .Notes}}<p>Note on {{$name}}: {{.}}</p>

@@ -439,11 +439,12 @@ func TestSummaryHistory(t *testing.T) {
 }
 
 // TestSettingsWarnings: a storage's settings read from it are listed with those tsbench
-// gave, and each warning that one hides data from the checks is in the summary and the HTML
-// (issue 39).
+// gave, after its version, and each warning that one hides data from the checks is in the
+// summary and the HTML (issue 39).
 func TestSettingsWarnings(t *testing.T) {
 	r := fixture()
 	r.Storages[0].Settings = []string{"--storage.tsdb.retention.time=15d"}
+	r.Storages[0].Version = "2.42.0+ds-5+deb12u1 (Debian)"
 	r.Storages[1].Settings = []string{"-dedup.minScrapeInterval=0s", "-retentionPeriod=1", "-search.latencyOffset=30s"}
 	warning := "-search.latencyOffset=30s hides each series' newest 30s from queries"
 	r.Storages[1].SettingsWarnings = []string{warning + ", longer than the 3s the read-back at the end waits"}
@@ -455,7 +456,7 @@ func TestSettingsWarnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"settings of the storages that change what tsbench measures: prometheus --storage.tsdb.retention.time=15d victoriametrics -dedup.minScrapeInterval=0s -retentionPeriod=1 -search.latencyOffset=30s",
+		"settings of the storages that change what tsbench measures: prometheus version 2.42.0+ds-5+deb12u1 (Debian) --storage.tsdb.retention.time=15d victoriametrics -dedup.minScrapeInterval=0s -retentionPeriod=1 -search.latencyOffset=30s",
 		"warning victoriametrics: " + warning,
 	} {
 		if !strings.Contains(strings.Join(strings.Fields(sum.String()), " "), want) {
@@ -465,6 +466,7 @@ func TestSettingsWarnings(t *testing.T) {
 	for _, want := range []string{
 		"Settings of victoriametrics that change what tsbench measures: <code>-dedup.minScrapeInterval=0s -retentionPeriod=1 -search.latencyOffset=30s</code>",
 		`<p class="fail">Setting of victoriametrics hides data from the checks: ` + template.HTMLEscapeString(warning),
+		"<p>Version of prometheus: 2.42.0&#43;ds-5&#43;deb12u1 (Debian)</p>",
 	} {
 		if !strings.Contains(page.String(), want) {
 			t.Errorf("report.html lacks %q", want)

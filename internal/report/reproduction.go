@@ -39,12 +39,17 @@ func comparedText(row results.ReproductionRow) string {
 	return fmt.Sprintf("%s: %.4g published, %.4g measured", row.Compared, row.PublishedValue, *row.MeasuredValue)
 }
 
-// reproductionHead is the scenario, its article and the scale, in lines.
-func reproductionHead(p *results.Reproduction) []string {
+// reproductionHead is the scenario, its article and the scale, the versions published and
+// measured, in lines.
+func reproductionHead(r *results.Run) []string {
+	p := r.Reproduction
 	lines := []string{
 		fmt.Sprintf("%s, article %s", p.Name, p.Article),
 		fmt.Sprintf("scale %.3g", p.Scale),
 		"published: " + p.Date + "; " + p.Versions + "; " + p.Hardware,
+	}
+	if v := versions(r); v != "" {
+		lines = append(lines, "measured: "+v)
 	}
 	if p.ArticleScale > 0 {
 		lines[1] += fmt.Sprintf(" (the article's setup is scale %.4g)", p.ArticleScale)
@@ -61,7 +66,7 @@ func writeReproduction(b *strings.Builder, r *results.Run) {
 	if p == nil {
 		return
 	}
-	b.WriteString("\npublished vs measured: " + strings.Join(reproductionHead(p), "\n  ") + "\n")
+	b.WriteString("\npublished vs measured: " + strings.Join(reproductionHead(r), "\n  ") + "\n")
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  figure\tpublished\tmeasured\tverdict")
 	for _, row := range p.Rows {
@@ -110,8 +115,20 @@ func reproductionSection(r *results.Run) (template.HTML, error) {
 		return "", err
 	}
 	var b strings.Builder
-	if err := t.Execute(&b, map[string]any{"Head": reproductionHead(p), "Rows": rows}); err != nil {
+	if err := t.Execute(&b, map[string]any{"Head": reproductionHead(r), "Rows": rows}); err != nil {
 		return "", err
 	}
 	return template.HTML(b.String()), nil //nolint:gosec // rendered by html/template above
+}
+
+// versions are the storages' versions as the run read them, "name version" each, "" when
+// none is known.
+func versions(r *results.Run) string {
+	var out []string
+	for _, s := range r.Storages {
+		if s.Version != "" {
+			out = append(out, s.Name+" "+s.Version)
+		}
+	}
+	return strings.Join(out, ", ")
 }

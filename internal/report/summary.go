@@ -369,21 +369,25 @@ func writeHistoryLine(b *strings.Builder, r *results.Run) {
 		time.Duration(h*float64(time.Second)), order)
 }
 
-// writeSettings lists each storage's settings that change what tsbench measures (the flags it
-// was started with, those read from it), then a warning for each that hides data from the
+// writeSettings lists each storage's version and settings that change what tsbench measures
+// (the flags it was started with, those read from it), then a warning for each that hides data from the
 // checks (issue 39).
 func writeSettings(b *strings.Builder, r *results.Run) {
 	width, shown := 0, false
 	for _, s := range r.Storages {
-		width, shown = max(width, len(s.Name)), shown || len(s.Settings) > 0 || len(s.SettingsWarnings) > 0
+		width, shown = max(width, len(s.Name)), shown || len(s.Settings) > 0 || len(s.SettingsWarnings) > 0 || s.Version != ""
 	}
 	if !shown {
 		return
 	}
 	b.WriteString("settings of the storages that change what tsbench measures:\n")
 	for _, s := range r.Storages {
-		if len(s.Settings) > 0 {
-			fmt.Fprintf(b, "  %-*s  %s\n", width, s.Name, strings.Join(s.Settings, " "))
+		line := strings.Join(s.Settings, " ")
+		if s.Version != "" {
+			line = strings.TrimSpace("version " + s.Version + "  " + line)
+		}
+		if line != "" {
+			fmt.Fprintf(b, "  %-*s  %s\n", width, s.Name, line)
 		}
 	}
 	for _, s := range r.Storages {

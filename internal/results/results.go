@@ -120,6 +120,10 @@ type Storage struct {
 	Problems []string `json:"problems,omitempty"`
 	// Freshness is the canary's measure of how soon an ack is visible (freshness.go).
 	Freshness *Freshness `json:"freshness,omitempty"`
+	// Version is the storage's version as it says it on /metrics (vm_app_version,
+	// prometheus_build_info), else, for a storage tsbench started, its Debian package's
+	// version; absent when neither is known.
+	Version string `json:"version,omitempty"`
 	// Settings are the storage's settings that change what tsbench measures, as flags: those
 	// tsbench started it with beyond its address and paths (its retention, what it answers,
 	// the sample types it keeps), then those read from the storage at the start of the run

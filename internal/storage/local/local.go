@@ -43,6 +43,9 @@ type Process struct {
 	// Settings are the flags it was started with beyond its address and paths: what the
 	// run's figures depend on (its retention, what it answers), printed as the run's.
 	Settings []string
+	// Version is its binary's Debian package version ("1.79.5+ds1-2+b5 (Debian)"), "" for a
+	// binary no package installed: the storage's own word, when it has one, is read later.
+	Version string
 
 	cmd     *exec.Cmd
 	workDir string // holds DataDir, the log and any config file
@@ -249,7 +252,7 @@ func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, 
 		return nil, err
 	}
 	l := &Process{
-		Name: name, Kind: kind, URL: fmt.Sprintf("http://127.0.0.1:%d/", port),
+		Name: name, Kind: kind, URL: fmt.Sprintf("http://127.0.0.1:%d/", port), Version: packageVersion(ctx, bin),
 		DataDir: filepath.Join(workDir, "data"), LogPath: filepath.Join(workDir, "log.txt"),
 		workDir: workDir, done: make(chan struct{}),
 	}
@@ -387,4 +390,25 @@ func freePort() (int, error) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	return port, ln.Close()
+}
+
+// packageVersion is the version of the Debian package that installed bin, with "(Debian)"
+// after it, or "" when no package did (a binary built from source) or dpkg is not there.
+func packageVersion(ctx context.Context, bin string) string {
+	if real, err := filepath.EvalSymlinks(bin); err == nil {
+		bin = real
+	}
+	out, err := exec.CommandContext(ctx, "dpkg-query", "-S", bin).Output()
+	if err != nil {
+		return ""
+	}
+	pkg, _, ok := strings.Cut(strings.TrimSpace(string(out)), ": ")
+	if !ok || strings.Contains(pkg, "\n") {
+		return ""
+	}
+	v, err := exec.CommandContext(ctx, "dpkg-query", "-W", "-f=${Version}", pkg).Output()
+	if err != nil || len(v) == 0 {
+		return ""
+	}
+	return string(v) + " (Debian)"
 }

@@ -196,6 +196,11 @@ func TestStartStop(t *testing.T) {
 			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), check.want) {
 				t.Errorf("GET %s: %d, %.200s; want %s in it", check.path, resp.StatusCode, body, check.want)
 			}
+			// Each is the Debian package's binary (scripts/install-deps.sh): its version is the
+			// package's. A binary first on PATH that no package installed would have none.
+			if bin, _ := exec.LookPath(specs()[kind].binary); strings.HasPrefix(bin, "/usr/") && !strings.HasSuffix(l.Version, " (Debian)") {
+				t.Errorf("Version = %q, want the Debian package's version of %s", l.Version, bin)
+			}
 			if err := l.Stop(); err != nil {
 				t.Fatal(err)
 			}
