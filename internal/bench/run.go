@@ -46,7 +46,7 @@ type run struct {
 	settings, settingsWarnings map[string][]string
 	// versions are the storages' versions, as each says it (else its package's).
 	versions map[string]string
-	start                      time.Time // of the load: startTime, or when the run was set up
+	start    time.Time // of the load: startTime, or when the run was set up
 	// clock is where the workload's clock starts: start − history (issue 12).
 	clock   time.Time
 	gen     *workload.Generator

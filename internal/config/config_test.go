@@ -67,7 +67,7 @@ func TestBadConfigs(t *testing.T) {
 		"verify-interval.bad.yaml": {
 			"verifyDelay: must be >= 0", "verifyInterval: must be >= 0 (0 verifies only at the end)",
 		},
-		"checkpoint.bad.yaml": {"checkpointInterval: must be >= 0"},
+		"checkpoint.bad.yaml":   {"checkpointInterval: must be >= 0"},
 		"rounds-start.bad.yaml": {"rounds: cannot be used with startTime: every round would start its schedule at 2026-01-02T03:04:05Z"},
 		"many.bad.yaml": {
 			"targetsCount: must be >= 1",
