@@ -395,8 +395,8 @@ func freePort() (int, error) {
 // packageVersion is the version of the Debian package that installed bin, with "(Debian)"
 // after it, or "" when no package did (a binary built from source) or dpkg is not there.
 func packageVersion(ctx context.Context, bin string) string {
-	if real, err := filepath.EvalSymlinks(bin); err == nil {
-		bin = real
+	if target, err := filepath.EvalSymlinks(bin); err == nil {
+		bin = target
 	}
 	out, err := exec.CommandContext(ctx, "dpkg-query", "-S", bin).Output()
 	if err != nil {
