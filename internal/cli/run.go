@@ -19,7 +19,6 @@ import (
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/report"
 	"github.com/tsbench/tsbench/internal/results"
-	"github.com/tsbench/tsbench/internal/threshold"
 )
 
 // loadConfig reads and checks a config and everything it names; "" is the embedded default.
@@ -242,8 +241,8 @@ func finish(res *results.Run, dir string, stdout io.Writer) (int, error) {
 // returns report.html's absolute path.
 func writeRun(res *results.Run, dir string, stdout io.Writer) (string, error) {
 	res.SetStatuses()
-	if res.Headline == nil { // a merged or re-rendered run: judged at the default confidence
-		res.Headline = report.Headline(res, threshold.DefaultConfidence)
+	if res.Headline == nil { // a merged or re-rendered run: judged at its config's confidence
+		res.Headline = report.Headline(res, report.Confidence(res))
 	}
 	path, err := res.WriteFile(dir)
 	if err != nil {

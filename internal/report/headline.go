@@ -208,7 +208,19 @@ func headlineOf(r *results.Run) *results.Headline {
 	if r.Headline != nil {
 		return r.Headline
 	}
-	return Headline(r, threshold.DefaultConfidence)
+	return Headline(r, Confidence(r))
+}
+
+// Confidence is the confidence the run's config asked for (its `confidence` key, as
+// results.json keeps the config), the default when it names none: what a merged or
+// re-rendered run is judged at.
+func Confidence(r *results.Run) float64 {
+	if c, ok := r.Config.(map[string]any); ok {
+		if v, ok := c["confidence"].(float64); ok && v > 0 && v < 1 {
+			return v
+		}
+	}
+	return threshold.DefaultConfidence
 }
 
 // Legend says what the table's "*" and "±" mean, at what level.

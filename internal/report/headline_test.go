@@ -73,3 +73,24 @@ func TestHTMLStatusAndRounds(t *testing.T) {
 		}
 	}
 }
+
+// A run written without a headline (merged, or from an older tsbench) is judged at the
+// confidence its config asked for, as results.json keeps the config; the default without one.
+func TestRerenderedRunKeepsItsConfidence(t *testing.T) {
+	r := withRounds()
+	r.Config = map[string]any{"confidence": 0.99}
+	if got := Confidence(r); got != 0.99 {
+		t.Errorf("Confidence = %g, want the config's 0.99", got)
+	}
+	var b bytes.Buffer
+	if err := WriteSummary(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if want := "± the 99 % interval"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, b.String())
+	}
+	r.Config = map[string]any{"targetsCount": 10.0}
+	if got := Confidence(r); got != 0.95 {
+		t.Errorf("Confidence without the key = %g, want 0.95", got)
+	}
+}

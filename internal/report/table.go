@@ -51,7 +51,7 @@ func table(r *results.Run) []section {
 	secs := sections(r)
 	h := r.Headline
 	if h == nil {
-		h = judge(r, secs, threshold.DefaultConfidence)
+		h = judge(r, secs, Confidence(r))
 	}
 	mark(r, secs, h)
 	return secs
