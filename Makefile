@@ -6,7 +6,7 @@ OUT     ?= out
 HISTORY ?= 15m
 TSBENCH := bin/tsbench
 
-.PHONY: run reproduce conformance sender-compliance test check e2e bench fuzz lint golden deps deps-browser build clean helm-check image fidelity soak
+.PHONY: run reproduce newest conformance sender-compliance test check e2e bench fuzz lint golden deps deps-browser build clean helm-check image fidelity soak
 
 build: $(TSBENCH)
 
@@ -24,7 +24,7 @@ export GOTOOLCHAIN ?= auto
 .PHONY: go
 go:
 	@bash scripts/install-go.sh
-deps deps-browser build $(TSBENCH) run reproduce conformance sender-compliance test check lint e2e bench fuzz golden helm-check image fidelity soak: go
+deps deps-browser build $(TSBENCH) run reproduce newest conformance sender-compliance test check lint e2e bench fuzz golden helm-check image fidelity soak: go
 
 deps:
 	bash scripts/install-deps.sh
@@ -39,11 +39,19 @@ run: deps build
 
 # A published comparison reproduced (docs/reproductions.md): NAME is node-exporter-24h,
 # precision-and-semantics, cluster-24h or 100m-samples; SCALE multiplies its targets. Each
-# default scale takes under 40 minutes on a 2-core machine; results in $(OUT)/.
-NAME  ?= node-exporter-24h
-SCALE ?= 1
-reproduce: deps build
-	$(TSBENCH) reproduce $(NAME) -scale $(SCALE) -out $(OUT)
+# default scale takes under 40 minutes on a 2-core machine; results in $(OUT)/. NEWEST=1
+# runs it on the newest VictoriaMetrics and Prometheus built from their modules (make newest)
+# instead of Debian's.
+NAME   ?= node-exporter-24h
+SCALE  ?= 1
+NEWEST ?=
+reproduce: deps build $(if $(NEWEST),newest)
+	$(if $(NEWEST),PATH="$(CURDIR)/bin/newest:$$PATH") $(TSBENCH) reproduce $(NAME) -scale $(SCALE) -out $(OUT)
+
+# VictoriaMetrics 1.150 and Prometheus 3.10 built from their Go modules into bin/newest/ (about
+# 15 minutes on 2 cores the first time; kept after): scripts/build-newest.sh.
+newest:
+	bash scripts/build-newest.sh
 
 # Prometheus' own PromQL test files (1,867 evals) against a fresh local VictoriaMetrics and
 # Prometheus: results in $(OUT)/ (docs/conformance.md).
