@@ -1,7 +1,8 @@
 // Package docs_test keeps the documentation in step with the code: every config key of
 // internal/config in configuration.md, every results.json field of internal/results in
 // results.md and in results.schema.json, every relative link resolving, every tsbench command
-// in a fence parsing, every example config valid. A failure says what to add where.
+// in a fence parsing, every example config valid, every import of a tsbench package as the
+// level table of development.md allows. A failure says what to add where.
 package docs_test
 
 import (

@@ -7,8 +7,9 @@
 // against it as against a Prometheus server.
 //
 // For tests only: no package of the tsbench binary imports it, as its handlers pull in the
-// OTLP collector's packages, which tsbench has no use for (storage's TestLayout fails when one
-// does). Invariant: Appended is the TSDB's own count of samples appended
+// OTLP collector's packages, which tsbench has no use for (its row in docs/development.md's
+// level table says tests only; docs' TestImportLevels fails when a non-test file imports
+// it). Invariant: Appended is the TSDB's own count of samples appended
 // (prometheus_tsdb_head_samples_appended_total), not a count kept beside it.
 package storagetest
 
