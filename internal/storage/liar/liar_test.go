@@ -1,4 +1,4 @@
-package storagetest
+package liar
 
 import (
 	"encoding/json"
@@ -20,6 +20,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+
+	"github.com/tsbench/tsbench/internal/storage/storagetest"
 )
 
 // v1 is a 1.0 request of a series with 2 samples and a NaN.
@@ -59,60 +61,60 @@ func TestLiarWrites(t *testing.T) {
 		lies Lies
 		body func(*testing.T) []byte
 		ct   string
-		want map[string][]Sample // floats stored, NaN compared by bits
+		want map[string][]storagetest.Sample // floats stored, NaN compared by bits
 		told []Told
 		// newest is the newest sample timestamp written, lied about or not (Newest).
 		newest int64
 	}{
 		{
 			name: "dropSamples", lies: Lies{Lie: LieDropSamples}, body: v1, ct: "application/x-protobuf",
-			want: map[string][]Sample{series: {{T: 3000, V: math.NaN()}}},
+			want: map[string][]storagetest.Sample{series: {{T: 3000, V: math.NaN()}}},
 			told: []Told{{series, 1000, 1}, {series, 2000, 1}}, newest: 3000,
 		},
 		{
 			name: "ulp", lies: Lies{Lie: LieULP}, body: v1, ct: "application/x-protobuf",
-			want: map[string][]Sample{series: {{1000, math.Nextafter(1.5, 2)}, {2000, math.Nextafter(2, 3)}, {3000, math.NaN()}}},
+			want: map[string][]storagetest.Sample{series: {{T: 1000, V: math.Nextafter(1.5, 2)}, {T: 2000, V: math.Nextafter(2, 3)}, {T: 3000, V: math.NaN()}}},
 			told: []Told{{series, 1000, 1}, {series, 2000, 1}}, newest: 3000,
 		},
 		{
 			name: "round", lies: Lies{Lie: LieRound}, body: v1, ct: "application/x-protobuf",
-			want: map[string][]Sample{series: {{1000, 2}, {2000, 2}, {3000, math.NaN()}}},
+			want: map[string][]storagetest.Sample{series: {{T: 1000, V: 2}, {T: 2000, V: 2}, {T: 3000, V: math.NaN()}}},
 			told: []Told{{series, 1000, 1}}, newest: 3000,
 		},
 		{
 			name: "shift", lies: Lies{Lie: LieShiftTimestamps, Shift: 7 * time.Millisecond}, body: v1, ct: "application/x-protobuf",
-			want: map[string][]Sample{series: {{1007, 1.5}, {2007, 2}, {3007, math.NaN()}}},
+			want: map[string][]storagetest.Sample{series: {{T: 1007, V: 1.5}, {T: 2007, V: 2}, {T: 3007, V: math.NaN()}}},
 			told: []Told{{series, 1000, 1}, {series, 2000, 1}, {series, 3000, 1}}, newest: 3000,
 		},
 		{
 			name: "renameJobInstance", lies: Lies{Lie: LieRenameJobInstance}, body: v1, ct: "application/x-protobuf",
-			want: map[string][]Sample{`{__name__="x_total", service_instance_id="i", service_name="j"}`: {{1000, 1.5}, {2000, 2}, {3000, math.NaN()}}},
+			want: map[string][]storagetest.Sample{`{__name__="x_total", service_instance_id="i", service_name="j"}`: {{T: 1000, V: 1.5}, {T: 2000, V: 2}, {T: 3000, V: math.NaN()}}},
 			told: []Told{{series, 1000, 1}, {series, 2000, 1}, {series, 3000, 1}}, newest: 3000,
 		},
 		{
 			name: "addLabel/v2", lies: Lies{Lie: LieAddLabel, Label: labels.Label{Name: "tenant_id", Value: "t"}}, body: v2Request, ct: v2Type,
-			want: map[string][]Sample{`{__name__="x_total", job="j", tenant_id="t"}`: {{1000, 1}, {2000, 2}}},
+			want: map[string][]storagetest.Sample{`{__name__="x_total", job="j", tenant_id="t"}`: {{T: 1000, V: 1}, {T: 2000, V: 2}}},
 			told: []Told{{`{__name__="x_total", job="j"}`, 1000, 1}, {`{__name__="x_total", job="j"}`, 2000, 1}}, newest: 2000,
 		},
 		{
 			name: "dropSamples/v2", lies: Lies{Lie: LieDropSamples}, body: v2Request, ct: v2Type,
-			want: map[string][]Sample{},
+			want: map[string][]storagetest.Sample{},
 			told: []Told{{`{__name__="x_total", job="j"}`, 1000, 1}, {`{__name__="x_total", job="j"}`, 2000, 1}}, newest: 2000,
 		},
 		{
 			name: "dropStale", lies: Lies{Lie: LieDropStale}, body: stale, ct: "application/x-protobuf",
-			want: map[string][]Sample{series: {{1000, 1.5}}},
+			want: map[string][]storagetest.Sample{series: {{T: 1000, V: 1.5}}},
 			told: []Told{{series, 2000, 1}}, newest: 2000,
 		},
 		{
 			name: "refuse", lies: Lies{Lie: LieRefuse, Status: http.StatusServiceUnavailable}, body: v1, ct: "application/x-protobuf",
-			want: map[string][]Sample{},
+			want: map[string][]storagetest.Sample{},
 			told: []Told{{"", 0, 3}}, newest: 3000,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := start(t, Options{})
-			l, err := StartLiar(r.URL, tc.lies)
+			r := storagetest.StartT(t, storagetest.Options{})
+			l, err := Start(r.URL, tc.lies)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,8 +158,8 @@ func TestLiarWrites(t *testing.T) {
 // TestLiarReached: Newest is the newest sample received, Reached the oldest of the targets'
 // newest (a target by its instance label): what every target has reached.
 func TestLiarReached(t *testing.T) {
-	r := start(t, Options{})
-	l, err := StartLiar(r.URL, Lies{Lie: LieRound})
+	r := storagetest.StartT(t, storagetest.Options{})
+	l, err := Start(r.URL, Lies{Lie: LieRound})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,8 +187,8 @@ func TestLiarReached(t *testing.T) {
 // TestLiarQueries: a partial answer leaves out the chosen series, and the record holds their
 // samples with a number, written before.
 func TestLiarQueries(t *testing.T) {
-	r := start(t, Options{})
-	l, err := StartLiar(r.URL, Lies{Lie: LiePartial, Share: 0.5})
+	r := storagetest.StartT(t, storagetest.Options{})
+	l, err := Start(r.URL, Lies{Lie: LiePartial, Share: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,8 +249,8 @@ func TestLiarQueries(t *testing.T) {
 
 // TestLiarDelay: a write is acknowledged at once and stored Delay later, and recorded.
 func TestLiarDelay(t *testing.T) {
-	r := start(t, Options{})
-	l, err := StartLiar(r.URL, Lies{Lie: LieDelay, Delay: time.Second})
+	r := storagetest.StartT(t, storagetest.Options{})
+	l, err := Start(r.URL, Lies{Lie: LieDelay, Delay: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,8 +293,8 @@ func TestLiarDelay(t *testing.T) {
 // TestLiarDelaySeries: the index shows a delayed write's series as a query does, Delay after
 // the ack: /api/v1/series through the liar finds nothing at once, then the series.
 func TestLiarDelaySeries(t *testing.T) {
-	r := start(t, Options{})
-	l, err := StartLiar(r.URL, Lies{Lie: LieDelay, Delay: time.Second})
+	r := storagetest.StartT(t, storagetest.Options{})
+	l, err := Start(r.URL, Lies{Lie: LieDelay, Delay: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,11 +304,11 @@ func TestLiarDelaySeries(t *testing.T) {
 		t.Fatalf("write answered %d, want 204", resp.StatusCode)
 	}
 	match := url.Values{"match[]": {"x_total"}, "start": {"0"}, "end": {"10"}}
-	if status, a := ask(t, l.URL, http.MethodPost, "/api/v1/series", match); status != http.StatusOK || string(a.Data) != "[]" {
+	if status, a := ask(t, l.URL, "/api/v1/series", match); status != http.StatusOK || string(a.Data) != "[]" {
 		t.Fatalf("series at once: %d %+v, want 200 and none", status, a)
 	}
 	for {
-		status, a := ask(t, l.URL, http.MethodPost, "/api/v1/series", match)
+		status, a := ask(t, l.URL, "/api/v1/series", match)
 		if status != http.StatusOK {
 			t.Fatalf("series: %d %+v", status, a)
 		}
@@ -329,8 +331,8 @@ func TestLiarDelaySeries(t *testing.T) {
 // TestLiarMetadataOncePerFamily: metadata dropped from two 2.0 requests of one family, and
 // from two 1.0 metadata requests, is recorded once per family.
 func TestLiarMetadataOncePerFamily(t *testing.T) {
-	r := start(t, Options{})
-	l, err := StartLiar(r.URL, Lies{Lie: LieDropMetadata})
+	r := storagetest.StartT(t, storagetest.Options{})
+	l, err := Start(r.URL, Lies{Lie: LieDropMetadata})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,9 +364,9 @@ func TestLiarMetadataOncePerFamily(t *testing.T) {
 // TestLiarRefuseBody: a refused request is answered with the body given, as a storage
 // names the limit it hit.
 func TestLiarRefuseBody(t *testing.T) {
-	r := start(t, Options{})
+	r := storagetest.StartT(t, storagetest.Options{})
 	const body = "the request has been rejected (err-mimir-tenant-max-ingestion-rate)"
-	l, err := StartLiar(r.URL, Lies{Lie: LieRefuse, Status: http.StatusTooManyRequests, Body: body})
+	l, err := Start(r.URL, Lies{Lie: LieRefuse, Status: http.StatusTooManyRequests, Body: body})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,13 @@
-package storagetest
+// Package liar is a storage that lies, for tests: a remote-write and query-API middleware in
+// front of a faithful receiver (storagetest's) that tells one known lie, a behaviour some
+// storage has shown or could show while acknowledging every write (issue 29), and keeps a
+// record of what it lied about, by which tsbench's verdicts are judged (cli's TestMatrix,
+// conformance's TestConformanceLies, e2e's TestLiar*).
+//
+// For tests only, as storagetest: no package of the tsbench binary imports it. Invariant:
+// every sample the lie altered, dropped or hides is in the record exactly once; nothing else
+// is.
+package liar
 
 import (
 	"bytes"
@@ -130,8 +139,19 @@ type Liar struct {
 	delays   []Held           // LieDelay: each held write's forwarding (delay.go)
 }
 
-// StartLiar serves l in front of the receiver at target (its base URL) on a free loopback port.
-func StartLiar(target string, l Lies) (*Liar, error) {
+// Paths the liar lies on, as a Prometheus server serves them (the receiver's); it forwards
+// every other path as it is.
+const (
+	WritePath = "/api/v1/write"
+	OTLPPath  = "/api/v1/otlp/v1/metrics"
+)
+
+// closeTimeout bounds how long Close waits for requests still being served, as the
+// receiver's Close does.
+const closeTimeout = 30 * time.Second
+
+// Start serves l in front of the receiver at target (its base URL) on a free loopback port.
+func Start(target string, l Lies) (*Liar, error) {
 	if l.Share == 0 {
 		l.Share = 1
 	}
