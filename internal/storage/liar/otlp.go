@@ -2,7 +2,6 @@ package liar
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -12,9 +11,11 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 )
 
-// otlp lies in an OTLP/HTTP protobuf request (gauges' and sums' number points: the float
-// lies; every point: LieAddLabel as a point attribute; exponential histograms:
-// LieDropHistograms); n is its samples as the receiver makes them.
+// otlp lies in an OTLP/HTTP protobuf request; n is its samples as the receiver makes them.
+// Gauges' and sums' number points are float points; a summary's or classic histogram's point
+// is a group (only a label lie touches it: LieAddLabel labels it, as every point, with a
+// point attribute); an exponential histogram's point is a histogram point. A metric left
+// without points goes too: the receiver refuses an empty one.
 func (l *Liar) otlp(body []byte, encoding string) (out []byte, n int64, err error) {
 	if encoding != "" {
 		return nil, 0, fmt.Errorf("the liar reads OTLP uncompressed only, not %q", encoding)
@@ -25,53 +26,15 @@ func (l *Liar) otlp(body []byte, encoding string) (out []byte, n int64, err erro
 	}
 	rms := req.Metrics().ResourceMetrics()
 	for i := range rms.Len() {
-		rm := rms.At(i)
-		res := rm.Resource().Attributes()
-		sms := rm.ScopeMetrics()
-		for j := range sms.Len() {
-			// A metric left without points goes too: the receiver refuses an empty one.
-			sms.At(j).Metrics().RemoveIf(func(m pmetric.Metric) bool {
-				var dps pmetric.NumberDataPointSlice
-				switch m.Type() {
-				case pmetric.MetricTypeGauge:
-					dps = m.Gauge().DataPoints()
-				case pmetric.MetricTypeSum:
-					dps = m.Sum().DataPoints()
-				case pmetric.MetricTypeSummary: // quantiles, _sum and _count
-					for _, dp := range m.Summary().DataPoints().All() {
-						n += int64(dp.QuantileValues().Len()) + 2
-						l.otlpLabel(m.Name(), res, dp.Attributes(), dp.Timestamp(), int64(dp.QuantileValues().Len())+2)
-					}
-					return false
-				case pmetric.MetricTypeHistogram: // buckets (+Inf's too), _sum and _count
-					for _, dp := range m.Histogram().DataPoints().All() {
-						n += int64(dp.BucketCounts().Len()) + 2
-						l.otlpLabel(m.Name(), res, dp.Attributes(), dp.Timestamp(), int64(dp.BucketCounts().Len())+2)
-					}
-					return false
-				default: // an exponential histogram: one native histogram sample
-					dps := m.ExponentialHistogram().DataPoints()
-					n += int64(dps.Len())
-					for _, dp := range dps.All() {
-						l.otlpLabel(m.Name(), res, dp.Attributes(), dp.Timestamp(), 1)
-					}
-					if l.lies.Lie == LieDropHistograms && !l.skipName(m.Name()) {
-						for _, dp := range dps.All() {
-							l.record(m.Name()+" "+attrString(res)+" "+attrString(dp.Attributes()), dp.Timestamp().AsTime().UnixMilli(), 1)
-						}
-						return true
-					}
-					return false
-				}
-				n += int64(dps.Len())
-				if l.lies.Skip != "" && strings.HasPrefix(m.Name(), l.lies.Skip) {
-					return false
-				}
-				dps.RemoveIf(func(dp pmetric.NumberDataPoint) bool { return l.otlpPoint(m.Name(), res, dp) })
-				return dps.Len() == 0
+		res := rms.At(i).Resource().Attributes()
+		for _, sm := range rms.At(i).ScopeMetrics().All() {
+			sm.Metrics().RemoveIf(func(m pmetric.Metric) bool {
+				kept, received := l.otlpMetric(m, res)
+				n += received
+				return !kept
 			})
 		}
-		if l.lies.Lie == LieRenameJobInstance { // after the points are recorded under the attributes as written
+		if l.lies.Lie == LieRenameJobInstance { // after the points are told under the attributes as written
 			for _, r := range otlpRenames {
 				if v, ok := res.Get(r[0]); ok {
 					v.CopyTo(res.PutEmpty(r[1]))
@@ -84,20 +47,115 @@ func (l *Liar) otlp(body []byte, encoding string) (out []byte, n int64, err erro
 	return out, n, err
 }
 
-// otlpLabel adds, for LieAddLabel, the label to a summary's or histogram's point as an
-// attribute, and records the n samples it becomes; for LieRenameJobInstance it records them.
-func (l *Liar) otlpLabel(name string, res, attrs pcommon.Map, ts pcommon.Timestamp, n int64) {
-	if !l.skipName(name) {
-		l.saw(instanceOf(res), ts.AsTime().UnixMilli())
+// otlpMetric tells the lie on one metric's points; kept is false when none is left, n is the
+// samples the receiver makes of them.
+func (l *Liar) otlpMetric(m pmetric.Metric, res pcommon.Map) (kept bool, n int64) {
+	skip := l.skipName(m.Name())
+	switch m.Type() {
+	case pmetric.MetricTypeGauge, pmetric.MetricTypeSum:
+		var dps pmetric.NumberDataPointSlice
+		if m.Type() == pmetric.MetricTypeGauge {
+			dps = m.Gauge().DataPoints()
+		} else {
+			dps = m.Sum().DataPoints()
+		}
+		n = int64(dps.Len())
+		if skip {
+			return true, n
+		}
+		dps.RemoveIf(func(dp pmetric.NumberDataPoint) bool { return !l.otlpNumber(m.Name(), res, dp) })
+		return dps.Len() > 0, n
+	case pmetric.MetricTypeSummary: // quantiles, _sum and _count
+		for _, dp := range m.Summary().DataPoints().All() {
+			k := int64(dp.QuantileValues().Len()) + 2
+			n += k
+			if !skip {
+				l.otlpGroup(m.Name(), res, dp.Attributes(), dp.Timestamp(), k)
+			}
+		}
+		return true, n
+	case pmetric.MetricTypeHistogram: // buckets (+Inf's too), _sum and _count
+		for _, dp := range m.Histogram().DataPoints().All() {
+			k := int64(dp.BucketCounts().Len()) + 2
+			n += k
+			if !skip {
+				l.otlpGroup(m.Name(), res, dp.Attributes(), dp.Timestamp(), k)
+			}
+		}
+		return true, n
 	}
-	switch {
-	case l.skipName(name):
-	case l.lies.Lie == LieAddLabel:
-		l.record(name+" "+attrString(res)+" "+attrString(attrs), ts.AsTime().UnixMilli(), n)
+	// An exponential histogram: one native histogram sample a point.
+	dps := m.ExponentialHistogram().DataPoints()
+	n = int64(dps.Len())
+	if !skip {
+		dps.RemoveIf(func(dp pmetric.ExponentialHistogramDataPoint) bool {
+			p := l.otlpPoint(m.Name(), res, dp.Attributes(), dp.Timestamp())
+			p.kind = histogram
+			_, keep := l.tell(p)
+			return !keep
+		})
+	}
+	return n == 0 || dps.Len() > 0, n
+}
+
+// otlpPoint is the point of a data point of metric name: its series' key the metric name,
+// resource and point attributes as written, as OTLP has no labels before translation. Under
+// LieAddLabel it adds the label to the point's attributes.
+func (l *Liar) otlpPoint(name string, res, attrs pcommon.Map, ts pcommon.Timestamp) point {
+	p := point{
+		series: name + " " + attrString(res) + " " + attrString(attrs), target: instanceOf(res),
+		t: ts.AsTime().UnixMilli(), n: 1, moved: l.otlpMoves(res),
+	}
+	if p.moved && l.lies.Lie == LieAddLabel {
 		attrs.PutStr(l.lies.Label.Name, l.lies.Label.Value)
-	case l.lies.Lie == LieRenameJobInstance && renamesResource(res):
-		l.record(name+" "+attrString(res)+" "+attrString(attrs), ts.AsTime().UnixMilli(), n)
 	}
+	return p
+}
+
+// otlpGroup tells the lie on a summary's or classic histogram's point, n samples.
+func (l *Liar) otlpGroup(name string, res, attrs pcommon.Map, ts pcommon.Timestamp, n int64) {
+	p := l.otlpPoint(name, res, attrs, ts)
+	p.kind, p.n = group, n
+	l.tell(p)
+}
+
+// otlpNumber tells the lie on a gauge's or sum's point; false drops it.
+func (l *Liar) otlpNumber(name string, res pcommon.Map, dp pmetric.NumberDataPoint) bool {
+	p := l.otlpPoint(name, res, dp.Attributes(), dp.Timestamp())
+	p.v, p.stale = dp.DoubleValue(), dp.Flags().NoRecordedValue()
+	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+		p.v = float64(dp.IntValue())
+	}
+	if l.hides() {
+		// The query side hides series by their stored labels, which OTLP's translation
+		// makes and this key is not: left untold (issue 38 fixes it).
+		l.saw(p.target, p.t)
+		return true
+	}
+	out, keep := l.tell(p)
+	if !keep {
+		return false
+	}
+	if out.v != p.v {
+		dp.SetDoubleValue(out.v)
+	}
+	if out.t != p.t {
+		dp.SetTimestamp(pcommon.NewTimestampFromTime(time.UnixMilli(out.t)))
+	}
+	return true
+}
+
+// otlpMoves reports whether a label lie changes where the points of res are stored:
+// LieAddLabel every point's (otlpPoint adds the label as a point attribute), and
+// LieRenameJobInstance those of a resource with the service attributes it renames.
+func (l *Liar) otlpMoves(res pcommon.Map) bool {
+	switch l.lies.Lie {
+	case LieAddLabel:
+		return true
+	case LieRenameJobInstance:
+		return renamesResource(res)
+	}
+	return false
 }
 
 // otlpRenames are LieRenameJobInstance's renames of resource attributes.
@@ -119,61 +177,6 @@ func instanceOf(res pcommon.Map) string {
 		return v.AsString()
 	}
 	return ""
-}
-
-func (l *Liar) skipName(name string) bool {
-	return l.lies.Skip != "" && strings.HasPrefix(name, l.lies.Skip)
-}
-
-// otlpPoint applies the lie to one point; true drops it. The point's series key is its
-// metric name, resource and point attributes, as OTLP has no labels before translation.
-func (l *Liar) otlpPoint(name string, res pcommon.Map, dp pmetric.NumberDataPoint) bool {
-	key := name + " " + attrString(res) + " " + attrString(dp.Attributes())
-	t := dp.Timestamp().AsTime().UnixMilli()
-	l.saw(instanceOf(res), t)
-	v := dp.DoubleValue()
-	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
-		v = float64(dp.IntValue())
-	}
-	stale := dp.Flags().NoRecordedValue()
-	switch l.lies.Lie {
-	case LieDropSamples:
-		if !stale && !math.IsNaN(v) && l.sampleChosen(key, t) {
-			l.record(key, t, 1)
-			return true
-		}
-	case LieDropStale:
-		if stale {
-			l.record(key, t, 1)
-			return true
-		}
-	case LieULP:
-		if !stale && !math.IsNaN(v) && !math.IsInf(v, 0) && l.sampleChosen(key, t) {
-			l.record(key, t, 1)
-			dp.SetDoubleValue(math.Nextafter(v, math.Inf(1)))
-		}
-	case LieRound:
-		if r := math.Round(v); !stale && !math.IsNaN(v) && r != v {
-			l.record(key, t, 1)
-			dp.SetDoubleValue(r)
-		}
-	case LieShiftTimestamps:
-		if l.sampleChosen(key, t) {
-			l.record(key, t, 1)
-			dp.SetTimestamp(pcommon.NewTimestampFromTime(time.UnixMilli(t).Add(l.lies.Shift)))
-		}
-	case LieAddLabel:
-		l.record(key, t, 1)
-		dp.Attributes().PutStr(l.lies.Label.Name, l.lies.Label.Value)
-	case LieRenameJobInstance:
-		if renamesResource(res) {
-			l.record(key, t, 1)
-		}
-	case LiePartial, LieDeleteAfter:
-		// The query side hides series by their stored labels, which OTLP's translation
-		// makes: recorded there instead (see hidden).
-	}
-	return false
 }
 
 func attrString(m pcommon.Map) string {
