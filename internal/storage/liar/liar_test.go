@@ -492,3 +492,43 @@ func TestLiarOTLP(t *testing.T) {
 		})
 	}
 }
+
+// TestLiarShiftKeepsStartTimestamp: in 2.0 a shifted sample keeps the start timestamp it was
+// written with, so the lie is the shift alone, the one recorded: a receiver that stores a
+// start timestamp as a zero sample before its sample (created-timestamp-zero-ingestion)
+// stores it as it would without the liar.
+func TestLiarShiftKeepsStartTimestamp(t *testing.T) {
+	r := storagetest.StartT(t, storagetest.Options{CreatedZeroIngestion: true})
+	l, err := Start(r.URL, Lies{Lie: LieShiftTimestamps, Shift: 7 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	req := writev2.Request{
+		Symbols: []string{"", "__name__", "x_total", "job", "j"},
+		Timeseries: []writev2.TimeSeries{{
+			LabelsRefs: []uint32{1, 2, 3, 4},
+			Samples:    []writev2.Sample{{Value: 1, Timestamp: 1000, StartTimestamp: 500}, {Value: 2, Timestamp: 2000, StartTimestamp: 500}},
+			Metadata:   writev2.Metadata{Type: writev2.Metadata_METRIC_TYPE_COUNTER},
+		}},
+	}
+	b, err := req.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp := post(t, l.URL+WritePath, v2Type, b); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	got, err := r.Series(0, 10_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const series = `{__name__="x_total", job="j"}`
+	want := map[string][]storagetest.Sample{series: {{T: 500, V: 0}, {T: 1007, V: 1}, {T: 2007, V: 2}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stored (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Told{{series, 1000, 1}, {series, 2000, 1}}, l.Told()); diff != "" {
+		t.Errorf("told (-want +got):\n%s", diff)
+	}
+}

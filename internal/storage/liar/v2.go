@@ -98,10 +98,7 @@ func (l *Liar) liesV2(ls labels.Labels, ts *writev2.TimeSeries) {
 	ts.Samples = tellEach(l, p, ts.Samples, func(s *writev2.Sample, p *point) {
 		p.kind, p.t, p.v, p.stale = float, s.Timestamp, s.Value, value.IsStaleNaN(s.Value)
 	}, func(s *writev2.Sample, p point) {
-		if p.t != s.Timestamp {
-			s.StartTimestamp = 0 // a shifted sample loses its start timestamp
-		}
-		s.Timestamp, s.Value = p.t, p.v
+		s.Timestamp, s.Value = p.t, p.v // its start timestamp kept: the series began then still
 	})
 	ts.Histograms = tellEach(l, p, ts.Histograms, func(h *writev2.Histogram, p *point) {
 		p.kind, p.t = histogram, h.Timestamp
