@@ -52,7 +52,9 @@ func (e *env) start() {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { _ = recv.Close() })
-	lr, err := liar.Start(recv.URL, e.lies)
+	lies := e.lies
+	lies.OTLPResourceLabels = e.opts.OTLPResourceLabels // the liar translates OTLP as its receiver does
+	lr, err := liar.Start(recv.URL, lies)
 	if err != nil {
 		e.t.Fatal(err)
 	}

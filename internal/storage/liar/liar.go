@@ -73,7 +73,8 @@ const (
 	// LiePartial leaves a Share of series out of every query answer (the series chosen by
 	// their labels), though they are stored. The record holds their samples with a number
 	// (NaN and staleness markers, which a reader counts apart, are not in it), as for
-	// LieDeleteAfter.
+	// LieDeleteAfter; written in OTLP, under their labels as the receiver stored them
+	// (OTLPResourceLabels).
 	LiePartial Lie = "partial"
 	// LieDeleteAfter leaves a Share of series out of every query answer from After on: data
 	// acknowledged and shown, then lost.
@@ -101,13 +102,20 @@ type Lies struct {
 	Body   string
 	// Skip leaves the series whose metric name starts with it alone (the canary, "tsbench_").
 	Skip string
+	// OTLPResourceLabels says the receiver behind keeps OTLP resource attributes as labels
+	// (storagetest.Options.OTLPResourceLabels): how it translates an OTLP point into the
+	// series a query answer names, which LiePartial and LieDeleteAfter choose by.
+	OTLPResourceLabels bool
 }
 
 // Told is one thing a Liar lied about: a sample's series and timestamp, or a request.
 type Told struct {
-	Series string // the labels as written, in labels.Labels' String form; "" for a request
-	T      int64  // ms; the request's arrival for LieRefuse
-	N      int64  // samples in a refused request; 1 otherwise
+	// Series is the labels as written, in labels.Labels' String form (in OTLP the metric
+	// name, resource and point attributes; for LiePartial and LieDeleteAfter the labels as
+	// stored); "" for a request.
+	Series string
+	T      int64 // ms; the request's arrival for LieRefuse
+	N      int64 // samples in a refused request; 1 otherwise
 }
 
 // Liar is a remote-write and query-API middleware in front of a Receiver that tells one lie

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -531,4 +532,136 @@ func TestLiarShiftKeepsStartTimestamp(t *testing.T) {
 	if diff := cmp.Diff([]Told{{series, 1000, 1}, {series, 2000, 1}}, l.Told()); diff != "" {
 		t.Errorf("told (-want +got):\n%s", diff)
 	}
+}
+
+// TestLiarPartialOTLP: written in OTLP, a partial answer (or one after a deletion) leaves out
+// series chosen by their labels as the receiver stored them, whichever way it translates
+// resource attributes, and the record holds exactly the samples with a number of the series
+// left out.
+func TestLiarPartialOTLP(t *testing.T) {
+	now := time.Now().Truncate(time.Second)
+	req := func() []byte {
+		md := pmetric.NewMetrics()
+		for _, instance := range []string{"a", "b", "c"} {
+			rm := md.ResourceMetrics().AppendEmpty()
+			rm.Resource().Attributes().PutStr("service.name", "j")
+			rm.Resource().Attributes().PutStr("service.instance.id", instance)
+			sm := rm.ScopeMetrics().AppendEmpty()
+			sm.Scope().SetName("tsbench")
+			ms := sm.Metrics()
+			g := ms.AppendEmpty()
+			g.SetName("node_load1")
+			s := ms.AppendEmpty()
+			s.SetName("node_cpu_seconds")
+			s.SetUnit("s")
+			sum := s.SetEmptySum()
+			sum.SetIsMonotonic(true)
+			sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+			gauge := g.SetEmptyGauge()
+			for i, ts := range []time.Time{now.Add(-2 * time.Second), now.Add(-time.Second)} {
+				dp := gauge.DataPoints().AppendEmpty()
+				dp.SetTimestamp(pcommon.NewTimestampFromTime(ts))
+				dp.SetDoubleValue(float64(i))
+				for _, cpu := range []string{"0", "1"} {
+					sp := sum.DataPoints().AppendEmpty()
+					sp.Attributes().PutStr("cpu", cpu)
+					sp.SetTimestamp(pcommon.NewTimestampFromTime(ts))
+					sp.SetIntValue(int64(i))
+				}
+			}
+			sdp := ms.AppendEmpty()
+			sdp.SetName("rpc_duration_seconds")
+			q := sdp.SetEmptySummary().DataPoints().AppendEmpty()
+			q.SetTimestamp(pcommon.NewTimestampFromTime(now.Add(-time.Second)))
+			q.SetSum(3)
+			q.SetCount(2)
+			q.QuantileValues().AppendEmpty().SetQuantile(0.5)
+		}
+		b, err := pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		lie            Lie
+		resourceLabels bool
+	}{{LiePartial, false}, {LiePartial, true}, {LieDeleteAfter, false}, {LieDeleteAfter, true}} {
+		t.Run(fmt.Sprintf("%s/resourceLabels=%t", tc.lie, tc.resourceLabels), func(t *testing.T) {
+			r := storagetest.StartT(t, storagetest.Options{OTLPResourceLabels: tc.resourceLabels})
+			l, err := Start(r.URL, Lies{Lie: tc.lie, Share: 0.5, OTLPResourceLabels: tc.resourceLabels})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = l.Close() })
+			httpReq, err := http.NewRequestWithContext(t.Context(), http.MethodPost, l.URL+OTLPPath, strings.NewReader(string(req())))
+			if err != nil {
+				t.Fatal(err)
+			}
+			httpReq.Header.Set("Content-Type", "application/x-protobuf")
+			resp, err := http.DefaultClient.Do(httpReq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+			stored, err := r.Series(0, now.UnixMilli())
+			if err != nil {
+				t.Fatal(err)
+			}
+			answered := map[string]bool{}
+			for _, m := range answer(t, l.URL, `{__name__=~".+"}[1h]`, now) {
+				answered[labels.FromMap(m).String()] = true
+			}
+			want := map[string]int64{} // the samples with a number of each series left out
+			for series, samples := range stored {
+				if answered[series] {
+					continue
+				}
+				for _, s := range samples {
+					if !math.IsNaN(s.V) {
+						want[series]++
+					}
+				}
+			}
+			got := map[string]int64{}
+			for _, told := range l.Told() {
+				got[told.Series] += told.N
+			}
+			if len(want) == 0 || len(answered) == 0 {
+				t.Fatalf("%d series left out of %d: want some", len(want), len(stored))
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("the samples of the series left out (-) and the record (+):\n%s", diff)
+			}
+		})
+	}
+}
+
+// answer is the series' labels of a query's answer at time at.
+func answer(t *testing.T, base, query string, at time.Time) []map[string]string {
+	t.Helper()
+	resp, err := http.Get(base + "/api/v1/query?query=" + url.QueryEscape(query) + "&time=" + strconv.FormatInt(at.Unix(), 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var a struct {
+		Data struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]string
+	for _, s := range a.Data.Result {
+		out = append(out, s.Metric)
+	}
+	return out
 }

@@ -13,15 +13,15 @@ import (
 type kind int
 
 const (
-	// float is a float sample (a staleness marker too).
-	float kind = iota
-	// histogram is a native histogram sample.
-	histogram
-	// exemplar is an exemplar.
-	exemplar
-	// group is an OTLP summary or classic histogram point: N float samples of several
+	// kindFloat is a float sample (a staleness marker too).
+	kindFloat kind = iota
+	// kindHistogram is a native histogram sample.
+	kindHistogram
+	// kindExemplar is an exemplar.
+	kindExemplar
+	// kindGroup is an OTLP summary or classic histogram point: N float samples of several
 	// series (quantiles or buckets, _sum, _count), which only a label lie touches.
-	group
+	kindGroup
 )
 
 // point is one sample as no wire format writes it: what a lie is decided on. Each wire
@@ -44,26 +44,26 @@ type point struct {
 // its place: keep false drops it; else p with its value or time changed. It is the one place
 // a lie on a sample is decided and recorded.
 func (l *Liar) tell(p point) (out point, keep bool) {
-	if p.kind != exemplar {
+	if p.kind != kindExemplar {
 		l.saw(p.target, p.t)
 	}
 	number := !p.stale && !math.IsNaN(p.v)
 	switch lie := l.lies.Lie; {
 	case lie == LieAddLabel || lie == LieRenameJobInstance:
-		if p.moved && p.kind != exemplar {
+		if p.moved && p.kind != kindExemplar {
 			l.record(p.series, p.t, p.n)
 		}
-	case p.kind == histogram:
+	case p.kind == kindHistogram:
 		if lie == LieDropHistograms {
 			l.record(p.series, p.t, 1)
 			return p, false
 		}
-	case p.kind == exemplar:
+	case p.kind == kindExemplar:
 		if lie == LieDropExemplars {
 			l.record(p.series, p.t, 1)
 			return p, false
 		}
-	case p.kind == group:
+	case p.kind == kindGroup:
 	case lie == LieDropSamples:
 		if number && l.sampleChosen(p.series, p.t) {
 			l.record(p.series, p.t, 1)

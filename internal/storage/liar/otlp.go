@@ -43,6 +43,9 @@ func (l *Liar) otlp(body []byte, encoding string) (out []byte, n int64, err erro
 			}
 		}
 	}
+	if l.hides() {
+		l.otlpStored(req.Metrics())
+	}
 	out, err = req.MarshalProto()
 	return out, n, err
 }
@@ -90,7 +93,7 @@ func (l *Liar) otlpMetric(m pmetric.Metric, res pcommon.Map) (kept bool, n int64
 	if !skip {
 		dps.RemoveIf(func(dp pmetric.ExponentialHistogramDataPoint) bool {
 			p := l.otlpPoint(m.Name(), res, dp.Attributes(), dp.Timestamp())
-			p.kind = histogram
+			p.kind = kindHistogram
 			_, keep := l.tell(p)
 			return !keep
 		})
@@ -115,7 +118,7 @@ func (l *Liar) otlpPoint(name string, res, attrs pcommon.Map, ts pcommon.Timesta
 // otlpGroup tells the lie on a summary's or classic histogram's point, n samples.
 func (l *Liar) otlpGroup(name string, res, attrs pcommon.Map, ts pcommon.Timestamp, n int64) {
 	p := l.otlpPoint(name, res, attrs, ts)
-	p.kind, p.n = group, n
+	p.kind, p.n = kindGroup, n
 	l.tell(p)
 }
 
@@ -126,9 +129,7 @@ func (l *Liar) otlpNumber(name string, res pcommon.Map, dp pmetric.NumberDataPoi
 	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
 		p.v = float64(dp.IntValue())
 	}
-	if l.hides() {
-		// The query side hides series by their stored labels, which OTLP's translation
-		// makes and this key is not: left untold (issue 38 fixes it).
+	if l.hides() { // told on the series as stored (otlpStored)
 		l.saw(p.target, p.t)
 		return true
 	}

@@ -27,13 +27,13 @@ func (l *Liar) v1(body []byte) (out []byte, n int64, err error) {
 		}
 		p := l.seriesPoint(ls)
 		ts.Samples = tellEach(l, p, ts.Samples, func(s *prompb.Sample, p *point) {
-			p.kind, p.t, p.v, p.stale = float, s.Timestamp, s.Value, value.IsStaleNaN(s.Value)
+			p.kind, p.t, p.v, p.stale = kindFloat, s.Timestamp, s.Value, value.IsStaleNaN(s.Value)
 		}, func(s *prompb.Sample, p point) { s.Timestamp, s.Value = p.t, p.v })
 		ts.Histograms = tellEach(l, p, ts.Histograms, func(h *prompb.Histogram, p *point) {
-			p.kind, p.t = histogram, h.Timestamp
+			p.kind, p.t = kindHistogram, h.Timestamp
 		}, nil)
 		ts.Exemplars = tellEach(l, p, ts.Exemplars, func(e *prompb.Exemplar, p *point) {
-			p.kind, p.t = exemplar, e.Timestamp
+			p.kind, p.t = kindExemplar, e.Timestamp
 		}, nil)
 		ts.Labels = v1Labels(l.relabel(ls))
 	}

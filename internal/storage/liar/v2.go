@@ -96,14 +96,14 @@ func symbol(syms []string, ref uint32) string {
 func (l *Liar) liesV2(ls labels.Labels, ts *writev2.TimeSeries) {
 	p := l.seriesPoint(ls)
 	ts.Samples = tellEach(l, p, ts.Samples, func(s *writev2.Sample, p *point) {
-		p.kind, p.t, p.v, p.stale = float, s.Timestamp, s.Value, value.IsStaleNaN(s.Value)
+		p.kind, p.t, p.v, p.stale = kindFloat, s.Timestamp, s.Value, value.IsStaleNaN(s.Value)
 	}, func(s *writev2.Sample, p point) {
 		s.Timestamp, s.Value = p.t, p.v // its start timestamp kept: the series began then still
 	})
 	ts.Histograms = tellEach(l, p, ts.Histograms, func(h *writev2.Histogram, p *point) {
-		p.kind, p.t = histogram, h.Timestamp
+		p.kind, p.t = kindHistogram, h.Timestamp
 	}, nil)
 	ts.Exemplars = tellEach(l, p, ts.Exemplars, func(e *writev2.Exemplar, p *point) {
-		p.kind, p.t = exemplar, e.Timestamp
+		p.kind, p.t = kindExemplar, e.Timestamp
 	}, nil)
 }
