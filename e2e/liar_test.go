@@ -18,13 +18,14 @@ import (
 
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage"
+	"github.com/tsbench/tsbench/internal/storage/liar"
 	"github.com/tsbench/tsbench/internal/storage/local"
 	"github.com/tsbench/tsbench/internal/storage/storagetest"
 	"github.com/tsbench/tsbench/internal/targets"
 )
 
 // The matrix's cells that need real binaries (issue 29; the in-process cells are
-// internal/cli/matrix_test.go's TestMatrix): storagetest.Liar in front of real
+// internal/cli/matrix_test.go's TestMatrix): liar.Liar in front of real
 // VictoriaMetrics 1.79 and Prometheus 2.42, written to by a real agent in scrape mode and by
 // a real tsbench process, plain and SIGKILLed then resumed. Each cell states the verdict and
 // the exact count the liar's own record gives over what the read-back checked; a cell in
@@ -47,9 +48,9 @@ func liarProfile(t *testing.T, dir string) string {
 }
 
 // startLiarBefore starts a liar in front of the storage p, closed at cleanup.
-func startLiarBefore(t *testing.T, p *local.Process, lies storagetest.Lies) *storagetest.Liar {
+func startLiarBefore(t *testing.T, p *local.Process, lies liar.Lies) *liar.Liar {
 	t.Helper()
-	l, err := storagetest.StartLiar(strings.TrimSuffix(p.URL, "/"), lies)
+	l, err := liar.Start(strings.TrimSuffix(p.URL, "/"), lies)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,8 +65,8 @@ func startLiarBefore(t *testing.T, p *local.Process, lies storagetest.Lies) *sto
 // throughLiar is a remoteStorages entry writing to p through l and reading p itself: these
 // cells' lies are told on the write path, and a read through the liar's proxy once ended
 // in "unexpected EOF" (VictoriaMetrics' export, the read-back's cross-check).
-func throughLiar(l *storagetest.Liar, p *local.Process) string {
-	return fmt.Sprintf("{writeURL: %s%s, readURL: %s, metricsURLs: [%smetrics]}", l.URL, storagetest.WritePath, p.URL, p.URL)
+func throughLiar(l *liar.Liar, p *local.Process) string {
+	return fmt.Sprintf("{writeURL: %s%s, readURL: %s, metricsURLs: [%smetrics]}", l.URL, liar.WritePath, p.URL, p.URL)
 }
 
 // direct is a remoteStorages entry writing and reading p itself.
@@ -84,11 +85,11 @@ func served(series string) bool {
 	return !slices.Contains(targets.AgentSeries, name) && !strings.HasPrefix(name, "tsbench_")
 }
 
-// toldIn is the liar's count over want, the window the test set up (storagetest.Window,
+// toldIn is the liar's count over want, the window the test set up (liar.Window,
 // issue 37), for storage name in res, the samples it served: the read-back's window and the
 // run's gaps must be want's to a scrape interval, and the count is over want, not over
 // tsbench's own window.
-func toldIn(t *testing.T, res *results.Run, name string, l *storagetest.Liar, want storagetest.Window) int64 {
+func toldIn(t *testing.T, res *results.Run, name string, l *liar.Liar, want liar.Window) int64 {
 	t.Helper()
 	v := storageResult(t, res, name).Verify
 	if v == nil || v.CheckedSamples == 0 {
@@ -170,14 +171,14 @@ func TestLiarScrape(t *testing.T) {
 	t.Parallel()
 	requireBinaries(t, "victoria-metrics", "prometheus", "vmagent")
 	profile := liarProfile(t, t.TempDir())
-	round := storagetest.Lies{Lie: storagetest.LieRound}
+	round := liar.Lies{Lie: liar.LieRound}
 	changed := func(v *results.Verify, told int64) string {
 		return cellWant("verify.changedValues", told, v.ChangedValues) + cellWant("verify.missingSamples", 0, v.MissingSamples)
 	}
 	cells := []struct {
 		name, sender string
 		timestamps   bool
-		lies         storagetest.Lies
+		lies         liar.Lies
 		// liarKind is the storage behind the liar; the other kind is written directly.
 		liarKind string
 		check    func(v *results.Verify, told int64) string
@@ -196,11 +197,11 @@ func TestLiarScrape(t *testing.T) {
 		{name: "prometheus-agent/round/prom", sender: "prometheus-agent", timestamps: true, liarKind: storage.KindPrometheus, lies: round, check: changed},
 		{
 			name: "prometheus-agent/addLabel/prom", sender: "prometheus-agent", timestamps: true, liarKind: storage.KindPrometheus,
-			lies: storagetest.Lies{Lie: storagetest.LieAddLabel, Label: tenant}, check: cellRenamed,
+			lies: liar.Lies{Lie: liar.LieAddLabel, Label: tenant}, check: cellRenamed,
 		},
 		{
 			name: "prometheus-agent/dropSamples/vm", sender: "prometheus-agent", timestamps: true, liarKind: storage.KindVictoriaMetrics,
-			lies: storagetest.Lies{Lie: storagetest.LieDropSamples, Share: 0.05}, check: cellMissing,
+			lies: liar.Lies{Lie: liar.LieDropSamples, Share: 0.05}, check: cellMissing,
 		},
 	}
 	for _, c := range cells {
@@ -211,7 +212,7 @@ func TestLiarScrape(t *testing.T) {
 				other = storage.KindVictoriaMetrics
 			}
 			lied, honest := startStorage(t, c.liarKind, "lied"), startStorage(t, other, "honest")
-			liar := startLiarBefore(t, lied, c.lies)
+			lr := startLiarBefore(t, lied, c.lies)
 			startLine, start := startNow()
 			cfg := startLine + fmt.Sprintf(`
 duration: 12s
@@ -229,7 +230,7 @@ exposeTimestamps: %t
 remoteStorages:
   lied: %s
   honest: %s
-`, profile, c.sender, c.timestamps, throughLiar(liar, lied), direct(honest))
+`, profile, c.sender, c.timestamps, throughLiar(lr, lied), direct(honest))
 			rr := runTsbench(t, 2*time.Minute, cfg)
 			if rr.results == nil || (rr.code != 0 && rr.code != 3) {
 				t.Fatalf("exit code %d; stderr:\n%s", rr.code, rr.stderr)
@@ -237,8 +238,8 @@ remoteStorages:
 			res := rr.results
 			// The load ends 12 s after the agent started, its last scrape the newest sample
 			// the storage got.
-			want := storagetest.Window{From: start, To: start.Add(12 * time.Second), Interval: 2 * time.Second, Stopped: true, By: liar.Newest()}
-			told := toldIn(t, res, "lied", liar, want)
+			want := liar.Window{From: start, To: start.Add(12 * time.Second), Interval: 2 * time.Second, Stopped: true, By: lr.Newest()}
+			told := toldIn(t, res, "lied", lr, want)
 			checkCell(t, res, "lied", c.check(storageResult(t, res, "lied").Verify, told))
 			checkCell(t, res, "honest", cellClean(storageResult(t, res, "honest").Verify))
 			t.Logf("lied: %s; honest: %s", storageResult(t, res, "lied").Verify.Verdict(), storageResult(t, res, "honest").Verify.Verdict())
@@ -269,22 +270,22 @@ func TestLiarStorages(t *testing.T) {
 	t.Parallel()
 	requireBinaries(t, "victoria-metrics", "prometheus")
 	profile := liarProfile(t, t.TempDir())
-	drop := storagetest.Lies{Lie: storagetest.LieDropSamples, Share: 0.05}
+	drop := liar.Lies{Lie: liar.LieDropSamples, Share: 0.05}
 	cells := []struct {
 		name    string
-		lies    storagetest.Lies
+		lies    liar.Lies
 		resumed bool
 		check   func(v *results.Verify, told int64) string
 	}{
 		{name: "dropSamples/plain", lies: drop, check: cellMissing},
 		{name: "dropSamples/resumed", lies: drop, resumed: true, check: cellMissing},
-		{name: "addLabel/plain", lies: storagetest.Lies{Lie: storagetest.LieAddLabel, Label: tenant}, check: cellRenamed},
+		{name: "addLabel/plain", lies: liar.Lies{Lie: liar.LieAddLabel, Label: tenant}, check: cellRenamed},
 	}
 	for _, c := range cells {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			vm, prom := startStorage(t, storage.KindVictoriaMetrics, "vm"), startStorage(t, storage.KindPrometheus, "prom")
-			liars := map[string]*storagetest.Liar{"vm": startLiarBefore(t, vm, c.lies), "prom": startLiarBefore(t, prom, c.lies)}
+			liars := map[string]*liar.Liar{"vm": startLiarBefore(t, vm, c.lies), "prom": startLiarBefore(t, prom, c.lies)}
 			cfg := fmt.Sprintf(`
 profile: %s
 targetsCount: 2
@@ -298,7 +299,7 @@ remoteStorages:
 `, profile, throughLiar(liars["vm"], vm), throughLiar(liars["prom"], prom))
 			var (
 				res  *results.Run
-				want storagetest.Window
+				want liar.Window
 			)
 			if c.resumed {
 				res, want = runKilledAndResumed(t, cfg, slices.Collect(maps.Values(liars)))
@@ -308,7 +309,7 @@ remoteStorages:
 				if rr.results == nil || (rr.code != 0 && rr.code != 3) {
 					t.Fatalf("exit code %d; stderr:\n%s", rr.code, rr.stderr)
 				}
-				res, want = rr.results, storagetest.Window{From: start, To: start.Add(10 * time.Second), Interval: time.Second}
+				res, want = rr.results, liar.Window{From: start, To: start.Add(10 * time.Second), Interval: time.Second}
 			}
 			for name, l := range liars {
 				told := toldIn(t, res, name, l, want)
@@ -324,7 +325,7 @@ remoteStorages:
 // returns the resumed run's results (final, with one gap) and the window it must have read
 // back: its gap from what the checkpoint it resumed from had not settled to the restart,
 // which began before the first sample of the second part the liars got.
-func runKilledAndResumed(t *testing.T, cfg string, liars []*storagetest.Liar) (*results.Run, storagetest.Window) {
+func runKilledAndResumed(t *testing.T, cfg string, liars []*liar.Liar) (*results.Run, liar.Window) {
 	t.Helper()
 	dir := testDir(t)
 	start := time.Now().Add(3 * time.Second).UTC().Truncate(time.Second)
@@ -402,7 +403,7 @@ func runKilledAndResumed(t *testing.T, cfg string, liars []*storagetest.Liar) (*
 	if res.Partial != nil || len(res.Gaps) != 1 {
 		t.Fatalf("final results: partial %+v, gaps %+v: want final, with one gap", res.Partial, res.Gaps)
 	}
-	gap := storagetest.ResumeGap(cp, restart, time.Second)
+	gap := liar.ResumeGap(cp, restart, time.Second)
 	gap.By = began
-	return res, storagetest.Window{From: start, To: start.Add(16 * time.Second), Interval: time.Second, Gaps: []storagetest.Gap{gap}}
+	return res, liar.Window{From: start, To: start.Add(16 * time.Second), Interval: time.Second, Gaps: []liar.Gap{gap}}
 }

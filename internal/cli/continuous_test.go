@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsbench/tsbench/internal/storage/liar"
 	"github.com/tsbench/tsbench/internal/storage/storagetest"
 )
 
@@ -48,12 +49,12 @@ func TestContinuousHonest(t *testing.T) {
 	for name, front := range map[string]func(t *testing.T, url string) string{
 		"late acks": func(t *testing.T, url string) string { return slowAcks(t, url, 1500*time.Millisecond) },
 		"late visibility": func(t *testing.T, url string) string {
-			liar, err := storagetest.StartLiar(url, storagetest.Lies{Lie: storagetest.LieDelay, Delay: 1500 * time.Millisecond})
+			lr, err := liar.Start(url, liar.Lies{Lie: liar.LieDelay, Delay: 1500 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { _ = liar.Close() })
-			return liar.URL
+			t.Cleanup(func() { _ = lr.Close() })
+			return lr.URL
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

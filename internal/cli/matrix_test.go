@@ -13,14 +13,15 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/storage/liar"
 	"github.com/tsbench/tsbench/internal/storage/storagetest"
 )
 
-// The matrix (issue 29): every lie storagetest.Liar tells × every mode of tsbench that can
+// The matrix (issue 29): every lie liar.Liar tells × every mode of tsbench that can
 // see it. Each cell states the verdict the mode must give and the count it must give it with:
 // the liar's own count of what it did over the window the cell expects read back, derived
 // from what the cell set up (its run's start and history, its end, the kill and restart it
-// caused: storagetest.Window), never from tsbench's own window, which is asserted to be that
+// caused: liar.Window), never from tsbench's own window, which is asserted to be that
 // one to a scrape interval (issue 37). The same verdict for the same storage behaviour,
 // whatever mode the run was in.
 //
@@ -35,7 +36,7 @@ import (
 // count over what the mode checked and returns what differs, "" when the cell holds.
 type lieRow struct {
 	name string
-	lies storagetest.Lies
+	lies liar.Lies
 	// after, for LieDeleteAfter, is when the lie starts: this long after the cell does.
 	after time.Duration
 	// whole judges the liar's whole count (refused requests), not its count over the
@@ -61,8 +62,8 @@ type lieRow struct {
 type verdict struct {
 	st   *results.Storage
 	told int64
-	want storagetest.Window
-	liar *storagetest.Liar
+	want liar.Window
+	liar *liar.Liar
 	// checkpoint and killed are, in resumed, the first part's checkpoint the run continued
 	// from and its own last results (what it had been answered when it stopped); nil else.
 	checkpoint, killed *results.Storage
@@ -106,38 +107,38 @@ func smallProfile(t *testing.T, dir string) string {
 
 var matrix = []lieRow{
 	{
-		name: "dropSamples", lies: storagetest.Lies{Lie: storagetest.LieDropSamples, Share: 0.05},
+		name: "dropSamples", lies: liar.Lies{Lie: liar.LieDropSamples, Share: 0.05},
 		check: missing, figure: "verify.missingSamples",
 		modes: []mode{plain, history, rw2, otlp, resumed, merged, compared, continuous},
 	},
 	{
-		name: "ulp", lies: storagetest.Lies{Lie: storagetest.LieULP, Share: 0.05},
+		name: "ulp", lies: liar.Lies{Lie: liar.LieULP, Share: 0.05},
 		check: func(c verdict) string {
 			return want("verify.changedValues", c.told, c.st.Verify.ChangedValues)
 		},
 		figure: "verify.changedValues", modes: []mode{plain, otlp, compared},
 	},
 	{
-		name: "round", lies: storagetest.Lies{Lie: storagetest.LieRound},
+		name: "round", lies: liar.Lies{Lie: liar.LieRound},
 		check: func(c verdict) string {
 			return want("verify.changedValues", c.told, c.st.Verify.ChangedValues)
 		},
 		modes: []mode{plain},
 	},
 	{
-		name: "shiftTimestamps", lies: storagetest.Lies{Lie: storagetest.LieShiftTimestamps, Share: 0.05, Shift: 7 * time.Millisecond},
+		name: "shiftTimestamps", lies: liar.Lies{Lie: liar.LieShiftTimestamps, Share: 0.05, Shift: 7 * time.Millisecond},
 		check: func(c verdict) string {
 			return want("verify.shiftedTimestamps", c.told, c.st.Verify.ShiftedTimestamps) + want("verify.maxShiftMillis", 7, c.st.Verify.MaxShiftMillis)
 		},
 		modes: []mode{plain, otlp},
 	},
 	{
-		name: "addLabel", lies: storagetest.Lies{Lie: storagetest.LieAddLabel, Label: labels.Label{Name: "tenant_id", Value: "default-tenant"}},
+		name: "addLabel", lies: liar.Lies{Lie: liar.LieAddLabel, Label: labels.Label{Name: "tenant_id", Value: "default-tenant"}},
 		check: renamed("tenant_id"),
 		modes: []mode{plain, rw2, otlp, resumed, merged},
 	},
 	{
-		name: "renameJobInstance", lies: storagetest.Lies{Lie: storagetest.LieRenameJobInstance},
+		name: "renameJobInstance", lies: liar.Lies{Lie: liar.LieRenameJobInstance},
 		check: renamed("service_name"),
 		modes: []mode{plain, resumed, merged},
 	},
@@ -146,22 +147,24 @@ var matrix = []lieRow{
 		// (otlpLabels: underscore), job and instance are service_name and
 		// service_instance_id by the storage's own translation, which is no lie; the liar
 		// stores them as exported_job and exported_instance instead.
-		name: "renameJobInstanceOTLP", lies: storagetest.Lies{Lie: storagetest.LieRenameJobInstance},
+		name: "renameJobInstanceOTLP", lies: liar.Lies{Lie: liar.LieRenameJobInstance},
 		check: renamed("service_name → exported_job"),
 		modes: []mode{otlp},
 	},
 	{
-		name: "partial", lies: storagetest.Lies{Lie: storagetest.LiePartial, Share: 0.05},
-		check: missing, modes: []mode{plain, merged, continuous},
+		// In OTLP the series left out are chosen by their labels as the receiver stores
+		// them, which the liar's record holds (otlpStored).
+		name: "partial", lies: liar.Lies{Lie: liar.LiePartial, Share: 0.05},
+		check: missing, modes: []mode{plain, merged, continuous, otlp},
 	},
 	{
 		// Shown to the queries of the run, gone by the read-back of its end; in lost, gone
 		// between two of the checks made during the run.
-		name: "deleteAfter", lies: storagetest.Lies{Lie: storagetest.LieDeleteAfter, Share: 0.05}, after: 2 * time.Second,
+		name: "deleteAfter", lies: liar.Lies{Lie: liar.LieDeleteAfter, Share: 0.05}, after: 2 * time.Second,
 		check: missing, modes: []mode{plain, rw2, lost},
 	},
 	{
-		name: "dropHistograms", lies: storagetest.Lies{Lie: storagetest.LieDropHistograms},
+		name: "dropHistograms", lies: liar.Lies{Lie: liar.LieDropHistograms},
 		config: "nativeHistograms: {send: \"true\", fromSummaries: true}\n",
 		check: dropped("verify.nativeHistograms", func(v *results.Verify) (string, int64, int64) {
 			if n := v.NativeHistograms; n != nil {
@@ -172,7 +175,7 @@ var matrix = []lieRow{
 		modes: []mode{plain, otlp, resumed, merged},
 	},
 	{
-		name: "dropExemplars", lies: storagetest.Lies{Lie: storagetest.LieDropExemplars},
+		name: "dropExemplars", lies: liar.Lies{Lie: liar.LieDropExemplars},
 		config: "exemplars: {percent: 100}\n",
 		check: dropped("verify.exemplars", func(v *results.Verify) (string, int64, int64) {
 			if e := v.Exemplars; e != nil {
@@ -187,7 +190,7 @@ var matrix = []lieRow{
 		// and every family looked for is one of them, missing. In 2.0 the receiver keeps a
 		// series sent without metadata as of type unknown, with no help or unit: no metadata,
 		// so missing too (it read back as changed before issue 29's matrix said otherwise).
-		name: "dropMetadata", lies: storagetest.Lies{Lie: storagetest.LieDropMetadata}, whole: true,
+		name: "dropMetadata", lies: liar.Lies{Lie: liar.LieDropMetadata}, whole: true,
 		config: "sendMetadata: true\n",
 		check: func(c verdict) string {
 			m := c.st.Verify.Metadata
@@ -205,7 +208,7 @@ var matrix = []lieRow{
 		// Churn (one of the 2 targets every second) writes staleness markers; the liar drops
 		// them, so an instant query just after each returns its series: every marker checked
 		// is ignored, and each is one the liar dropped in the window checked.
-		name: "dropStale", lies: storagetest.Lies{Lie: storagetest.LieDropStale},
+		name: "dropStale", lies: liar.Lies{Lie: liar.LieDropStale},
 		config: "scrapeConfigUpdatePercent: 50\nscrapeConfigUpdateInterval: 1s\n",
 		check: func(c verdict) string {
 			v := c.st.Verify
@@ -227,7 +230,7 @@ var matrix = []lieRow{
 		// ack's way back, a query's way to the receiver) that neither sees, and the bracket
 		// is the polls' resolution. The liar's count (whole) is the samples it held back.
 		// Skip: the canary is not a target (Liar.Reached); its writes are held all the same.
-		name: "delay", lies: storagetest.Lies{Lie: storagetest.LieDelay, Delay: 2700 * time.Millisecond, Skip: "tsbench_"}, whole: true,
+		name: "delay", lies: liar.Lies{Lie: liar.LieDelay, Delay: 2700 * time.Millisecond, Skip: "tsbench_"}, whole: true,
 		config: "freshness: {interval: 20ms, writeInterval: 10s}\n",
 		until:  seen,
 		check:  delayed,
@@ -237,7 +240,7 @@ var matrix = []lieRow{
 		// Mimir's answer at its ingestion rate limit (pkg/distributor, as limits.go cites it)
 		// to every other request: write.limits names the limit and counts each answer.
 		name: "limit", whole: true,
-		lies: storagetest.Lies{Lie: storagetest.LieRefuse, Share: 0.5, Status: http.StatusTooManyRequests, Body: mimirRateLimit},
+		lies: liar.Lies{Lie: liar.LieRefuse, Share: 0.5, Status: http.StatusTooManyRequests, Body: mimirRateLimit},
 		check: func(c verdict) string {
 			msg := refused(http.StatusTooManyRequests)(c)
 			requests := int64(len(c.liar.Told())) // each a refused request
@@ -256,15 +259,15 @@ var matrix = []lieRow{
 		modes:    []mode{plain, resumed},
 	},
 	{
-		name: "refuse400", lies: storagetest.Lies{Lie: storagetest.LieRefuse, Share: 0.5, Status: http.StatusBadRequest}, whole: true,
+		name: "refuse400", lies: liar.Lies{Lie: liar.LieRefuse, Share: 0.5, Status: http.StatusBadRequest}, whole: true,
 		check: refused(http.StatusBadRequest), modes: []mode{plain, otlp},
 	},
 	{
-		name: "refuse503", lies: storagetest.Lies{Lie: storagetest.LieRefuse, Share: 0.5, Status: http.StatusServiceUnavailable}, whole: true,
+		name: "refuse503", lies: liar.Lies{Lie: liar.LieRefuse, Share: 0.5, Status: http.StatusServiceUnavailable}, whole: true,
 		check: refused(http.StatusServiceUnavailable), modes: []mode{plain, rw2},
 	},
 	{
-		name: "refuse429", lies: storagetest.Lies{Lie: storagetest.LieRefuse, Share: 0.5, Status: http.StatusTooManyRequests}, whole: true,
+		name: "refuse429", lies: liar.Lies{Lie: liar.LieRefuse, Share: 0.5, Status: http.StatusTooManyRequests}, whole: true,
 		check: refused(http.StatusTooManyRequests), modes: []mode{plain},
 	},
 }
@@ -324,7 +327,7 @@ func cell(t *testing.T, profile string, row lieRow, m mode) {
 	}
 	e.start()
 	res := m.run(e)
-	liar := e.liar // the last started
+	lr := e.liar // the last started
 	st := res.Storage("liar")
 	if st == nil || st.Verify == nil {
 		t.Fatalf("no read-back in the results: %+v", st)
@@ -334,18 +337,18 @@ func cell(t *testing.T, profile string, row lieRow, m mode) {
 	if msg := e.want.Check(v.CheckedFrom, v.CheckedTo, res.Gaps); msg != "" {
 		t.Errorf("the read-back's window is not the one the cell set up: %s", msg)
 	}
-	told := e.want.Count(liar, nil)
+	told := e.want.Count(lr, nil)
 	if row.whole {
-		told = liar.Total()
+		told = lr.Total()
 	}
 	if told == 0 {
 		t.Fatalf("the liar told no lie in the window: the cell could not fail (checked %d, errors %q)", v.CheckedSamples, v.Errors)
 	}
-	c := verdict{st: st, told: told, want: e.want, liar: liar}
+	c := verdict{st: st, told: told, want: e.want, liar: lr}
 	if e.checkpoint != nil {
 		c.checkpoint, c.killed = e.checkpoint.Storage("liar"), e.killed.Storage("liar")
 	}
 	if msg := row.check(c); msg != "" {
-		t.Errorf("%s(checked %d samples, liar's count %d of %d, examples %q, errors %q)", msg, v.CheckedSamples, told, liar.Total(), v.Examples, v.Errors)
+		t.Errorf("%s(checked %d samples, liar's count %d of %d, examples %q, errors %q)", msg, v.CheckedSamples, told, lr.Total(), v.Examples, v.Errors)
 	}
 }

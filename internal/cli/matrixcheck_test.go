@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tsbench/tsbench/internal/results"
-	"github.com/tsbench/tsbench/internal/storage/storagetest"
+	"github.com/tsbench/tsbench/internal/storage/liar"
 )
 
 // The matrix's verdicts: each compares a storage's results with the liar's count over the
@@ -166,7 +166,7 @@ func whole(ch results.Check) bool { return ch.Checked > 0 && ch.ReadErrors == 0 
 var checkedLies = regexp.MustCompile(`msg="checked during the run" .* checked=[1-9][0-9]* missing=[1-9]`)
 
 // wholeChecks is how many of checks read all they planned of data the liar lied in.
-func wholeChecks(checks []results.Check, l *storagetest.Liar) int {
+func wholeChecks(checks []results.Check, l *liar.Liar) int {
 	n := 0
 	for _, ch := range checks {
 		if whole(ch) && !ch.Span.To.Before(ch.Span.From) && l.Count(ch.Span.From, ch.Span.To, nil) > 0 {
@@ -182,7 +182,7 @@ func wholeChecks(checks []results.Check, l *storagetest.Liar) int {
 // its span: it reads every sample there (verifySamples is above them), and the scrapes it
 // reads again were complete when first read. A check cut short (by the load's end, or a
 // read that failed) finds at most that count: a bound is all it can know.
-func checkedDuringRun(v *results.Verify, l *storagetest.Liar, w storagetest.Window) string {
+func checkedDuringRun(v *results.Verify, l *liar.Liar, w liar.Window) string {
 	if v == nil || v.Continuous == nil || wholeChecks(v.Checks, l) == 0 {
 		return fmt.Sprintf("no whole check of data the liar lied in: %+v", v)
 	}

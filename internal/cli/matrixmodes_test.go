@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/storage/liar"
 	"github.com/tsbench/tsbench/internal/storage/storagetest"
 )
 
@@ -31,11 +32,11 @@ type env struct {
 	profile string // smallProfile's path
 	dir     string
 	recv    *storagetest.Receiver
-	liar    *storagetest.Liar
-	lies    storagetest.Lies    // the liar's, to start afresh (start)
+	liar    *liar.Liar
+	lies    liar.Lies           // the liar's, to start afresh (start)
 	opts    storagetest.Options // the receiver's
 	// want is the window the mode's run must have read back, from what it set up.
-	want storagetest.Window
+	want liar.Window
 	// checkpoint and killed are resumed's first part (verdict); killWhen and until the row's.
 	checkpoint, killed *results.Run
 	killWhen           func(st *results.Storage) bool
@@ -51,12 +52,14 @@ func (e *env) start() {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { _ = recv.Close() })
-	liar, err := storagetest.StartLiar(recv.URL, e.lies)
+	lies := e.lies
+	lies.OTLPResourceLabels = e.opts.OTLPResourceLabels // the liar translates OTLP as its receiver does
+	lr, err := liar.Start(recv.URL, lies)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.t.Cleanup(func() { _ = liar.Close() })
-	e.recv, e.liar = recv, liar
+	e.t.Cleanup(func() { _ = lr.Close() })
+	e.recv, e.liar = recv, lr
 }
 
 // rw1 is the liar as a remote write 1.0 storage with the query API.
@@ -167,7 +170,7 @@ var (
 		})
 		finish()
 		e.want = e.expect(cfg, res, stopped)
-		e.want.Gaps = []storagetest.Gap{storagetest.ResumeGap(e.checkpoint, restart, scrapeInterval)}
+		e.want.Gaps = []liar.Gap{liar.ResumeGap(e.checkpoint, restart, scrapeInterval)}
 		e.want.Gaps[0].By = first
 		return res
 	}}
@@ -212,7 +215,7 @@ var (
 			e.t.Fatal(err)
 		}
 		e.t.Cleanup(func() { _ = recv.Close() })
-		honest, err := storagetest.StartLiar(recv.URL, storagetest.Lies{})
+		honest, err := liar.Start(recv.URL, liar.Lies{})
 		if err != nil {
 			e.t.Fatal(err)
 		}

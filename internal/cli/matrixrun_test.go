@@ -11,7 +11,7 @@ import (
 
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/results"
-	"github.com/tsbench/tsbench/internal/storage/storagetest"
+	"github.com/tsbench/tsbench/internal/storage/liar"
 )
 
 // How the matrix's cells run and what they expect of the run (issue 37): each cell writes its
@@ -39,7 +39,7 @@ func begin() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
 
 func startTime(t time.Time) string { return "startTime: " + t.Format(time.RFC3339Nano) + "\n" }
 
-// expect is the window a run of the config at path must read back (storagetest.Window): from
+// expect is the window a run of the config at path must read back (liar.Window): from
 // its startTime less its history to just before the earliest scrape not made, the next of the
 // target the storage got least of (Liar.Reached): each generator stops at its own next
 // scrape. That must be the end the cell set: startTime + duration, or with history duration
@@ -47,14 +47,14 @@ func startTime(t time.Time) string { return "startTime: " + t.Format(time.RFC333
 // storage's, not the cell's to know). A run the cell stopped (stopped not zero) ends where
 // its generators saw the stop, late on a loaded machine. With several shards, the one that
 // got furthest may end the read-back a scrape interval later (By).
-func (e *env) expect(path string, res *results.Run, stopped time.Time) storagetest.Window {
+func (e *env) expect(path string, res *results.Run, stopped time.Time) liar.Window {
 	e.t.Helper()
 	cfg, err := config.Load(path)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	next := func(t time.Time) time.Time { return t.Add(cfg.ScrapeInterval) }
-	w := storagetest.Window{
+	w := liar.Window{
 		From: cfg.StartTime.Add(-cfg.History), Interval: cfg.ScrapeInterval,
 		To: next(e.liar.Reached()).Add(-time.Millisecond), By: next(e.liar.Newest()).Add(-time.Millisecond),
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/tsbench/tsbench/internal/results"
-	"github.com/tsbench/tsbench/internal/storage/storagetest"
+	"github.com/tsbench/tsbench/internal/storage/liar"
 )
 
 // What TestConformanceLies expects of conformance, from the liar's record and the reference.
@@ -25,7 +25,7 @@ import (
 // of each series it told about.
 type recorded map[string]bool
 
-func record(l *storagetest.Liar) recorded {
+func record(l *liar.Liar) recorded {
 	r := recorded{}
 	for _, t := range l.Told() {
 		if t.Series != "" {
@@ -137,7 +137,7 @@ func (v *lieVerdict) hides(ls labels.Labels) bool {
 }
 
 // answeredSeries is how many series the liar answers to expr, -1 on an error.
-func answeredSeries(l *storagetest.Liar, expr string) int {
+func answeredSeries(l *liar.Liar, expr string) int {
 	u := l.URL + "/api/v1/query?" + url.Values{"query": {expr}, "time": {strconv.FormatInt(lieNow.Unix(), 10)}}.Encode()
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, u, nil)
 	if err != nil {

@@ -16,10 +16,10 @@ import (
 
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/results"
-	"github.com/tsbench/tsbench/internal/storage/storagetest"
+	"github.com/tsbench/tsbench/internal/storage/liar"
 )
 
-// The conformance column of issue 29's matrix: each lie storagetest.Liar tells that
+// The conformance column of issue 29's matrix: each lie liar.Liar tells that
 // conformance can see, against operators.test (every eval applies; Prometheus' own receiver
 // passes them all), with the verdict conformance must give each eval. Nothing is pinned from
 // a run (issue 37): the verdict is computed from the liar's record, which says what it did
@@ -123,8 +123,8 @@ func replay(data [][]series, n int) refusal {
 // lieVerdict is what a cell's check reads.
 type lieVerdict struct {
 	out  *results.Conformance
-	liar *storagetest.Liar
-	lies storagetest.Lies
+	liar *liar.Liar
+	lies liar.Lies
 	w    written
 	ref  *reference
 	told recorded
@@ -144,7 +144,7 @@ type effect struct {
 // check returns what differs, "" when the cell holds.
 type lieCell struct {
 	name   string
-	lies   storagetest.Lies
+	lies   liar.Lies
 	effect func(v *lieVerdict) effect // nil: the data held and answered as written
 	check  func(v *lieVerdict) string
 }
@@ -162,7 +162,7 @@ func noDrop(v *lieVerdict) string {
 }
 
 // requestsTold are the samples of each request the liar told about (refused or held), in order.
-func requestsTold(l *storagetest.Liar) []int64 {
+func requestsTold(l *liar.Liar) []int64 {
 	var n []int64
 	for _, t := range l.Told() {
 		if t.Series == "" {
@@ -202,7 +202,7 @@ var lieCells = []lieCell{
 		// vector(1)` matches nothing once tenant_id is in the left side's labels): a wrong
 		// answer.
 		name: "addLabel",
-		lies: storagetest.Lies{Lie: storagetest.LieAddLabel, Label: tenant},
+		lies: liar.Lies{Lie: liar.LieAddLabel, Label: tenant},
 		effect: func(v *lieVerdict) effect {
 			return effect{
 				held: v.relabeled(func(ls labels.Labels) labels.Labels {
@@ -228,7 +228,7 @@ var lieCells = []lieCell{
 		// answers, or rejected where the engine answers an error (a division on (instance,
 		// job) that finds many series on each side: the storage's own answer).
 		name: "renameJobInstance",
-		lies: storagetest.Lies{Lie: storagetest.LieRenameJobInstance},
+		lies: liar.Lies{Lie: liar.LieRenameJobInstance},
 		effect: func(v *lieVerdict) effect {
 			return effect{held: v.relabeled(renamed), kind: kindOf(results.KindWrongAnswer)}
 		},
@@ -246,7 +246,7 @@ var lieCells = []lieCell{
 		// waited for, and the evals answered wrong without them fail as "data dropped after
 		// ack", in the pass rate; no float is counted lost.
 		name: "dropHistograms",
-		lies: storagetest.Lies{Lie: storagetest.LieDropHistograms},
+		lies: liar.Lies{Lie: liar.LieDropHistograms},
 		effect: func(v *lieVerdict) effect {
 			return effect{held: v.without(), kind: kindOf(results.KindDataDropped)}
 		},
@@ -260,7 +260,7 @@ var lieCells = []lieCell{
 		// count missing, and the evals answered wrong for it fail as "data dropped after
 		// ack", not as wrong answers.
 		name: "dropSamples",
-		lies: storagetest.Lies{Lie: storagetest.LieDropSamples, Share: 0.05},
+		lies: liar.Lies{Lie: liar.LieDropSamples, Share: 0.05},
 		effect: func(v *lieVerdict) effect {
 			return effect{held: v.without(), kind: kindOf(results.KindDataDropped)}
 		},
@@ -276,7 +276,7 @@ var lieCells = []lieCell{
 		// their metric names fails as "data dropped after ack"; one whose answer lost a
 		// series it computed is a wrong answer.
 		name: "partial",
-		lies: storagetest.Lies{Lie: storagetest.LiePartial, Share: 0.1},
+		lies: liar.Lies{Lie: liar.LiePartial, Share: 0.1},
 		effect: func(v *lieVerdict) effect {
 			return effect{shown: v.hidden, kind: func(p Placed, e *Eval) string {
 				if v.readsHidden(p, e) {
@@ -306,7 +306,7 @@ var lieCells = []lieCell{
 		// values, a remainder near 0: 8+ulp % 2 is 1.8e-15, not 0), as a wrong answer. No data
 		// is lost.
 		name: "ulp",
-		lies: storagetest.Lies{Lie: storagetest.LieULP, Share: 0.5},
+		lies: liar.Lies{Lie: liar.LieULP, Share: 0.5},
 		effect: func(v *lieVerdict) effect {
 			return effect{held: v.bumped(), kind: kindOf(results.KindWrongAnswer)}
 		},
@@ -320,7 +320,7 @@ var lieCells = []lieCell{
 		// written shows, and the whole subset passes; asked at once, the evals would read
 		// nothing.
 		name: "delay",
-		lies: storagetest.Lies{Lie: storagetest.LieDelay, Delay: 3 * time.Second},
+		lies: liar.Lies{Lie: liar.LieDelay, Delay: 3 * time.Second},
 		check: func(v *lieVerdict) string {
 			return wantCount("write requests held", int64(v.w.requests), int64(len(requestsTold(v.liar)))) + noDrop(v)
 		},
@@ -339,7 +339,7 @@ func isNumber(s Sample) bool { return s.H == nil && !math.IsNaN(s.V) }
 func refuseRejected(status int) lieCell {
 	return lieCell{
 		name: fmt.Sprintf("refuse%d", status),
-		lies: storagetest.Lies{Lie: storagetest.LieRefuse, Share: 0.5, Status: status},
+		lies: liar.Lies{Lie: liar.LieRefuse, Share: 0.5, Status: status},
 		effect: func(v *lieVerdict) effect {
 			r := replay(v.w.data, 2)
 			ef := effect{held: hold(r.stored), whole: map[*Block]bool{}, kind: kindOf(results.KindDataRejected)}
@@ -385,7 +385,7 @@ func refuseRejected(status int) lieCell {
 func refuseRetried(status int) lieCell {
 	return lieCell{
 		name: fmt.Sprintf("refuse%d", status),
-		lies: storagetest.Lies{Lie: storagetest.LieRefuse, Share: 0.5, Status: status},
+		lies: liar.Lies{Lie: liar.LieRefuse, Share: 0.5, Status: status},
 		check: func(v *lieVerdict) string {
 			refused := len(requestsTold(v.liar))
 			msg := wantCount("requests refused: every one but the first", int64(v.w.requests-1), int64(refused)) + noDrop(v)
@@ -415,34 +415,34 @@ func TestConformanceLies(t *testing.T) {
 }
 
 func lieCellRun(t *testing.T, s *Suite, w written, ref *reference, c lieCell) {
-	liar, err := storagetest.StartLiar(startReceiver(t).URL, c.lies)
+	lr, err := liar.Start(startReceiver(t).URL, c.lies)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := liar.Close(); err != nil {
+		if err := lr.Close(); err != nil {
 			t.Error(err)
 		}
 	})
-	st := config.Storage{WriteURL: liar.URL + storagetest.WritePath, ReadURL: liar.URL + "/"}
+	st := config.Storage{WriteURL: lr.URL + liar.WritePath, ReadURL: lr.URL + "/"}
 	out, err := Run(t.Context(), s, "liar", st, lieNow, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &lieVerdict{out: out, liar: liar, lies: c.lies, w: w, ref: ref, told: record(liar), hid: map[string]bool{}}
+	v := &lieVerdict{out: out, liar: lr, lies: c.lies, w: w, ref: ref, told: record(lr), hid: map[string]bool{}}
 	want := expected{failed: map[int]string{}}
 	if c.effect != nil {
 		want = v.expect(c.effect(v))
 	}
 	msg := verdictDiff(v, want) + c.check(v)
-	if c.lies.Lie != "" && len(liar.Told()) == 0 {
+	if c.lies.Lie != "" && len(lr.Told()) == 0 {
 		msg += "the liar told no lie: the cell could not fail; "
 	}
 	if c.effect != nil && len(want.failed) == 0 && want.addedPassed == 0 {
 		msg += "the lie changes no answer of the reference: the cell could not fail; "
 	}
 	if msg != "" {
-		t.Errorf("%s\n(liar's total %d, kinds %v, dropped %d, added labels %v, retries %v)", msg, liar.Total(), out.Kinds, out.DroppedSamples, out.AddedLabels, out.WriteRetries)
+		t.Errorf("%s\n(liar's total %d, kinds %v, dropped %d, added labels %v, retries %v)", msg, lr.Total(), out.Kinds, out.DroppedSamples, out.AddedLabels, out.WriteRetries)
 		for _, f := range out.Failures {
 			t.Logf("%s:%d %s: %s\n  expected %s\n  got      %s", f.File, f.Line, f.Expr, f.Kind, f.Expected, f.Got)
 		}
@@ -458,19 +458,19 @@ func TestRunRenamedLabelsVisible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	liar, err := storagetest.StartLiar(startReceiver(t).URL, storagetest.Lies{Lie: storagetest.LieRenameJobInstance})
+	lr, err := liar.Start(startReceiver(t).URL, liar.Lies{Lie: liar.LieRenameJobInstance})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = liar.Close() })
+	t.Cleanup(func() { _ = lr.Close() })
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	defer cancel()
-	st := config.Storage{WriteURL: liar.URL + storagetest.WritePath, ReadURL: liar.URL + "/"}
+	st := config.Storage{WriteURL: lr.URL + liar.WritePath, ReadURL: lr.URL + "/"}
 	out, err := Run(ctx, &Suite{Files: []*File{f}}, "renamer", st, time.Now(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Passed != 1 || out.Failed != 1 || out.Kinds[results.KindWrongAnswer] != 1 || liar.Total() != 3 {
-		t.Errorf("passed %d, failed %d %v, liar's record %d: want count(a) passed, a a wrong answer, 3 samples renamed", out.Passed, out.Failed, out.Kinds, liar.Total())
+	if out.Passed != 1 || out.Failed != 1 || out.Kinds[results.KindWrongAnswer] != 1 || lr.Total() != 3 {
+		t.Errorf("passed %d, failed %d %v, liar's record %d: want count(a) passed, a a wrong answer, 3 samples renamed", out.Passed, out.Failed, out.Kinds, lr.Total())
 	}
 }

@@ -1,4 +1,4 @@
-package storagetest
+package liar
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 	"github.com/klauspost/compress/snappy"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
-	"github.com/prometheus/prometheus/prompb"
+	"github.com/prometheus/prometheus/model/value"
 	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
 )
 
@@ -48,8 +48,7 @@ func (l *Liar) v2(body []byte) (out []byte, floats, hists, exs int64, err error)
 		if !l.skip(ls) {
 			l.liesV2(ls, ts)
 			ls = l.relabel(ls)
-			if l.lies.Lie == LieDropMetadata && (md.Type != writev2.Metadata_METRIC_TYPE_UNSPECIFIED || mdHelp != "" || mdUnit != "") {
-				l.recordFamily(familyOf(ls.Get(model.MetricNameLabel), md.Type))
+			if (md.Type != writev2.Metadata_METRIC_TYPE_UNSPECIFIED || mdHelp != "" || mdUnit != "") && l.tellMetadata(familyOf(ls.Get(model.MetricNameLabel), md.Type)) {
 				md, mdHelp, mdUnit = writev2.Metadata{}, "", ""
 			}
 		}
@@ -93,44 +92,18 @@ func symbol(syms []string, ref uint32) string {
 	return ""
 }
 
-// liesV2 applies the sample lies to one 2.0 series, through the 1.0 code.
+// liesV2 tells the lie on one 2.0 series' samples, histograms and exemplars.
 func (l *Liar) liesV2(ls labels.Labels, ts *writev2.TimeSeries) {
-	key := ls.String()
-	v1 := make([]prompb.Sample, len(ts.Samples))
-	var times []int64
-	for i, s := range ts.Samples {
-		v1[i] = prompb.Sample{Value: s.Value, Timestamp: s.Timestamp}
-		times = append(times, s.Timestamp)
-	}
-	for _, h := range ts.Histograms {
-		times = append(times, h.Timestamp)
-	}
-	l.saw(ls.Get("instance"), times...)
-	l.recordLabels(ls, times)
-	kept := l.floats(ls, v1)
-	samples := ts.Samples[:0]
-	for _, s := range kept {
-		// The start timestamp goes with the sample it was written with.
-		var st int64
-		for _, o := range ts.Samples {
-			if o.Timestamp == s.Timestamp {
-				st = o.StartTimestamp
-				break
-			}
-		}
-		samples = append(samples, writev2.Sample{Value: s.Value, Timestamp: s.Timestamp, StartTimestamp: st})
-	}
-	ts.Samples = samples
-	if l.lies.Lie == LieDropHistograms {
-		for _, h := range ts.Histograms {
-			l.record(key, h.Timestamp, 1)
-		}
-		ts.Histograms = nil
-	}
-	if l.lies.Lie == LieDropExemplars {
-		for _, e := range ts.Exemplars {
-			l.record(key, e.Timestamp, 1)
-		}
-		ts.Exemplars = nil
-	}
+	p := l.seriesPoint(ls)
+	ts.Samples = tellEach(l, p, ts.Samples, func(s *writev2.Sample, p *point) {
+		p.kind, p.t, p.v, p.stale = kindFloat, s.Timestamp, s.Value, value.IsStaleNaN(s.Value)
+	}, func(s *writev2.Sample, p point) {
+		s.Timestamp, s.Value = p.t, p.v // its start timestamp kept: the series began then still
+	})
+	ts.Histograms = tellEach(l, p, ts.Histograms, func(h *writev2.Histogram, p *point) {
+		p.kind, p.t = kindHistogram, h.Timestamp
+	}, nil)
+	ts.Exemplars = tellEach(l, p, ts.Exemplars, func(e *writev2.Exemplar, p *point) {
+		p.kind, p.t = kindExemplar, e.Timestamp
+	}, nil)
 }

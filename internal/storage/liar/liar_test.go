@@ -1,8 +1,7 @@
-package storagetest
+package liar
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -17,9 +16,8 @@ import (
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/prompb"
 	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+
+	"github.com/tsbench/tsbench/internal/storage/storagetest"
 )
 
 // v1 is a 1.0 request of a series with 2 samples and a NaN.
@@ -59,60 +57,60 @@ func TestLiarWrites(t *testing.T) {
 		lies Lies
 		body func(*testing.T) []byte
 		ct   string
-		want map[string][]Sample // floats stored, NaN compared by bits
+		want map[string][]storagetest.Sample // floats stored, NaN compared by bits
 		told []Told
 		// newest is the newest sample timestamp written, lied about or not (Newest).
 		newest int64
 	}{
 		{
 			name: "dropSamples", lies: Lies{Lie: LieDropSamples}, body: v1, ct: "application/x-protobuf",
-			want: map[string][]Sample{series: {{T: 3000, V: math.NaN()}}},
+			want: map[string][]storagetest.Sample{series: {{T: 3000, V: math.NaN()}}},
 			told: []Told{{series, 1000, 1}, {series, 2000, 1}}, newest: 3000,
 		},
 		{
 			name: "ulp", lies: Lies{Lie: LieULP}, body: v1, ct: "application/x-protobuf",
-			want: map[string][]Sample{series: {{1000, math.Nextafter(1.5, 2)}, {2000, math.Nextafter(2, 3)}, {3000, math.NaN()}}},
+			want: map[string][]storagetest.Sample{series: {{T: 1000, V: math.Nextafter(1.5, 2)}, {T: 2000, V: math.Nextafter(2, 3)}, {T: 3000, V: math.NaN()}}},
 			told: []Told{{series, 1000, 1}, {series, 2000, 1}}, newest: 3000,
 		},
 		{
 			name: "round", lies: Lies{Lie: LieRound}, body: v1, ct: "application/x-protobuf",
-			want: map[string][]Sample{series: {{1000, 2}, {2000, 2}, {3000, math.NaN()}}},
+			want: map[string][]storagetest.Sample{series: {{T: 1000, V: 2}, {T: 2000, V: 2}, {T: 3000, V: math.NaN()}}},
 			told: []Told{{series, 1000, 1}}, newest: 3000,
 		},
 		{
 			name: "shift", lies: Lies{Lie: LieShiftTimestamps, Shift: 7 * time.Millisecond}, body: v1, ct: "application/x-protobuf",
-			want: map[string][]Sample{series: {{1007, 1.5}, {2007, 2}, {3007, math.NaN()}}},
+			want: map[string][]storagetest.Sample{series: {{T: 1007, V: 1.5}, {T: 2007, V: 2}, {T: 3007, V: math.NaN()}}},
 			told: []Told{{series, 1000, 1}, {series, 2000, 1}, {series, 3000, 1}}, newest: 3000,
 		},
 		{
 			name: "renameJobInstance", lies: Lies{Lie: LieRenameJobInstance}, body: v1, ct: "application/x-protobuf",
-			want: map[string][]Sample{`{__name__="x_total", service_instance_id="i", service_name="j"}`: {{1000, 1.5}, {2000, 2}, {3000, math.NaN()}}},
+			want: map[string][]storagetest.Sample{`{__name__="x_total", service_instance_id="i", service_name="j"}`: {{T: 1000, V: 1.5}, {T: 2000, V: 2}, {T: 3000, V: math.NaN()}}},
 			told: []Told{{series, 1000, 1}, {series, 2000, 1}, {series, 3000, 1}}, newest: 3000,
 		},
 		{
 			name: "addLabel/v2", lies: Lies{Lie: LieAddLabel, Label: labels.Label{Name: "tenant_id", Value: "t"}}, body: v2Request, ct: v2Type,
-			want: map[string][]Sample{`{__name__="x_total", job="j", tenant_id="t"}`: {{1000, 1}, {2000, 2}}},
+			want: map[string][]storagetest.Sample{`{__name__="x_total", job="j", tenant_id="t"}`: {{T: 1000, V: 1}, {T: 2000, V: 2}}},
 			told: []Told{{`{__name__="x_total", job="j"}`, 1000, 1}, {`{__name__="x_total", job="j"}`, 2000, 1}}, newest: 2000,
 		},
 		{
 			name: "dropSamples/v2", lies: Lies{Lie: LieDropSamples}, body: v2Request, ct: v2Type,
-			want: map[string][]Sample{},
+			want: map[string][]storagetest.Sample{},
 			told: []Told{{`{__name__="x_total", job="j"}`, 1000, 1}, {`{__name__="x_total", job="j"}`, 2000, 1}}, newest: 2000,
 		},
 		{
 			name: "dropStale", lies: Lies{Lie: LieDropStale}, body: stale, ct: "application/x-protobuf",
-			want: map[string][]Sample{series: {{1000, 1.5}}},
+			want: map[string][]storagetest.Sample{series: {{T: 1000, V: 1.5}}},
 			told: []Told{{series, 2000, 1}}, newest: 2000,
 		},
 		{
 			name: "refuse", lies: Lies{Lie: LieRefuse, Status: http.StatusServiceUnavailable}, body: v1, ct: "application/x-protobuf",
-			want: map[string][]Sample{},
+			want: map[string][]storagetest.Sample{},
 			told: []Told{{"", 0, 3}}, newest: 3000,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := start(t, Options{})
-			l, err := StartLiar(r.URL, tc.lies)
+			r := storagetest.StartT(t, storagetest.Options{})
+			l, err := Start(r.URL, tc.lies)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,8 +154,8 @@ func TestLiarWrites(t *testing.T) {
 // TestLiarReached: Newest is the newest sample received, Reached the oldest of the targets'
 // newest (a target by its instance label): what every target has reached.
 func TestLiarReached(t *testing.T) {
-	r := start(t, Options{})
-	l, err := StartLiar(r.URL, Lies{Lie: LieRound})
+	r := storagetest.StartT(t, storagetest.Options{})
+	l, err := Start(r.URL, Lies{Lie: LieRound})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,8 +183,8 @@ func TestLiarReached(t *testing.T) {
 // TestLiarQueries: a partial answer leaves out the chosen series, and the record holds their
 // samples with a number, written before.
 func TestLiarQueries(t *testing.T) {
-	r := start(t, Options{})
-	l, err := StartLiar(r.URL, Lies{Lie: LiePartial, Share: 0.5})
+	r := storagetest.StartT(t, storagetest.Options{})
+	l, err := Start(r.URL, Lies{Lie: LiePartial, Share: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,8 +245,8 @@ func TestLiarQueries(t *testing.T) {
 
 // TestLiarDelay: a write is acknowledged at once and stored Delay later, and recorded.
 func TestLiarDelay(t *testing.T) {
-	r := start(t, Options{})
-	l, err := StartLiar(r.URL, Lies{Lie: LieDelay, Delay: time.Second})
+	r := storagetest.StartT(t, storagetest.Options{})
+	l, err := Start(r.URL, Lies{Lie: LieDelay, Delay: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,8 +289,8 @@ func TestLiarDelay(t *testing.T) {
 // TestLiarDelaySeries: the index shows a delayed write's series as a query does, Delay after
 // the ack: /api/v1/series through the liar finds nothing at once, then the series.
 func TestLiarDelaySeries(t *testing.T) {
-	r := start(t, Options{})
-	l, err := StartLiar(r.URL, Lies{Lie: LieDelay, Delay: time.Second})
+	r := storagetest.StartT(t, storagetest.Options{})
+	l, err := Start(r.URL, Lies{Lie: LieDelay, Delay: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,11 +300,11 @@ func TestLiarDelaySeries(t *testing.T) {
 		t.Fatalf("write answered %d, want 204", resp.StatusCode)
 	}
 	match := url.Values{"match[]": {"x_total"}, "start": {"0"}, "end": {"10"}}
-	if status, a := ask(t, l.URL, http.MethodPost, "/api/v1/series", match); status != http.StatusOK || string(a.Data) != "[]" {
+	if status, a := ask(t, l.URL, "/api/v1/series", match); status != http.StatusOK || string(a.Data) != "[]" {
 		t.Fatalf("series at once: %d %+v, want 200 and none", status, a)
 	}
 	for {
-		status, a := ask(t, l.URL, http.MethodPost, "/api/v1/series", match)
+		status, a := ask(t, l.URL, "/api/v1/series", match)
 		if status != http.StatusOK {
 			t.Fatalf("series: %d %+v", status, a)
 		}
@@ -329,8 +327,8 @@ func TestLiarDelaySeries(t *testing.T) {
 // TestLiarMetadataOncePerFamily: metadata dropped from two 2.0 requests of one family, and
 // from two 1.0 metadata requests, is recorded once per family.
 func TestLiarMetadataOncePerFamily(t *testing.T) {
-	r := start(t, Options{})
-	l, err := StartLiar(r.URL, Lies{Lie: LieDropMetadata})
+	r := storagetest.StartT(t, storagetest.Options{})
+	l, err := Start(r.URL, Lies{Lie: LieDropMetadata})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,9 +360,9 @@ func TestLiarMetadataOncePerFamily(t *testing.T) {
 // TestLiarRefuseBody: a refused request is answered with the body given, as a storage
 // names the limit it hit.
 func TestLiarRefuseBody(t *testing.T) {
-	r := start(t, Options{})
+	r := storagetest.StartT(t, storagetest.Options{})
 	const body = "the request has been rejected (err-mimir-tenant-max-ingestion-rate)"
-	l, err := StartLiar(r.URL, Lies{Lie: LieRefuse, Status: http.StatusTooManyRequests, Body: body})
+	l, err := Start(r.URL, Lies{Lie: LieRefuse, Status: http.StatusTooManyRequests, Body: body})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,92 +399,42 @@ func TestLiarSetAfter(t *testing.T) {
 	}
 }
 
-// TestLiarOTLP: in OTLP, addLabel labels every point (a summary's too) and records the samples
-// each becomes, renameJobInstance renames the resource's service attributes, and
-// dropHistograms drops exponential histograms; each recorded as the samples it touched.
-func TestLiarOTLP(t *testing.T) {
-	req := func() pmetricotlp.ExportRequest {
-		md := pmetric.NewMetrics()
-		rm := md.ResourceMetrics().AppendEmpty()
-		rm.Resource().Attributes().PutStr("service.name", "j")
-		rm.Resource().Attributes().PutStr("service.instance.id", "i")
-		ms := rm.ScopeMetrics().AppendEmpty().Metrics()
-		ts := pcommon.NewTimestampFromTime(time.UnixMilli(1000))
-		g := ms.AppendEmpty()
-		g.SetName("g")
-		dp := g.SetEmptyGauge().DataPoints().AppendEmpty()
-		dp.SetTimestamp(ts)
-		dp.SetDoubleValue(1)
-		s := ms.AppendEmpty()
-		s.SetName("s")
-		sdp := s.SetEmptySummary().DataPoints().AppendEmpty()
-		sdp.SetTimestamp(ts)
-		sdp.QuantileValues().AppendEmpty().SetQuantile(0.5)
-		e := ms.AppendEmpty()
-		e.SetName("e")
-		edp := e.SetEmptyExponentialHistogram().DataPoints().AppendEmpty()
-		edp.SetTimestamp(ts)
-		return pmetricotlp.NewExportRequestFromMetrics(md)
+// TestLiarShiftKeepsStartTimestamp: in 2.0 a shifted sample keeps the start timestamp it was
+// written with, so the lie is the shift alone, the one recorded: a receiver that stores a
+// start timestamp as a zero sample before its sample (created-timestamp-zero-ingestion)
+// stores it as it would without the liar.
+func TestLiarShiftKeepsStartTimestamp(t *testing.T) {
+	r := storagetest.StartT(t, storagetest.Options{CreatedZeroIngestion: true})
+	l, err := Start(r.URL, Lies{Lie: LieShiftTimestamps, Shift: 7 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		lies  Lies
-		total int64 // samples recorded
-		check func(res pcommon.Map, ms pmetric.MetricSlice) string
-	}{
-		{
-			lies: Lies{Lie: LieAddLabel, Label: labels.Label{Name: "tenant_id", Value: "t"}}, total: 1 + 3 + 1,
-			check: func(_ pcommon.Map, ms pmetric.MetricSlice) string {
-				for _, a := range []pcommon.Map{ms.At(0).Gauge().DataPoints().At(0).Attributes(), ms.At(1).Summary().DataPoints().At(0).Attributes(), ms.At(2).ExponentialHistogram().DataPoints().At(0).Attributes()} {
-					if v, ok := a.Get("tenant_id"); !ok || v.Str() != "t" {
-						return "a point without tenant_id: " + attrString(a)
-					}
-				}
-				return ""
-			},
-		},
-		{
-			lies: Lies{Lie: LieRenameJobInstance}, total: 1 + 3 + 1,
-			check: func(res pcommon.Map, _ pmetric.MetricSlice) string {
-				if got := attrString(res); got != "exported_instance=i,exported_job=j" {
-					return "resource " + got
-				}
-				return ""
-			},
-		},
-		{
-			lies: Lies{Lie: LieDropHistograms}, total: 1,
-			check: func(_ pcommon.Map, ms pmetric.MetricSlice) string {
-				if ms.Len() != 2 || ms.At(0).Name() != "g" || ms.At(1).Name() != "s" {
-					return fmt.Sprintf("%d metrics left, want g and s", ms.Len())
-				}
-				return ""
-			},
-		},
-	} {
-		t.Run(string(tc.lies.Lie), func(t *testing.T) {
-			l := &Liar{lies: tc.lies, seen: map[string]bool{}}
-			body, err := req().MarshalProto()
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, n, err := l.otlp(body, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n != 1+3+1 {
-				t.Errorf("%d samples received, want 5", n)
-			}
-			got := pmetricotlp.NewExportRequest()
-			if err := got.UnmarshalProto(out); err != nil {
-				t.Fatal(err)
-			}
-			rm := got.Metrics().ResourceMetrics().At(0)
-			if msg := tc.check(rm.Resource().Attributes(), rm.ScopeMetrics().At(0).Metrics()); msg != "" {
-				t.Error(msg)
-			}
-			if total := l.Total(); total != tc.total {
-				t.Errorf("recorded %d samples, want %d", total, tc.total)
-			}
-		})
+	t.Cleanup(func() { _ = l.Close() })
+	req := writev2.Request{
+		Symbols: []string{"", "__name__", "x_total", "job", "j"},
+		Timeseries: []writev2.TimeSeries{{
+			LabelsRefs: []uint32{1, 2, 3, 4},
+			Samples:    []writev2.Sample{{Value: 1, Timestamp: 1000, StartTimestamp: 500}, {Value: 2, Timestamp: 2000, StartTimestamp: 500}},
+			Metadata:   writev2.Metadata{Type: writev2.Metadata_METRIC_TYPE_COUNTER},
+		}},
+	}
+	b, err := req.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp := post(t, l.URL+WritePath, v2Type, b); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	got, err := r.Series(0, 10_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const series = `{__name__="x_total", job="j"}`
+	want := map[string][]storagetest.Sample{series: {{T: 500, V: 0}, {T: 1007, V: 1}, {T: 2007, V: 2}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stored (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Told{{series, 1000, 1}, {series, 2000, 1}}, l.Told()); diff != "" {
+		t.Errorf("told (-want +got):\n%s", diff)
 	}
 }

@@ -1,4 +1,4 @@
-package storagetest
+package liar
 
 import (
 	"bytes"
@@ -21,6 +21,23 @@ type heldWrite struct {
 // it to the receiver (Delay, or later behind a queue of held writes on a busy machine),
 // Answered when the receiver answered. Its samples became visible to queries between the two.
 type Held struct{ Sent, Answered time.Duration }
+
+// hold acknowledges a write at once, as the receiver would have (with headers, the counts a
+// 2.0 answer claims), and queues body, the write as lied, for forward to send Delay later.
+func (l *Liar) hold(w http.ResponseWriter, r *http.Request, body []byte, headers map[string]string, now time.Time) {
+	header := r.Header.Clone()
+	header.Del("Content-Length")
+	l.held <- heldWrite{path: r.URL.Path, header: header, body: body, arrived: now, due: now.Add(l.lies.Delay)}
+	for k, v := range headers {
+		w.Header().Set(k, v)
+	}
+	if r.URL.Path == OTLPPath { // an empty ExportMetricsServiceResponse: all taken
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
 
 // forward hands LieDelay's writes to the receiver, each at its due time, one after another
 // (so a series' samples reach it in the order they came), until Close.

@@ -1,4 +1,4 @@
-package storagetest
+package liar
 
 import (
 	"bytes"
@@ -14,17 +14,16 @@ import (
 
 // hidden reports whether a query answer leaves out the series with these labels.
 func (l *Liar) hidden(metric map[string]string, now time.Time) bool {
-	switch l.lies.Lie {
-	case LiePartial:
-	case LieDeleteAfter:
+	if !l.hides() {
+		return false
+	}
+	if l.lies.Lie == LieDeleteAfter {
 		l.mu.Lock()
 		after := l.after
 		l.mu.Unlock()
 		if now.Before(after) {
 			return false
 		}
-	default:
-		return false
 	}
 	ls := labels.FromMap(metric)
 	return !l.skip(ls) && l.chosen(ls.String())
@@ -32,9 +31,7 @@ func (l *Liar) hidden(metric map[string]string, now time.Time) bool {
 
 // rewriteQuery applies the query-side lies to a query API answer.
 func (l *Liar) rewriteQuery(resp *http.Response) error {
-	switch l.lies.Lie {
-	case LiePartial, LieDeleteAfter:
-	default:
+	if !l.hides() {
 		return nil
 	}
 	p := resp.Request.URL.Path

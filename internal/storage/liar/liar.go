@@ -1,11 +1,19 @@
-package storagetest
+// Package liar is a storage that lies, for tests: a remote-write and query-API middleware in
+// front of a faithful receiver (storagetest's) that tells one known lie, a behaviour some
+// storage has shown or could show while acknowledging every write (issue 29), and keeps a
+// record of what it lied about, by which tsbench's verdicts are judged (cli's TestMatrix,
+// conformance's TestConformanceLies, e2e's TestLiar*).
+//
+// For tests only, as storagetest: no package of the tsbench binary imports it. Invariant:
+// every sample the lie altered, dropped or hides is in the record exactly once; nothing else
+// is.
+package liar
 
 import (
 	"bytes"
 	"cmp"
 	"context"
 	"errors"
-	"hash/fnv"
 	"io"
 	"maps"
 	"math"
@@ -19,11 +27,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/klauspost/compress/snappy"
-	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
-	"github.com/prometheus/prometheus/model/value"
-	"github.com/prometheus/prometheus/prompb"
 )
 
 // Lie names the one lie a Liar tells (issue 29): each is a behaviour some storage has shown, or
@@ -69,7 +73,8 @@ const (
 	// LiePartial leaves a Share of series out of every query answer (the series chosen by
 	// their labels), though they are stored. The record holds their samples with a number
 	// (NaN and staleness markers, which a reader counts apart, are not in it), as for
-	// LieDeleteAfter.
+	// LieDeleteAfter; written in OTLP, under their labels as the receiver stored them
+	// (OTLPResourceLabels).
 	LiePartial Lie = "partial"
 	// LieDeleteAfter leaves a Share of series out of every query answer from After on: data
 	// acknowledged and shown, then lost.
@@ -97,13 +102,20 @@ type Lies struct {
 	Body   string
 	// Skip leaves the series whose metric name starts with it alone (the canary, "tsbench_").
 	Skip string
+	// OTLPResourceLabels says the receiver behind keeps OTLP resource attributes as labels
+	// (storagetest.Options.OTLPResourceLabels): how it translates an OTLP point into the
+	// series a query answer names, which LiePartial and LieDeleteAfter choose by.
+	OTLPResourceLabels bool
 }
 
 // Told is one thing a Liar lied about: a sample's series and timestamp, or a request.
 type Told struct {
-	Series string // the labels as written, in labels.Labels' String form; "" for a request
-	T      int64  // ms; the request's arrival for LieRefuse
-	N      int64  // samples in a refused request; 1 otherwise
+	// Series is the labels as written, in labels.Labels' String form (in OTLP the metric
+	// name, resource and point attributes; for LiePartial and LieDeleteAfter the labels as
+	// stored); "" for a request.
+	Series string
+	T      int64 // ms; the request's arrival for LieRefuse
+	N      int64 // samples in a refused request; 1 otherwise
 }
 
 // Liar is a remote-write and query-API middleware in front of a Receiver that tells one lie
@@ -130,8 +142,19 @@ type Liar struct {
 	delays   []Held           // LieDelay: each held write's forwarding (delay.go)
 }
 
-// StartLiar serves l in front of the receiver at target (its base URL) on a free loopback port.
-func StartLiar(target string, l Lies) (*Liar, error) {
+// Paths the liar lies on, as a Prometheus server serves them (the receiver's); it forwards
+// every other path as it is.
+const (
+	WritePath = "/api/v1/write"
+	OTLPPath  = "/api/v1/otlp/v1/metrics"
+)
+
+// closeTimeout bounds how long Close waits for requests still being served, as the
+// receiver's Close does.
+const closeTimeout = 30 * time.Second
+
+// Start serves l in front of the receiver at target (its base URL) on a free loopback port.
+func Start(target string, l Lies) (*Liar, error) {
 	if l.Share == 0 {
 		l.Share = 1
 	}
@@ -234,56 +257,18 @@ func unixMilli(ms int64) time.Time {
 	return time.UnixMilli(ms)
 }
 
-// saw keeps the newest of ts, samples of target, for Newest and Reached.
-func (l *Liar) saw(target string, ts ...int64) {
-	if len(ts) == 0 {
-		return
-	}
-	newest := slices.Max(ts)
+// saw keeps the newest sample of target, for Newest and Reached.
+func (l *Liar) saw(target string, t int64) {
 	l.mu.Lock()
 	if l.newest == nil {
 		l.newest = map[string]int64{}
 	}
-	l.newest[target] = max(l.newest[target], newest)
+	l.newest[target] = max(l.newest[target], t)
 	l.mu.Unlock()
 }
 
 // Total is how many samples the lie touched (for LieRefuse: the samples in refused requests).
 func (l *Liar) Total() int64 { return l.Count(time.Unix(0, 0), time.Unix(math.MaxInt32, 0), nil) }
-
-func (l *Liar) record(series string, t, n int64) {
-	l.mu.Lock()
-	l.told = append(l.told, Told{Series: series, T: t, N: n})
-	l.mu.Unlock()
-}
-
-// recordFamily records a metric family whose metadata was dropped, the first time only.
-func (l *Liar) recordFamily(family string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.seen[family] {
-		l.seen[family] = true
-		l.told = append(l.told, Told{Series: family, N: 1})
-	}
-}
-
-// chosen reports whether the lie touches key: a hash of key below Share.
-func (l *Liar) chosen(key string) bool {
-	if l.lies.Share >= 1 {
-		return true
-	}
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(key))
-	return float64(h.Sum64()>>11)/(1<<53) < l.lies.Share
-}
-
-func (l *Liar) sampleChosen(series string, t int64) bool {
-	return l.chosen(series + "@" + strconv.FormatInt(t, 10))
-}
-
-func (l *Liar) skip(ls labels.Labels) bool {
-	return l.lies.Skip != "" && strings.HasPrefix(ls.Get(model.MetricNameLabel), l.lies.Skip)
-}
 
 func (l *Liar) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
@@ -325,34 +310,15 @@ func (l *Liar) write(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if l.lies.Lie == LieRefuse {
-		l.mu.Lock()
-		l.requests++
-		i := l.requests
-		l.mu.Unlock()
-		if math.Floor(float64(i)*l.lies.Share) > math.Floor(float64(i-1)*l.lies.Share) {
-			l.record("", now.UnixMilli(), n)
-			if l.lies.Status == http.StatusTooManyRequests || l.lies.Status == http.StatusServiceUnavailable {
-				w.Header().Set("Retry-After", "0")
-			}
-			http.Error(w, cmp.Or(l.lies.Body, "refused by the liar"), l.lies.Status)
-			return
+	switch refuse, hold := l.tellRequest(now.UnixMilli(), n); {
+	case refuse:
+		if l.lies.Status == http.StatusTooManyRequests || l.lies.Status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "0")
 		}
-	}
-	if l.lies.Lie == LieDelay {
-		l.record("", now.UnixMilli(), n)
-		header := r.Header.Clone()
-		header.Del("Content-Length")
-		l.held <- heldWrite{path: r.URL.Path, header: header, body: out, arrived: now, due: now.Add(l.lies.Delay)}
-		for k, v := range headers {
-			w.Header().Set(k, v)
-		}
-		if r.URL.Path == OTLPPath { // an empty ExportMetricsServiceResponse: all taken
-			w.Header().Set("Content-Type", "application/x-protobuf")
-			w.WriteHeader(http.StatusOK)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
+		http.Error(w, cmp.Or(l.lies.Body, "refused by the liar"), l.lies.Status)
+		return
+	case hold:
+		l.hold(w, r, out, headers, now)
 		return
 	}
 	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, l.target+r.URL.Path, bytes.NewReader(out))
@@ -376,142 +342,4 @@ func (l *Liar) write(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(resp.StatusCode)
 	_, _ = io.Copy(w, resp.Body)
-}
-
-// v1 lies in a remote write 1.0 request; n is its samples (floats and histograms).
-func (l *Liar) v1(body []byte) (out []byte, n int64, err error) {
-	raw, err := snappy.Decode(nil, body)
-	if err != nil {
-		return nil, 0, err
-	}
-	var req prompb.WriteRequest
-	if err := req.Unmarshal(raw); err != nil {
-		return nil, 0, err
-	}
-	for i := range req.Timeseries {
-		ts := &req.Timeseries[i]
-		n += int64(len(ts.Samples) + len(ts.Histograms))
-		ls := labelsOfV1(ts.Labels)
-		if l.skip(ls) {
-			continue
-		}
-		times := make([]int64, 0, len(ts.Samples)+len(ts.Histograms))
-		for _, s := range ts.Samples {
-			times = append(times, s.Timestamp)
-		}
-		for _, h := range ts.Histograms {
-			times = append(times, h.Timestamp)
-		}
-		l.saw(ls.Get("instance"), times...)
-		l.recordLabels(ls, times)
-		ts.Samples = l.floats(ls, ts.Samples)
-		if l.lies.Lie == LieDropHistograms {
-			for _, h := range ts.Histograms {
-				l.record(ls.String(), h.Timestamp, 1)
-			}
-			ts.Histograms = nil
-		}
-		if l.lies.Lie == LieDropExemplars {
-			for _, e := range ts.Exemplars {
-				l.record(ls.String(), e.Timestamp, 1)
-			}
-			ts.Exemplars = nil
-		}
-		ts.Labels = v1Labels(l.relabel(ls))
-	}
-	if l.lies.Lie == LieDropMetadata {
-		for _, md := range req.Metadata {
-			l.recordFamily(md.MetricFamilyName)
-		}
-		req.Metadata = nil
-	}
-	raw, err = req.Marshal()
-	return snappy.Encode(nil, raw), n, err
-}
-
-// floats applies the per-sample lies to one 1.0 series' samples (the 2.0 ones convert).
-func (l *Liar) floats(ls labels.Labels, samples []prompb.Sample) []prompb.Sample {
-	key := ls.String()
-	kept := samples[:0]
-	for _, s := range samples {
-		stale := value.IsStaleNaN(s.Value)
-		switch l.lies.Lie {
-		case LieDropSamples:
-			if !math.IsNaN(s.Value) && l.sampleChosen(key, s.Timestamp) {
-				l.record(key, s.Timestamp, 1)
-				continue
-			}
-		case LieDropStale:
-			if stale {
-				l.record(key, s.Timestamp, 1)
-				continue
-			}
-		case LieULP:
-			if !stale && !math.IsNaN(s.Value) && !math.IsInf(s.Value, 0) && l.sampleChosen(key, s.Timestamp) {
-				l.record(key, s.Timestamp, 1)
-				s.Value = math.Nextafter(s.Value, math.Inf(1))
-			}
-		case LieRound:
-			if r := math.Round(s.Value); !stale && !math.IsNaN(s.Value) && r != s.Value {
-				l.record(key, s.Timestamp, 1)
-				s.Value = r
-			}
-		case LieShiftTimestamps:
-			if l.sampleChosen(key, s.Timestamp) {
-				l.record(key, s.Timestamp, 1)
-				s.Timestamp += l.lies.Shift.Milliseconds()
-			}
-		case LiePartial, LieDeleteAfter:
-			if !math.IsNaN(s.Value) && l.chosen(key) {
-				l.record(key, s.Timestamp, 1)
-			}
-		}
-		kept = append(kept, s)
-	}
-	return kept
-}
-
-// relabel is the series' labels as stored under a label lie.
-func (l *Liar) relabel(ls labels.Labels) labels.Labels {
-	switch l.lies.Lie {
-	case LieAddLabel:
-		return labels.NewBuilder(ls).Set(l.lies.Label.Name, l.lies.Label.Value).Labels()
-	case LieRenameJobInstance:
-		b := labels.NewBuilder(ls)
-		for from, to := range map[string]string{"job": "service_name", "instance": "service_instance_id"} {
-			if v := ls.Get(from); v != "" {
-				b.Del(from).Set(to, v)
-			}
-		}
-		return b.Labels()
-	}
-	return ls
-}
-
-// recordLabels counts every sample of a series a label lie moved.
-func (l *Liar) recordLabels(ls labels.Labels, ts []int64) {
-	if l.lies.Lie != LieAddLabel && l.lies.Lie != LieRenameJobInstance {
-		return
-	}
-	if labels.Equal(ls, l.relabel(ls)) {
-		return
-	}
-	for _, t := range ts {
-		l.record(ls.String(), t, 1)
-	}
-}
-
-func labelsOfV1(ls []prompb.Label) labels.Labels {
-	b := labels.NewScratchBuilder(len(ls))
-	for _, l := range ls {
-		b.Add(l.Name, l.Value)
-	}
-	b.Sort()
-	return b.Labels()
-}
-
-func v1Labels(ls labels.Labels) []prompb.Label {
-	out := make([]prompb.Label, 0, ls.Len())
-	ls.Range(func(l labels.Label) { out = append(out, prompb.Label{Name: l.Name, Value: l.Value}) })
-	return out
 }
