@@ -111,20 +111,12 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, locals []*local.Proce
 	)), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	r.m = newLongRunMetrics(reg)
 	var err error
-	events, late, ooo := seriesOptions(cfg.Series)
-	r.gen, err = workload.New(p.Profile, workload.Options{
-		Seed: cfg.Seed, Start: r.clock, Targets: cfg.TargetsCount, Replicas: cfg.WriteReplicas,
-		ScrapeInterval: cfg.ScrapeInterval, ChurnPercent: cfg.ScrapeConfigUpdatePercent,
-		ChurnInterval: cfg.ScrapeConfigUpdateInterval, HostLoad: cfg.HostLoad,
-		Events: events, Late: late, OutOfOrder: ooo,
-		Native: nativeOptions(cfg.NativeHistograms), ExemplarPct: cfg.Exemplars.Percent,
-		HA: haOptions(cfg),
-	})
+	r.gen, err = workload.New(p.Profile, workload.OptionsFrom(cfg, r.clock))
 	if err != nil {
 		return nil, &ConfigError{fmt.Errorf("workload: %w", err)}
 	}
 	r.part = r.gen.Part(cfg.Shard.Index, cfg.Shard.Of())
-	if r.writer, err = remotewrite.New(cfg, r.part, r.log, remotewrite.NewMetrics(reg)); err != nil {
+	if r.writer, err = remotewrite.New(remotewrite.OptionsFrom(cfg), r.part, r.log, remotewrite.NewMetrics(reg)); err != nil {
 		return nil, &ConfigError{err}
 	}
 	r.writer.DrainTimeout = opts.DrainTimeout

@@ -179,7 +179,7 @@ func wireRun(t *testing.T, profile *workload.Profile, c wireCase) []string {
 		c.cfg(&cfg)
 	}
 	opts := workload.Options{
-		Seed: 7, Start: start.Add(-cfg.History), Targets: cfg.TargetsCount, Replicas: 1,
+		Seed: 7, Start: start.Add(-cfg.History), Hosts: cfg.TargetsCount, Replicas: 1,
 		ScrapeInterval: cfg.ScrapeInterval, ChurnPercent: 50, ChurnInterval: 2 * time.Second,
 	}
 	if c.opts != nil {
@@ -189,7 +189,7 @@ func wireRun(t *testing.T, profile *workload.Profile, c wireCase) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := New(&cfg, gen, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
+	w, err := New(OptionsFrom(&cfg), gen, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
 	if err != nil {
 		t.Fatal(err)
 	}
