@@ -34,8 +34,8 @@ type SeriesAppender interface {
 
 // Options describe the simulated targets.
 type Options struct {
-	Seed           uint64
-	Start          time.Time // run start; every timestamp derives from it, in whole milliseconds
+	Seed  uint64
+	Start time.Time // run start; every timestamp derives from it, in whole milliseconds
 	// Hosts is targetsCount: the hosts the profile's targets stand for, each scraped once per
 	// writeReplica and HA replica, so the Generator's Targets() is Hosts × Replicas × HA
 	// replicas. With events it is their base (series.go).
