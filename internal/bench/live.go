@@ -223,26 +223,26 @@ func (r *run) checkpointsUpdateLive() bool {
 
 // liveNow updates the live page with res, the results as of now (nil: assembled here).
 func (r *run) liveNow(now time.Time, res *results.Run) {
-	if r.live == nil {
+	if r.http.live == nil {
 		return
 	}
 	if res == nil {
 		res = r.results(nil)
 		res.Partial = &results.Partial{At: now.UTC(), Reason: "live report"}
 	}
-	r.live.update(liveUpdate{res: res, at: now, state: r.liveState(now)})
+	r.http.live.update(liveUpdate{res: res, at: now, state: r.liveState(now)})
 }
 
 // liveLoadStopped updates the live page when the load has stopped, on an interrupt or not:
 // what follows is the drain, the read-back and the final report.
 func (r *run) liveLoadStopped(now time.Time, interrupted bool) {
-	if r.live == nil {
+	if r.http.live == nil {
 		return
 	}
 	res := r.results(nil)
 	res.Partial = &results.Partial{At: now.UTC(), Reason: "live report"}
 	state := fmt.Sprintf("the load stopped at %s: draining what is pending (at most %s), then the read-back at the end", now.UTC().Format("15:04:05Z"), r.opts.DrainTimeout)
-	r.live.update(liveUpdate{res: res, at: now, state: state, last: true, interrupted: interrupted})
+	r.http.live.update(liveUpdate{res: res, at: now, state: state, last: true, interrupted: interrupted})
 }
 
 // checkpointing reports whether the run writes checkpoints.
@@ -269,12 +269,12 @@ func (r *run) finish(ctx context.Context, res *results.Run) {
 		return
 	}
 	report := r.opts.Finish(res)
-	if r.live == nil || r.opts.LiveGrace <= 0 || !r.live.watched.Load() || ctx.Err() != nil {
+	if r.http.live == nil || r.opts.LiveGrace <= 0 || !r.http.live.watched.Load() || ctx.Err() != nil {
 		return
 	}
 	now := time.Now()
-	r.live.update(liveUpdate{res: res, at: now, ended: true, report: report, until: now.Add(r.opts.LiveGrace)})
-	r.log.Info("run done; the live page shows the final report (an interrupt ends this)", "for", r.opts.LiveGrace, "url", "http://"+r.srvAddr+"/")
+	r.http.live.update(liveUpdate{res: res, at: now, ended: true, report: report, until: now.Add(r.opts.LiveGrace)})
+	r.log.Info("run done; the live page shows the final report (an interrupt ends this)", "for", r.opts.LiveGrace, "url", "http://"+r.http.addr+"/")
 	t := time.NewTimer(r.opts.LiveGrace)
 	defer t.Stop()
 	select {

@@ -221,8 +221,8 @@ func TestFinishServesTheFinalReportForTheGrace(t *testing.T) {
 		var finished int
 		newRun := func() *run {
 			return &run{
-				log: slog.New(slog.DiscardHandler), srvAddr: "127.0.0.1:8436",
-				live: newLive(render, 10*time.Second, 30*time.Second, slog.New(slog.DiscardHandler)),
+				log:  slog.New(slog.DiscardHandler),
+				http: server{addr: "127.0.0.1:8436", live: newLive(render, 10*time.Second, 30*time.Second, slog.New(slog.DiscardHandler))},
 				opts: Options{LiveGrace: 30 * time.Second, Finish: func(*results.Run) string { finished++; return "/out/report.html" }},
 			}
 		}
@@ -237,15 +237,15 @@ func TestFinishServesTheFinalReportForTheGrace(t *testing.T) {
 		}
 
 		r = newRun()
-		go r.live.run(ctx)
-		r.live.update(liveUpdate{res: liveRun(5), at: time.Now(), state: "the load", last: true})
+		go r.http.live.run(ctx)
+		r.http.live.update(liveUpdate{res: liveRun(5), at: time.Now(), state: "the load", last: true})
 		synctest.Wait()
-		if got := getLive(t, r.live); !strings.Contains(got, "No update follows but the final report.html, which this page shows when the run ends, for 30s.") {
+		if got := getLive(t, r.http.live); !strings.Contains(got, "No update follows but the final report.html, which this page shows when the run ends, for 30s.") {
 			t.Errorf("the page after the load stopped: %s", got)
 		}
-		r.live.update(liveUpdate{res: liveRun(5), at: time.Now(), state: "the load", last: true, interrupted: true})
+		r.http.live.update(liveUpdate{res: liveRun(5), at: time.Now(), state: "the load", last: true, interrupted: true})
 		synctest.Wait()
-		if got := getLive(t, r.live); !strings.Contains(got, "No update follows: the final report.html is written when the run ends, and this address stops serving it.") {
+		if got := getLive(t, r.http.live); !strings.Contains(got, "No update follows: the final report.html is written when the run ends, and this address stops serving it.") {
 			t.Errorf("the page after an interrupt stopped the load: %s", got)
 		}
 		start = time.Now()
@@ -254,7 +254,7 @@ func TestFinishServesTheFinalReportForTheGrace(t *testing.T) {
 		synctest.Wait()
 		want := "this run has ended; the report is at /out/report.html. This page shows that report and no longer reloads itself; " +
 			"this address stops answering at " + start.Add(30*time.Second).UTC().Format("15:04:05Z") + "."
-		if got := getLive(t, r.live); !strings.Contains(got, want) || !strings.Contains(got, "acked 9") {
+		if got := getLive(t, r.http.live); !strings.Contains(got, want) || !strings.Contains(got, "acked 9") {
 			t.Errorf("the page during the grace lacks %q and the final figures: %s", want, got)
 		}
 		if last := refreshes[len(refreshes)-1]; last != 0 {
@@ -266,7 +266,7 @@ func TestFinishServesTheFinalReportForTheGrace(t *testing.T) {
 		}
 
 		r = newRun() // read, but the run was interrupted: no grace
-		r.live.watched.Store(true)
+		r.http.live.watched.Store(true)
 		cancel()
 		start = time.Now()
 		r.finish(ctx, liveRun(9))

@@ -99,7 +99,7 @@ func (r *run) resume(cp *results.Run, now time.Time) error {
 	r.gaps = append(append([]results.Gap(nil), cp.Gaps...), resumeGap(cp, now, r.cfg.ScrapeInterval))
 	r.writer.From = now
 	r.obs.ResumeGenerator(cp.Generator, covered)
-	r.accounting = append(r.accounting, cp.AccountingErrors...)
+	r.accounting.first = append(r.accounting.first, cp.AccountingErrors...)
 	r.resumedChecks = map[string]*results.Verify{}
 	for _, s := range cp.Storages {
 		r.resumedChecks[s.Name] = s.Verify

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"regexp"
 	"slices"
 	"sync"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tsbench/tsbench/internal/config"
@@ -23,6 +20,7 @@ import (
 	"github.com/tsbench/tsbench/internal/query"
 	"github.com/tsbench/tsbench/internal/remotewrite"
 	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/scrape"
 	"github.com/tsbench/tsbench/internal/storage"
 	"github.com/tsbench/tsbench/internal/storage/local"
 	"github.com/tsbench/tsbench/internal/threshold"
@@ -33,25 +31,25 @@ import (
 // maxAccountingErrors is how many moments the accounting did not balance results.json lists.
 const maxAccountingErrors = 20
 
-// run is one benchmark's parts, wired to the storages of cfg.
+// run is one benchmark's conductor: the stages it started, wired to the storages of cfg,
+// and what it records of them over the run (the write timeline, the accounting, problems,
+// checks, checkpoints).
 type run struct {
 	cfg   *config.Config
 	p     *Prepared
 	opts  Options
 	log   *slog.Logger
 	kinds map[string]string // storage name → kind, where known
-	// settings are, per storage, the flags tsbench started it with beyond address and paths
-	// and the settings read from it that change what it measures (readSettings);
-	// settingsWarnings say which of them hide data from the checks.
-	settings, settingsWarnings map[string][]string
-	// versions are the storages' versions, as each says it (else its package's).
-	versions map[string]string
-	start    time.Time // of the load: startTime, or when the run was set up
+	set   settings          // per storage, the flags it was started with and the settings read from it (readSettings)
+	start time.Time         // of the load: startTime, or when the run was set up
 	// clock is where the workload's clock starts: start − history (issue 12).
-	clock   time.Time
+	clock time.Time
+
+	// The stages.
 	gen     *workload.Generator
 	part    *workload.Part // the targets this shard generates: all of them without shards
 	writer  *remotewrite.Writer
+	scrape  *scrape.Stage // scrape mode's, in place of the writer's load; nil in a direct run
 	runners map[string]*query.Runner
 	fresh   map[string]*freshness.Prober // the freshness canary per storage (freshness.go)
 	readers map[string]*storage.Client
@@ -59,28 +57,20 @@ type run struct {
 	// storage gets a query runner and the query read-back only when it answered.
 	queryAPI map[string]*results.QueryAPI
 	obs      *observe.Observer
-	srv      *http.Server
-	mux      *http.ServeMux // srv's: scrape mode serves the targets on it too
-	// agentAcked is what the agent acked per storage in scrape mode, by its counters.
-	agentAcked *agentAcked
-	srvAddr    string // the address srv listens on
-	live       *live  // the live report on srv (live.go); nil without
-	stopLive   context.CancelFunc
-	closed     atomic.Bool
+	http     server // tsbench's own address (server.go)
+	m        *longRunMetrics
+	closed   atomic.Bool
 
 	mu         sync.Mutex                                       // guards below
 	timeline   map[string]*results.Timeline[results.WritePoint] // bounded: a long run's points are merged
-	accounting []string                                         // the first maxAccountingErrors moments the accounting did not balance
-	// accountingMore counts the later ones: a run of days keeps its memory bounded.
-	accountingMore int
-	problems       map[string][]string // per storage, what went wrong during the run
-	continuous     *verify.Continuous  // the checks while the load runs (continuous.go); nil without
+	accounting accounting                                       // the moments the accounting did not balance
+	problems   map[string][]string                              // per storage, what went wrong during the run
+	continuous *verify.Continuous                               // the checks while the load runs (continuous.go); nil without
 	// verifyMetrics count the checks on tsbench's /metrics.
 	verifyMetrics *verify.Metrics
 	last          time.Time // of the newest timeline point
 	// checkpointAt is when results.json was last written as a checkpoint (checkpoint.go).
 	checkpointAt time.Time
-	m            *longRunMetrics
 	gaps         []results.Gap // of a run resumed from a checkpoint (resume.go)
 	// resumedChecks are the checkpoint's checks during the run, by storage: the continuous
 	// read-back continues from them (continuous.go).
@@ -91,7 +81,7 @@ type run struct {
 
 func newRun(cfg *config.Config, p *Prepared, opts Options, locals []*local.Process, apis map[string]*results.QueryAPI, set settings) (*run, error) {
 	r := &run{
-		cfg: cfg, p: p, opts: opts, log: opts.Logger, kinds: map[string]string{}, settings: set.flags, settingsWarnings: set.warnings, versions: set.versions, start: cfg.StartTime.Time,
+		cfg: cfg, p: p, opts: opts, log: opts.Logger, kinds: map[string]string{}, set: set, start: cfg.StartTime.Time,
 		runners: map[string]*query.Runner{}, readers: map[string]*storage.Client{}, queryAPI: apis,
 		timeline: map[string]*results.Timeline[results.WritePoint]{}, problems: map[string][]string{},
 	}
@@ -112,108 +102,88 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, locals []*local.Proce
 		collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/live:bytes$`)},
 	)), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	r.m = newLongRunMetrics(reg)
-	var err error
-	events, late, ooo := seriesOptions(cfg.Series)
-	r.gen, err = workload.New(p.Profile, workload.Options{
-		Seed: cfg.Seed, Start: r.clock, Targets: cfg.TargetsCount, Replicas: cfg.WriteReplicas,
-		ScrapeInterval: cfg.ScrapeInterval, ChurnPercent: cfg.ScrapeConfigUpdatePercent,
-		ChurnInterval: cfg.ScrapeConfigUpdateInterval, HostLoad: cfg.HostLoad,
-		Events: events, Late: late, OutOfOrder: ooo,
-		Native: nativeOptions(cfg.NativeHistograms), ExemplarPct: cfg.Exemplars.Percent,
-		HA: haOptions(cfg),
-	})
-	if err != nil {
-		return nil, &ConfigError{fmt.Errorf("workload: %w", err)}
+	if err := r.newLoad(reg); err != nil {
+		return nil, err
 	}
-	r.part = r.gen.Part(cfg.Shard.Index, cfg.Shard.Of())
-	if r.writer, err = remotewrite.New(cfg, r.part, r.log, remotewrite.NewMetrics(reg)); err != nil {
-		return nil, &ConfigError{err}
+	if err := r.serve(reg); err != nil { // before the stages that serve on it (scrape mode's targets)
+		return nil, err
 	}
-	r.writer.DrainTimeout = opts.DrainTimeout
-	if cfg.Duration > 0 && cfg.History == 0 { // with history, each storage's end comes after it caught up
-		r.writer.End = r.start.Add(cfg.Duration)
-	}
-	qm := query.NewMetrics(reg)
-	r.verifyMetrics = verify.NewMetrics(reg)
-	var targets []observe.Target
-	for _, name := range cfg.StorageNames() {
-		st := cfg.RemoteStorages[name]
-		// The observer and the verifier share this client; the query runner has its own (one
-		// connection per query slot), so a query never waits for a connection they hold.
-		client, err := storage.NewClient(name, st, storage.Read, 4)
-		if err != nil {
-			r.close()
-			return nil, &ConfigError{fmt.Errorf("remoteStorages.%s: %w", name, err)}
-		}
-		r.readers[name] = client
-		if !cfg.Lead() {
-			continue // the lead shard queries and observes the storages, once for all shards
-		}
-		if qa := apis[name]; qa != nil && qa.Available {
-			qc, err := storage.NewClient(name, st, storage.Read, cfg.QueryConcurrency)
-			if err != nil { // the same settings as the client above: never in practice
-				r.close()
-				return nil, &ConfigError{fmt.Errorf("remoteStorages.%s: %w", name, err)}
-			}
-			r.runners[name] = query.New(cfg, p.Plan.Renamed(st.OTLPRenames()), name, qc, st.ReadURL, r.log, qm)
-		}
-		targets = append(targets, observe.Target{
-			Name: name, PID: st.PID, DataDir: st.DataDir, MetricsURLs: st.MetricsURLs,
-			Client: client, BaseURL: st.ReadURL, Kind: r.kinds[name],
-		})
-	}
-	obsOpts := observe.Options{Interval: cfg.ObserveInterval, Logger: r.log, Registerer: reg, Writes: r.writer}
-	if cfg.ScrapeModeOn() { // the agent acks, not tsbench's writer (scrape.go)
-		r.agentAcked = &agentAcked{}
-		obsOpts.Writes = r.agentAcked
-	}
-	r.obs = observe.New(obsOpts, targets)
-	if err := r.newProbers(); err != nil { // the same settings as the clients above: never in practice
-		r.close()
-		return nil, &ConfigError{err}
-	}
-	if err := r.serve(reg); err != nil {
+	if err := r.newStages(reg); err != nil {
 		r.close()
 		return nil, err
 	}
 	return r, nil
 }
 
-// serve starts tsbench's own /metrics on HTTPListenAddr.
-func (r *run) serve(reg *prometheus.Registry) error {
-	if r.opts.HTTPListenAddr == "" {
-		return nil
+// newLoad makes the workload and the writer: the stages every mode of the run has.
+func (r *run) newLoad(reg prometheus.Registerer) error {
+	var err error
+	if r.gen, err = workload.New(r.p.Profile, workload.OptionsFrom(r.cfg, r.clock)); err != nil {
+		return &ConfigError{fmt.Errorf("workload: %w", err)}
 	}
-	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", r.opts.HTTPListenAddr)
-	if err != nil {
-		return fmt.Errorf("-httpListenAddr %s: %w (another tsbench running? pick another address, or \"\" for none)", r.opts.HTTPListenAddr, err)
+	r.part = r.gen.Part(r.cfg.Shard.Index, r.cfg.Shard.Of())
+	if r.writer, err = remotewrite.New(remotewrite.OptionsFrom(r.cfg), r.part, r.log, remotewrite.NewMetrics(reg)); err != nil {
+		return &ConfigError{err}
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	r.mux, r.srvAddr = mux, ln.Addr().String()
-	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = r.srv.Serve(ln) }()
-	r.log.Info("serving tsbench's metrics", "url", "http://"+ln.Addr().String()+"/metrics")
-	if r.opts.LiveReport != nil {
-		r.live = newLive(r.opts.LiveReport, liveInterval(r.cfg.CheckpointInterval, r.opts), r.opts.LiveGrace, r.log)
-		mux.Handle("GET /{$}", r.live)
-		var ctx context.Context
-		ctx, r.stopLive = context.WithCancel(context.Background())
-		go r.live.run(ctx)
-		r.log.Info("serving the live report", "url", "http://"+ln.Addr().String()+"/", "every", r.live.every)
+	r.writer.DrainTimeout = r.opts.DrainTimeout
+	if r.cfg.Duration > 0 && r.cfg.History == 0 { // with history, each storage's end comes after it caught up
+		r.writer.End = r.start.Add(r.cfg.Duration)
+	}
+	return nil
+}
+
+// newStages makes the read side's stages of every storage (the query runners, the observer,
+// the freshness canary) and scrape mode's stage.
+func (r *run) newStages(reg prometheus.Registerer) error {
+	qm := query.NewMetrics(reg)
+	r.verifyMetrics = verify.NewMetrics(reg)
+	var targets []observe.Target
+	for _, name := range r.cfg.StorageNames() {
+		st := r.cfg.RemoteStorages[name]
+		// The observer and the verifier share this client; the query runner has its own (one
+		// connection per query slot), so a query never waits for a connection they hold.
+		client, err := storage.NewClient(name, st, storage.Read, 4)
+		if err != nil {
+			return &ConfigError{fmt.Errorf("remoteStorages.%s: %w", name, err)}
+		}
+		r.readers[name] = client
+		if !r.cfg.Lead() {
+			continue // the lead shard queries and observes the storages, once for all shards
+		}
+		if qa := r.queryAPI[name]; qa != nil && qa.Available {
+			qc, err := storage.NewClient(name, st, storage.Read, r.cfg.QueryConcurrency)
+			if err != nil { // the same settings as the client above: never in practice
+				return &ConfigError{fmt.Errorf("remoteStorages.%s: %w", name, err)}
+			}
+			r.runners[name] = query.New(r.cfg, r.p.Plan.Renamed(st.OTLPRenames()), name, qc, st.ReadURL, r.log, qm)
+		}
+		targets = append(targets, observe.Target{
+			Name: name, PID: st.PID, DataDir: st.DataDir, MetricsURLs: st.MetricsURLs,
+			Client: client, BaseURL: st.ReadURL, Kind: r.kinds[name],
+		})
+	}
+	obsOpts := observe.Options{Interval: r.cfg.ObserveInterval, Logger: r.log, Registerer: reg, Writes: r.writer}
+	if r.cfg.ScrapeModeOn() { // the agent acks, not tsbench's writer (scrape.go)
+		var err error
+		r.scrape, err = scrape.New(r.cfg, r.gen, scrape.Options{
+			Mux: r.http.mux, Addr: r.http.addr, Keep: r.opts.Keep, Progress: r.opts.Progress, ProgressEvery: r.opts.ProgressEvery,
+			DrainTimeout: r.opts.DrainTimeout, Start: r.start, Logger: r.log,
+		})
+		if err != nil {
+			return &ConfigError{err}
+		}
+		obsOpts.Writes = r.scrape
+	}
+	r.obs = observe.New(obsOpts, targets)
+	if err := r.newProbers(); err != nil { // the same settings as the clients above: never in practice
+		return &ConfigError{err}
 	}
 	return nil
 }
 
 func (r *run) close() {
 	r.closed.Store(true)
-	if r.srv != nil {
-		_ = r.srv.Close()
-	}
-	if r.live != nil {
-		r.stopLive()
-		<-r.live.done
-	}
+	r.http.close()
 	for _, c := range r.readers {
 		c.Close()
 	}
@@ -420,11 +390,7 @@ func (r *run) checkAccounting(now time.Time) {
 				name, now.UTC().Format(time.RFC3339), w.GeneratedSamples, w.AckedSamples, w.Dropped(), w.PendingSamples, diff)
 			r.log.Error("accounting does not balance", "storage", name, "detail", msg)
 			r.mu.Lock()
-			if len(r.accounting) < maxAccountingErrors {
-				r.accounting = append(r.accounting, msg)
-			} else {
-				r.accountingMore++
-			}
+			r.accounting.add(msg)
 			r.mu.Unlock()
 		}
 	}
@@ -447,6 +413,39 @@ func (r *run) newResults(targets, seriesPerTarget int) *results.Run {
 	}
 }
 
+// storageResults is the part of storage name's results every mode fills the same way; the
+// caller holds mu.
+func (r *run) storageResults(name string, verified *results.Verify) results.Storage {
+	return results.Storage{
+		Name: name, Verify: verified, QueryAPI: r.queryAPI[name], Problems: r.problems[name],
+		Settings: r.set.flags[name], SettingsWarnings: r.set.warnings[name], Version: r.set.versions[name],
+	}
+}
+
+// accounting is the first maxAccountingErrors moments the accounting did not balance, and
+// how many more: a run of days keeps its memory bounded.
+type accounting struct {
+	first []string
+	more  int
+}
+
+func (a *accounting) add(msg string) {
+	if len(a.first) < maxAccountingErrors {
+		a.first = append(a.first, msg)
+	} else {
+		a.more++
+	}
+}
+
+// list is results.json's accountingErrors: nil when the accounting always balanced.
+func (a *accounting) list() []string {
+	l := slices.Clone(a.first)
+	if a.more > 0 {
+		l = append(l, fmt.Sprintf("and %d more moments (only the first %d are listed)", a.more, maxAccountingErrors))
+	}
+	return l
+}
+
 // results assembles results.json from every part.
 func (r *run) results(verified map[string]*results.Verify) *results.Run {
 	res := r.newResults(r.part.Targets(), r.part.SamplesPerScrape()) // natives included
@@ -458,7 +457,7 @@ func (r *run) results(verified map[string]*results.Verify) *results.Run {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, name := range r.cfg.StorageNames() {
-		s := results.Storage{Name: name, Verify: verified[name], QueryAPI: r.queryAPI[name], Problems: r.problems[name], Settings: r.settings[name], SettingsWarnings: r.settingsWarnings[name], Version: r.versions[name]}
+		s := r.storageResults(name, verified[name])
 		s.Verify = r.addChecks(name, s.Verify)
 		if w := r.writer.Results(name); w != nil {
 			if tl := r.timeline[name]; tl != nil {
@@ -485,10 +484,7 @@ func (r *run) results(verified map[string]*results.Verify) *results.Run {
 		res.Shard = &results.Shard{Index: sh.Index, Count: sh.Count, Lead: r.cfg.Lead()}
 	}
 	res.Gaps = r.gaps
-	res.AccountingErrors = slices.Clone(r.accounting)
-	if r.accountingMore > 0 {
-		res.AccountingErrors = append(res.AccountingErrors, fmt.Sprintf("and %d more moments (only the first %d are listed)", r.accountingMore, maxAccountingErrors))
-	}
+	res.AccountingErrors = r.accounting.list()
 	r.addSeries(res)
 	if res.Shard == nil { // a shard's figures are a part: `report merge` evaluates the sum
 		res.Thresholds = threshold.Evaluate(r.p.Thresholds, res)

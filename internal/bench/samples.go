@@ -5,23 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/verify"
-	"github.com/tsbench/tsbench/internal/workload"
 )
-
-// nativeOptions is nativeHistograms for the workload.
-func nativeOptions(n config.NativeHistograms) workload.NativeOptions {
-	o := workload.NativeOptions{FromSummaries: n.FromSummaries, Schema: n.Schema}
-	switch n.Send {
-	case config.NativeOn:
-		o.Mode = workload.NativeOnly
-	case config.NativeBoth:
-		o.Mode = workload.NativeBoth
-	}
-	return o
-}
 
 // verifySampleTypes adds the read-back of native histograms, exemplars and metadata to each
 // storage's, when they were sent; the first two look at the end of [from, to].

@@ -4,29 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/verify"
-	"github.com/tsbench/tsbench/internal/workload"
 )
-
-// seriesOptions are the workload options of the config's series section (issue 22).
-func seriesOptions(s config.Series) (ev workload.Events, late, ooo workload.Held) {
-	e := s.Events
-	if e.Ramp != nil {
-		ev.Ramp = &workload.Ramp{From: e.Ramp.From, To: e.Ramp.To, Over: e.Ramp.Over}
-	}
-	if e.Spike != nil {
-		ev.Spike = &workload.Spike{For: e.Spike.For, Every: e.Spike.Every, Factor: e.Spike.Factor}
-	}
-	if e.DoubleHalve != nil {
-		ev.DoubleHalve = e.DoubleHalve.Every
-	}
-	if e.PodChurn != nil {
-		ev.PodLifetime = e.PodChurn.Lifetime
-	}
-	return ev, workload.Held(s.Late), workload.Held(s.OutOfOrder)
-}
 
 // watchSeries records the workload's expected series at the start, every observeInterval
 // (as often as the storages' own counts are observed) and at the end of the load.
@@ -131,20 +111,6 @@ func mean(vs []float64) *float64 {
 	}
 	m := sum / float64(len(vs))
 	return &m
-}
-
-// haOptions are the workload options of the series section's HA pairs.
-func haOptions(cfg *config.Config) workload.HA {
-	s := cfg.Series
-	if !s.HAOn() {
-		return workload.HA{}
-	}
-	l := s.HALabels
-	return workload.HA{
-		Replicas: s.HAReplicas, Offset: cfg.HAOffsetOf(),
-		ClusterName: l.Cluster.Name, ClusterValue: l.Cluster.Value,
-		ReplicaName: l.Replica.Name, ReplicaValue: l.Replica.Values,
-	}
 }
 
 // verifyHA adds the HA pair's read-back to each storage's, when HA pairs are written.

@@ -35,11 +35,11 @@ func BenchmarkAppender(b *testing.B) {
 			for p := range strings.SplitSeq(protos, ",") {
 				cfg.RemoteStorages[p] = config.Storage{WriteURL: "http://127.0.0.1:1/write", Protocol: config.Protocol(p)}
 			}
-			gen, err := workload.New(profile, workload.Options{Seed: 1, Start: time.UnixMilli(1_700_000_000_000), Targets: 10, ScrapeInterval: cfg.ScrapeInterval})
+			gen, err := workload.New(profile, workload.Options{Seed: 1, Start: time.UnixMilli(1_700_000_000_000), Hosts: 10, ScrapeInterval: cfg.ScrapeInterval})
 			if err != nil {
 				b.Fatal(err)
 			}
-			w, err := New(&cfg, gen, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
+			w, err := New(OptionsFrom(&cfg), gen, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -79,11 +79,11 @@ func pipelineOnce(b *testing.B, profile *workload.Profile, targets int, url stri
 	cfg.RemoteStorages = map[string]config.Storage{"discard": {WriteURL: url + "/api/v1/write"}}
 	// The generator would produce the next scrapes as they come due: stop before them.
 	start := time.Now().Add(-scrapes*interval + time.Second)
-	gen, err := workload.New(profile, workload.Options{Seed: 1, Start: start, Targets: targets, ScrapeInterval: interval})
+	gen, err := workload.New(profile, workload.Options{Seed: 1, Start: start, Hosts: targets, ScrapeInterval: interval})
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := New(&cfg, gen, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
+	w, err := New(OptionsFrom(&cfg), gen, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -174,13 +174,13 @@ func steadyOnce(b *testing.B, profile *workload.Profile, targets int, interval t
 	cfg.ScrapeInterval = interval
 	cfg.RemoteStorages = map[string]config.Storage{"discard": {WriteURL: url + "/api/v1/write"}}
 	gen, err := workload.New(profile, workload.Options{
-		Seed: 1, Start: time.Now(), Targets: targets,
+		Seed: 1, Start: time.Now(), Hosts: targets,
 		ScrapeInterval: interval, ChurnPercent: 1, ChurnInterval: interval,
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := New(&cfg, gen, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
+	w, err := New(OptionsFrom(&cfg), gen, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func BenchmarkCompression(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	gen, err := workload.New(profile, workload.Options{Seed: 1, Start: time.UnixMilli(1_700_000_000_000), Targets: 10, ScrapeInterval: 10 * time.Second})
+	gen, err := workload.New(profile, workload.Options{Seed: 1, Start: time.UnixMilli(1_700_000_000_000), Hosts: 10, ScrapeInterval: 10 * time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -177,7 +177,7 @@ func TestEncodeV2SeriesPathMatchesLabelsPath(t *testing.T) {
 	}
 	profile.Series[0].Help, profile.Series[0].Unit = "help of the first", "seconds"
 	gen, err := workload.New(profile, workload.Options{
-		Seed: 3, Start: time.UnixMilli(1_700_000_000_000), Targets: 3, Replicas: 2,
+		Seed: 3, Start: time.UnixMilli(1_700_000_000_000), Hosts: 3, Replicas: 2,
 		ScrapeInterval: 10 * time.Second, ChurnPercent: 50, ChurnInterval: 10 * time.Second,
 	})
 	if err != nil {
@@ -212,7 +212,7 @@ func TestEncodeV2SeriesDoesNotAllocate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen, err := workload.New(profile, workload.Options{Seed: 1, Start: time.UnixMilli(1_700_000_000_000), Targets: 2, ScrapeInterval: 10 * time.Second})
+	gen, err := workload.New(profile, workload.Options{Seed: 1, Start: time.UnixMilli(1_700_000_000_000), Hosts: 2, ScrapeInterval: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -129,9 +129,9 @@ func TestEncodeEqualsPrompb(t *testing.T) {
 		opts    workload.Options
 		scrapes int64
 	}{
-		{"plain", workload.Options{Targets: 3, Start: time.UnixMilli(1_700_000_000_000)}, 3},
-		{"replicas and churn", workload.Options{Targets: 4, Replicas: 3, ChurnPercent: 50, ChurnInterval: time.Second, Start: time.UnixMilli(1_700_000_000_000)}, 6},
-		{"epoch start: timestamp 0 left out", workload.Options{Targets: 2, Start: time.UnixMilli(0), Job: "j"}, 2},
+		{"plain", workload.Options{Hosts: 3, Start: time.UnixMilli(1_700_000_000_000)}, 3},
+		{"replicas and churn", workload.Options{Hosts: 4, Replicas: 3, ChurnPercent: 50, ChurnInterval: time.Second, Start: time.UnixMilli(1_700_000_000_000)}, 6},
+		{"epoch start: timestamp 0 left out", workload.Options{Hosts: 2, Start: time.UnixMilli(0), Job: "j"}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.opts.Seed, tc.opts.ScrapeInterval = 7, time.Second
@@ -203,7 +203,7 @@ func TestTemplatesRefuseInvalidLabels(t *testing.T) {
 		{Name: "m", Labels: []workload.Label{{Name: "b-c", Value: "x"}}, Shape: workload.Shape{Kind: workload.Constant, Value: 1}},
 		{Name: "m", Labels: []workload.Label{{Name: "e", Value: ""}}, Shape: workload.Shape{Kind: workload.Constant, Value: 1}},
 	}}
-	g, err := workload.New(p, workload.Options{Seed: 1, Targets: 1, ScrapeInterval: time.Second, Start: time.UnixMilli(1000)})
+	g, err := workload.New(p, workload.Options{Seed: 1, Hosts: 1, ScrapeInterval: time.Second, Start: time.UnixMilli(1000)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestAppendSeriesDoesNotAllocate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := workload.New(p, workload.Options{Seed: 1, Targets: 1, ScrapeInterval: time.Second, Start: time.UnixMilli(1000)})
+	g, err := workload.New(p, workload.Options{Seed: 1, Hosts: 1, ScrapeInterval: time.Second, Start: time.UnixMilli(1000)})
 	if err != nil {
 		t.Fatal(err)
 	}

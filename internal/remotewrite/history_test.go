@@ -48,7 +48,7 @@ func historyWriter(t *testing.T, history, duration time.Duration, tweak func(*co
 		tweak(&cfg)
 	}
 	opts := workload.Options{
-		Seed: 1, Start: time.Now().Add(-history), Targets: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval,
+		Seed: 1, Start: time.Now().Add(-history), Hosts: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval,
 		ChurnPercent: cfg.ScrapeConfigUpdatePercent, ChurnInterval: cfg.ScrapeConfigUpdateInterval,
 	}
 	wl, err := workload.New(p, opts)
@@ -59,7 +59,7 @@ func historyWriter(t *testing.T, history, duration time.Duration, tweak func(*co
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := New(&cfg, wl, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
+	w, err := New(OptionsFrom(&cfg), wl, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,13 +313,13 @@ func BenchmarkCatchUp(b *testing.B) {
 		cfg.History, cfg.Duration = 10*time.Minute, time.Millisecond
 		cfg.RemoteStorages = map[string]config.Storage{"discard": writeTo(srv.URL)}
 		gen, err := workload.New(profile, workload.Options{
-			Seed: 1, Start: time.Now().Add(-cfg.History), Targets: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval,
+			Seed: 1, Start: time.Now().Add(-cfg.History), Hosts: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval,
 			ChurnPercent: cfg.ScrapeConfigUpdatePercent, ChurnInterval: cfg.ScrapeConfigUpdateInterval,
 		})
 		if err != nil {
 			b.Fatal(err)
 		}
-		w, err := New(&cfg, gen, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
+		w, err := New(OptionsFrom(&cfg), gen, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -53,7 +53,7 @@ func BenchmarkNativeHistograms(b *testing.B) {
 			name := map[workload.NativeMode]string{workload.NativeOff: "classic", workload.NativeOnly: "native"}[mode]
 			b.Run(fmt.Sprintf("proto=%s/%s", proto, name), func(b *testing.B) {
 				gen, err := workload.New(p, workload.Options{
-					Seed: 1, Start: time.UnixMilli(1_700_000_000_000), Targets: 10,
+					Seed: 1, Start: time.UnixMilli(1_700_000_000_000), Hosts: 10,
 					ScrapeInterval: 10 * time.Second, Native: workload.NativeOptions{Mode: mode},
 				})
 				if err != nil {

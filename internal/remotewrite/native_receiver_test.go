@@ -149,7 +149,7 @@ func TestNativeHistogramsIntoPrometheus(t *testing.T) {
 	start := time.Now().Add(-time.Minute).Truncate(time.Second)
 	for pname, pc := range profiles {
 		gen, err := workload.New(pc.p, workload.Options{
-			Seed: 1, Start: start, Targets: 2, ScrapeInterval: 10 * time.Second,
+			Seed: 1, Start: start, Hosts: 2, ScrapeInterval: 10 * time.Second,
 			ChurnPercent: 50, ChurnInterval: 10 * time.Second, Native: pc.o,
 		})
 		if err != nil {

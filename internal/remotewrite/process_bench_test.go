@@ -248,7 +248,7 @@ func processRun(b *testing.B, bin string, recv *discard, dir string, targets int
 // times. It returns samples per CPU-second of that thread.
 func bareLoop(b *testing.B, profile *workload.Profile, requests int) float64 {
 	const perRequest = 5000
-	gen, err := workload.New(profile, workload.Options{Seed: 1, Start: time.Now(), Targets: 10, ScrapeInterval: time.Second})
+	gen, err := workload.New(profile, workload.Options{Seed: 1, Start: time.Now(), Hosts: 10, ScrapeInterval: time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}

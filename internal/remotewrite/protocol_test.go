@@ -257,7 +257,7 @@ func BenchmarkProtocols(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	gen, err := workload.New(profile, workload.Options{Seed: 1, Start: time.UnixMilli(1_700_000_000_000), Targets: 10, ScrapeInterval: 10 * time.Second})
+	gen, err := workload.New(profile, workload.Options{Seed: 1, Start: time.UnixMilli(1_700_000_000_000), Hosts: 10, ScrapeInterval: 10 * time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -403,13 +403,13 @@ func TestWriterOfPartHasMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen, err := workload.New(profile, workload.Options{Seed: 1, Start: time.Now(), Targets: 4, ScrapeInterval: time.Second})
+	gen, err := workload.New(profile, workload.Options{Seed: 1, Start: time.Now(), Hosts: 4, ScrapeInterval: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := config.Default()
 	cfg.RemoteStorages = map[string]config.Storage{"s": {WriteURL: "http://s.test/api/v1/write", Protocol: config.ProtocolRW2}}
-	w, err := New(&cfg, gen.Part(1, 2), slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
+	w, err := New(OptionsFrom(&cfg), gen.Part(1, 2), slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
 	if err != nil {
 		t.Fatal(err)
 	}

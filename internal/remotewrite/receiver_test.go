@@ -39,7 +39,7 @@ func TestEncodersIntoPrometheus(t *testing.T) {
 	}
 	start := time.Now().Add(-time.Minute).Truncate(time.Second)
 	gen, err := workload.New(profile, workload.Options{
-		Seed: 1, Start: start, Targets: 2, ScrapeInterval: 10 * time.Second,
+		Seed: 1, Start: start, Hosts: 2, ScrapeInterval: 10 * time.Second,
 		ChurnPercent: 50, ChurnInterval: 10 * time.Second,
 	})
 	if err != nil {

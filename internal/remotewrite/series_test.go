@@ -76,14 +76,14 @@ func heldWriter(t *testing.T, url string) *Writer {
 	cfg.WriteConcurrency, cfg.MaxSamplesPerRequest, cfg.TargetsCount = 2, 50, 20
 	cfg.RemoteStorages = map[string]config.Storage{"prom": {WriteURL: url}}
 	gen, err := workload.New(p, workload.Options{
-		Seed: 1, Start: time.Now(), Targets: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval,
+		Seed: 1, Start: time.Now(), Hosts: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval,
 		Late:       workload.Held{Percent: 20, By: 200 * time.Millisecond},
 		OutOfOrder: workload.Held{Percent: 20, By: 300 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := New(&cfg, gen.Part(0, 1), slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
+	w, err := New(OptionsFrom(&cfg), gen.Part(0, 1), slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,12 +79,12 @@ func TestSettledWaitsForAScrapeNotGenerated(t *testing.T) {
 		cfg := config.Default()
 		cfg.TargetsCount, cfg.ScrapeInterval, cfg.WriteConcurrency, cfg.GenerateWorkers = 2, time.Second, 2, 2
 		cfg.RemoteStorages = map[string]config.Storage{"s": writeTo("http://s.test")}
-		gen, err := workload.New(p, workload.Options{Seed: 1, Start: time.Now(), Targets: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval})
+		gen, err := workload.New(p, workload.Options{Seed: 1, Start: time.Now(), Hosts: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval})
 		if err != nil {
 			t.Fatal(err)
 		}
 		wl := &stalled{Generator: gen, k: 5, resume: make(chan struct{})}
-		w, err := New(&cfg, wl, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
+		w, err := New(OptionsFrom(&cfg), wl, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
 		if err != nil {
 			t.Fatal(err)
 		}

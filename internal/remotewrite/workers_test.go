@@ -103,11 +103,11 @@ func TestInvalidLabelsCountedWithWorkers(t *testing.T) {
 				cfg := config.Default()
 				cfg.ScrapeInterval, cfg.TargetsCount, cfg.GenerateWorkers, cfg.WriteConcurrency = 100*time.Millisecond, 10, 3, 2
 				cfg.RemoteStorages = map[string]config.Storage{"s": writeTo("http://s.test")}
-				gen, err := workload.New(&workload.Profile{Series: tc.series}, workload.Options{Seed: 1, Start: time.Now(), Targets: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval})
+				gen, err := workload.New(&workload.Profile{Series: tc.series}, workload.Options{Seed: 1, Start: time.Now(), Hosts: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval})
 				if err != nil {
 					t.Fatal(err)
 				}
-				w, err := New(&cfg, gen, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
+				w, err := New(OptionsFrom(&cfg), gen, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -136,10 +136,10 @@ func TestWorkloadWithoutSeriesNames(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rc := memReceiver(t, nil)
 		w := newWriter(t, map[string]config.Storage{"s": writeTo("http://s.test")}, nil, nil)
-		w2, err := New(&config.Config{
-			WriteConcurrency: 2, GenerateWorkers: 2, MaxSamplesPerRequest: 50, MaxPendingSamples: 1 << 20,
-			MaxRetryDuration: time.Second, WriteURLReplicas: 1, Compression: config.CompressionFast,
-			RemoteStorages: map[string]config.Storage{"s": writeTo("http://s.test")},
+		w2, err := New(Options{
+			Concurrency: 2, GenerateWorkers: 2, MaxSamplesPerRequest: 50, MaxPendingSamples: 1 << 20,
+			MaxRetryDuration: time.Second, URLReplicas: map[string]int{"s": 1}, Compression: config.CompressionFast,
+			Storages: map[string]config.Storage{"s": writeTo("http://s.test")},
 		}, hiddenSeries{w.work}, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
 		if err != nil {
 			t.Fatal(err)

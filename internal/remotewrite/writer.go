@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -84,44 +85,81 @@ type Writer struct {
 	allCaught   chan struct{} // closed when the last lane caught up
 }
 
-// New builds one pipeline per storage that writes: one endpoint per URL of its writeURL list
-// and per writeURLReplicas copy.
-func New(cfg *config.Config, wl Workload, logger *slog.Logger, m *Metrics) (*Writer, error) {
+// Options are the writer's part of the config.
+type Options struct {
+	// Storages are the storages written (none with disableWrite), by name.
+	Storages map[string]config.Storage
+	// URLReplicas is each storage's writeURLReplicas: copies of every request, each to its
+	// URL with url_replica=N.
+	URLReplicas          map[string]int
+	Concurrency          int // writeConcurrency: connections per endpoint, and shards
+	GenerateWorkers      int
+	Compression          config.Compression
+	MaxSamplesPerRequest int
+	MaxPendingSamples    int64 // per storage
+	MaxRetryDuration     time.Duration
+	SendMetadata         bool
+	ScrapeInterval       time.Duration // of the workload: the catch-up's skew
+	// History, when > 0, makes each storage catch up on a lane of its own, which then goes
+	// on live for Duration.
+	History, Duration time.Duration
+}
+
+// OptionsFrom is the writer's part of cfg.
+func OptionsFrom(cfg *config.Config) Options {
+	o := Options{
+		Storages: map[string]config.Storage{}, URLReplicas: map[string]int{},
+		Concurrency: cfg.WriteConcurrency, GenerateWorkers: cfg.GenerateWorkers, Compression: cfg.Compression,
+		MaxSamplesPerRequest: cfg.MaxSamplesPerRequest, MaxPendingSamples: cfg.MaxPendingSamples,
+		MaxRetryDuration: cfg.MaxRetryDuration, SendMetadata: cfg.SendMetadata,
+		ScrapeInterval: cfg.ScrapeInterval, History: cfg.History, Duration: cfg.Duration,
+	}
+	for name, st := range cfg.RemoteStorages {
+		if !st.DisableWrite {
+			o.Storages[name] = st
+			o.URLReplicas[name] = cfg.URLReplicas(name)
+		}
+	}
+	return o
+}
+
+// New builds one pipeline per storage of o: one endpoint per URL of its writeURL list and per
+// writeURLReplicas copy.
+func New(o Options, wl Workload, logger *slog.Logger, m *Metrics) (*Writer, error) {
 	w := &Writer{
 		DrainTimeout: 30 * time.Second,
 		FlushAfter:   time.Second,
 		work:         wl,
 		byName:       map[string]*sink{},
-		shards:       cfg.WriteConcurrency,
-		workers:      cfg.GenerateWorkers,
-		maxSamples:   cfg.MaxSamplesPerRequest,
+		shards:       o.Concurrency,
+		workers:      o.GenerateWorkers,
+		maxSamples:   o.MaxSamplesPerRequest,
 		compress:     s2.EncodeSnappy,
 		log:          logger.With("component", "remotewrite"),
 		m:            m,
 		copies:       map[string]int{},
 		laneOf:       map[string]*lane{},
-		duration:     cfg.Duration,
-		skew:         catchUpSkew(cfg.ScrapeInterval),
+		duration:     o.Duration,
+		skew:         catchUpSkew(o.ScrapeInterval),
 		genDone:      make(chan struct{}),
 		allCaught:    make(chan struct{}),
 		sender: senderConfig{
 			userAgent:        "tsbench/" + version(),
-			maxRetryDuration: cfg.MaxRetryDuration,
+			maxRetryDuration: o.MaxRetryDuration,
 			minBackoff:       30 * time.Millisecond, // as Prometheus' min_backoff
 			maxBackoff:       5 * time.Second,       // as Prometheus' max_backoff
 			requestTimeout:   30 * time.Second,
 		},
 	}
-	if w.workers < 1 { // a config built in code without Default
+	if w.workers < 1 { // options built in code without config.Default
 		w.workers = 1
 	}
-	if cfg.Compression == config.CompressionBetter {
+	if o.Compression == config.CompressionBetter {
 		w.compress = s2.EncodeSnappyBetter
 	}
-	for _, name := range cfg.StorageNames() {
-		if st := cfg.RemoteStorages[name]; !st.DisableWrite {
-			w.use[wireOf(st)] = true
-		}
+	names := slices.Sorted(maps.Keys(o.Storages))
+	for _, name := range names {
+		w.use[wireOf(o.Storages[name])] = true
 	}
 	if ps, ok := wl.(profiled); ok {
 		series := make([]workload.Series, wl.SeriesPerTarget())
@@ -138,15 +176,13 @@ func New(cfg *config.Config, wl Workload, logger *slog.Logger, m *Metrics) (*Wri
 			w.v2tpl = newV2Templates(ns, w.meta)
 		}
 	}
-	for _, name := range cfg.StorageNames() {
-		if st := cfg.RemoteStorages[name]; !st.DisableWrite {
-			if err := w.addSink(cfg, name, st); err != nil {
-				return nil, err
-			}
+	for _, name := range names {
+		if err := w.addSink(o, name, o.Storages[name]); err != nil {
+			return nil, err
 		}
 	}
-	w.metaSend = w.newMetadataSenders(cfg.SendMetadata)
-	if cfg.History > 0 {
+	w.metaSend = w.newMetadataSenders(o.SendMetadata)
+	if o.History > 0 {
 		for _, s := range w.sinks {
 			s.catchingUp = true
 			w.addLane([]*sink{s}, true)
@@ -166,18 +202,18 @@ func New(cfg *config.Config, wl Workload, logger *slog.Logger, m *Metrics) (*Wri
 
 // addSink makes storage name's pipeline: an endpoint per URL of its writeURL list and per
 // writeURLReplicas copy.
-func (w *Writer) addSink(cfg *config.Config, name string, st config.Storage) error {
-	client, err := storage.NewClient(name, st, storage.Write, cfg.WriteConcurrency)
+func (w *Writer) addSink(o Options, name string, st config.Storage) error {
+	client, err := storage.NewClient(name, st, storage.Write, o.Concurrency)
 	if err != nil {
 		return err
 	}
 	// A redirect is answered, not followed: Go would re-send a POST as a GET after a 301
 	// or 302. send drops the batch with the status as reason.
 	client.HTTP.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	s := newSink(name, wireOf(st), cfg.MaxPendingSamples, w.log.With("storage", name), w.m)
+	s := newSink(name, wireOf(st), o.MaxPendingSamples, w.log.With("storage", name), w.m)
 	s.proto = st.WriteProtocol()
 	for _, raw := range st.WriteURLs() {
-		n := cfg.URLReplicas(name)
+		n := o.URLReplicas[name]
 		for r := range n {
 			u, err := replicaURL(raw, r, n)
 			if err != nil {

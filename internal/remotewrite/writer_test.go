@@ -130,14 +130,14 @@ func newWriter(t *testing.T, storages map[string]config.Storage, logger *slog.Lo
 	if cfgTweak != nil {
 		cfgTweak(&cfg)
 	}
-	wl, err := workload.New(p, workload.Options{Seed: 1, Start: time.Now(), Targets: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval})
+	wl, err := workload.New(p, workload.Options{Seed: 1, Start: time.Now(), Hosts: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	w, err := New(&cfg, wl, logger, NewMetrics(prometheus.NewRegistry()))
+	w, err := New(OptionsFrom(&cfg), wl, logger, NewMetrics(prometheus.NewRegistry()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -679,8 +679,8 @@ func testURLReplicasAndCommaList(t *testing.T) {
 	cfg := config.Default()
 	cfg.ScrapeInterval, cfg.WriteURLReplicas, cfg.WriteConcurrency = 100*time.Millisecond, 2, 1
 	cfg.RemoteStorages = map[string]config.Storage{"s": st}
-	wl, _ := workload.New(p, workload.Options{Seed: 1, Start: time.Now(), Targets: 5, ScrapeInterval: cfg.ScrapeInterval})
-	w2, err := New(&cfg, wl, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
+	wl, _ := workload.New(p, workload.Options{Seed: 1, Start: time.Now(), Hosts: 5, ScrapeInterval: cfg.ScrapeInterval})
+	w2, err := New(OptionsFrom(&cfg), wl, slog.New(slog.DiscardHandler), NewMetrics(prometheus.NewRegistry()))
 	if err != nil {
 		t.Fatal(err)
 	}

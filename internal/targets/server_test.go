@@ -29,7 +29,7 @@ func newGen(t *testing.T) *workload.Generator {
 		t.Fatal(err)
 	}
 	g, err := workload.New(p, workload.Options{
-		Seed: 7, Start: time.Now().Add(-65 * time.Second), Targets: 20, ScrapeInterval: 5 * time.Second,
+		Seed: 7, Start: time.Now().Add(-65 * time.Second), Hosts: 20, ScrapeInterval: 5 * time.Second,
 		ChurnPercent: 10, ChurnInterval: 10 * time.Second,
 	})
 	if err != nil {
@@ -295,7 +295,7 @@ func TestSDReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := workload.New(p, workload.Options{Seed: 1, Start: time.Now(), Targets: 3, Replicas: 2, ScrapeInterval: time.Second})
+	g, err := workload.New(p, workload.Options{Seed: 1, Start: time.Now(), Hosts: 3, Replicas: 2, ScrapeInterval: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

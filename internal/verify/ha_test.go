@@ -149,7 +149,7 @@ func TestHAPairThroughTracker(t *testing.T) {
 	cfg.RemoteStorages = map[string]config.Storage{"mimir": st}
 	start := time.Now()
 	gen, err := workload.New(p, workload.Options{
-		Seed: 1, Start: start, Targets: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval,
+		Seed: 1, Start: start, Hosts: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval,
 		HA: workload.HA{
 			Replicas: 2, Offset: 33 * time.Millisecond, ClusterName: "cluster", ClusterValue: "bench",
 			ReplicaName: "__replica__", ReplicaValue: []string{"a", "b"},
@@ -201,7 +201,7 @@ func TestTallyHA(t *testing.T) {
 	cfg := config.Default()
 	cfg.ScrapeInterval = 10 * time.Second
 	gen, err := workload.New(p, workload.Options{
-		Seed: 3, Start: time.UnixMilli(1_700_000_000_000), Targets: 2, ScrapeInterval: cfg.ScrapeInterval,
+		Seed: 3, Start: time.UnixMilli(1_700_000_000_000), Hosts: 2, ScrapeInterval: cfg.ScrapeInterval,
 		HA: workload.HA{Replicas: 2, Offset: 2 * time.Second, ReplicaName: "replica", ReplicaValue: []string{"a", "b"}},
 	})
 	if err != nil {

@@ -40,7 +40,7 @@ func startReceiver(t *testing.T, opts storagetest.Options) *storagetest.Receiver
 // writer's own), and returns the writer, its account complete.
 func writeFor(t *testing.T, cfg *config.Config, wl remotewrite.Workload, d, flushAfter time.Duration) *remotewrite.Writer {
 	t.Helper()
-	w, err := remotewrite.New(cfg, wl, slog.New(slog.DiscardHandler), remotewrite.NewMetrics(prometheus.NewRegistry()))
+	w, err := remotewrite.New(remotewrite.OptionsFrom(cfg), wl, slog.New(slog.DiscardHandler), remotewrite.NewMetrics(prometheus.NewRegistry()))
 	if err != nil {
 		t.Fatal(err)
 	}

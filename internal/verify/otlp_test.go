@@ -40,7 +40,7 @@ func TestOTLPNames(t *testing.T) {
 		t.Errorf("names (-want +got):\n%s", diff)
 	}
 	// A run verifies its shard's part of the workload: the part names the same.
-	gen, err := workload.New(p, workload.Options{Seed: 1, Start: time.Now(), Targets: 2, ScrapeInterval: time.Second})
+	gen, err := workload.New(p, workload.Options{Seed: 1, Start: time.Now(), Hosts: 2, ScrapeInterval: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestOTLPReadBackFromPrometheus(t *testing.T) {
 	cfg.RemoteStorages = map[string]config.Storage{"prom": st}
 	start := time.Now()
 	gen, err := workload.New(p, workload.Options{
-		Seed: 1, Start: start, Targets: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval,
+		Seed: 1, Start: start, Hosts: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval,
 		ChurnPercent: cfg.ScrapeConfigUpdatePercent, ChurnInterval: cfg.ScrapeConfigUpdateInterval,
 	})
 	if err != nil {

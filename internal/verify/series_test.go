@@ -29,7 +29,7 @@ func TestSeriesReadBackFromPrometheus(t *testing.T) {
 			cfg.RemoteStorages = map[string]config.Storage{"prom": st}
 			start := time.Now()
 			gen, err := workload.New(p, workload.Options{
-				Seed: 1, Start: start, Targets: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval,
+				Seed: 1, Start: start, Hosts: cfg.TargetsCount, ScrapeInterval: cfg.ScrapeInterval,
 				Events: workload.Events{
 					Spike:       &workload.Spike{For: 300 * time.Millisecond, Every: 600 * time.Millisecond, Factor: 2},
 					PodLifetime: 700 * time.Millisecond,

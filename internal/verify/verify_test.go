@@ -344,7 +344,7 @@ func TestExpectKeepsItsOwnLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := workload.New(p, workload.Options{Seed: 1, Start: time.UnixMilli(1_000_000), Targets: 20, ScrapeInterval: 10 * time.Second})
+	g, err := workload.New(p, workload.Options{Seed: 1, Start: time.UnixMilli(1_000_000), Hosts: 20, ScrapeInterval: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,7 +108,7 @@ func testCaptureFitsShapes(t *testing.T) {
 	if diff := cmp.Diff(inf, got["req_seconds_count"].Shape); diff != "" {
 		t.Errorf("_count shape differs from +Inf bucket (-inf +count):\n%s", diff)
 	}
-	g, err := New(p, Options{Seed: 1, Start: time.UnixMilli(0), Targets: 3, ScrapeInterval: time.Second})
+	g, err := New(p, Options{Seed: 1, Start: time.UnixMilli(0), Hosts: 3, ScrapeInterval: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ const maxUptime = 7 * 24 * time.Hour
 // and 1 h before the run's start, in whole seconds, drawn from the seed. A churned target
 // keeps it: a new revision is a new config, not a restart.
 func (g *Generator) ProcessStart(target int) int64 {
-	age := time.Hour + time.Duration(unit(hash(g.opts.Seed, 13, uint64(target%g.opts.Targets)))*float64(maxUptime))
+	age := time.Hour + time.Duration(unit(hash(g.opts.Seed, 13, uint64(target%g.hosts)))*float64(maxUptime))
 	return g.startMs - age.Truncate(time.Second).Milliseconds()
 }
 

@@ -120,7 +120,7 @@ func TestCaptureRecoversMovement(t *testing.T) {
 // interval and measures what the capture measured: changes, steps, digits.
 func TestGeneratedMovementFollowsCapture(t *testing.T) {
 	p := captureMoving(t, 120)
-	g, err := New(p, Options{Seed: 5, Start: time.UnixMilli(0), Targets: 20, ScrapeInterval: 5 * time.Millisecond})
+	g, err := New(p, Options{Seed: 5, Start: time.UnixMilli(0), Hosts: 20, ScrapeInterval: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestTickShapesKeepInvariants(t *testing.T) {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
 		g, err := New(p, Options{
-			Seed: seed, Start: time.UnixMilli(1_700_000_000_000), Targets: 4,
+			Seed: seed, Start: time.UnixMilli(1_700_000_000_000), Hosts: 4,
 			ScrapeInterval: time.Duration(1+seed%7) * 700 * time.Millisecond, HostLoad: []float64{1, 0.5, 0.2}[(seed/3)%3],
 		})
 		if err != nil {
@@ -304,7 +304,7 @@ func TestValidateRejectsOverfullSum(t *testing.T) {
 func TestHostLoadQuietsValues(t *testing.T) {
 	p := captureMoving(t, 120)
 	gen := func(load float64) *Generator {
-		g, err := New(p, Options{Seed: 5, Start: time.UnixMilli(0), Targets: 20, ScrapeInterval: 5 * time.Millisecond, HostLoad: load})
+		g, err := New(p, Options{Seed: 5, Start: time.UnixMilli(0), Hosts: 20, ScrapeInterval: 5 * time.Millisecond, HostLoad: load})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -381,7 +381,7 @@ func testCaptureFitsBusyCPU(t *testing.T) {
 	}
 	// At half the load user counts half as much, idle takes the rest, neither decreases.
 	counted := func(load float64) map[string]float64 {
-		g, err := New(p, Options{Seed: 2, Start: time.UnixMilli(0), Targets: 10, ScrapeInterval: 5 * time.Millisecond, HostLoad: load})
+		g, err := New(p, Options{Seed: 2, Start: time.UnixMilli(0), Hosts: 10, ScrapeInterval: 5 * time.Millisecond, HostLoad: load})
 		if err != nil {
 			t.Fatal(err)
 		}

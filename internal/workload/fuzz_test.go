@@ -120,7 +120,7 @@ func FuzzParseProfile(f *testing.F) {
 		if err != nil {
 			return
 		}
-		g, err := New(p, Options{Seed: 1, Start: time.UnixMilli(1_700_000_000_000), Targets: 2, Replicas: 2, ScrapeInterval: 10 * time.Second, ChurnPercent: 50, ChurnInterval: time.Minute})
+		g, err := New(p, Options{Seed: 1, Start: time.UnixMilli(1_700_000_000_000), Hosts: 2, Replicas: 2, ScrapeInterval: 10 * time.Second, ChurnPercent: 50, ChurnInterval: time.Minute})
 		if err != nil {
 			return
 		}

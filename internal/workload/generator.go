@@ -34,16 +34,19 @@ type SeriesAppender interface {
 
 // Options describe the simulated targets.
 type Options struct {
-	Seed           uint64
-	Start          time.Time // run start; every timestamp derives from it, in whole milliseconds
-	Targets        int       // targetsCount
-	Replicas       int       // writeReplicas; > 1 adds replica="0".."N-1"
+	Seed  uint64
+	Start time.Time // run start; every timestamp derives from it, in whole milliseconds
+	// Hosts is targetsCount: the hosts the profile's targets stand for, each scraped once per
+	// writeReplica and HA replica, so the Generator's Targets() is Hosts × Replicas × HA
+	// replicas. With events it is their base (series.go).
+	Hosts          int
+	Replicas       int // writeReplicas; > 1 adds replica="0".."N-1"
 	ScrapeInterval time.Duration
 	ChurnPercent   float64       // scrapeConfigUpdatePercent
 	ChurnInterval  time.Duration // scrapeConfigUpdateInterval
 	Job            string        // job label; default "node_exporter"
 	HostLoad       float64       // hostLoad, (0, 1]; 0 means 1: values move as captured
-	Events         Events        // cardinality events (series.go); Targets is then their base
+	Events         Events        // cardinality events (series.go); Hosts is then their base
 	Late           Held          // series sent late, in order (series.go)
 	OutOfOrder     Held          // samples sent after newer ones of their series (series.go)
 	Native         NativeOptions // nativeHistograms (native.go)
@@ -90,7 +93,8 @@ type Generator struct {
 	interval  int64 // ms
 	churnMs   int64 // 0: no churn
 	churnN    int   // targets churned per round in each replica
-	total     int   // Targets × Replicas × HA replicas
+	hosts     int   // Hosts, or with events the most hosts they ever make active (newEvents)
+	total     int   // hosts × Replicas × HA replicas: the targets
 	haOffMs   int64 // HA.Offset in ms
 	names     []string
 	slots     []slot // by names: the target labels (TargetLabelNames)
@@ -135,8 +139,8 @@ func New(p *Profile, o Options) (*Generator, error) {
 		o.Job = "node_exporter"
 	}
 	var errs []error
-	if o.Targets < 1 {
-		errs = append(errs, errors.New("targets must be >= 1"))
+	if o.Hosts < 1 {
+		errs = append(errs, errors.New("hosts (targetsCount) must be >= 1"))
 	}
 	if o.ScrapeInterval < time.Millisecond {
 		errs = append(errs, errors.New("scrape interval must be >= 1ms"))
@@ -156,16 +160,16 @@ func New(p *Profile, o Options) (*Generator, error) {
 	p = p.atLoad(o.HostLoad)
 	// Each replica churns round(targetsCount × percent / 100) of its own targets, as each
 	// replica of the prometheus-benchmark chart runs its own config updater.
-	churnN := int(math.Round(float64(o.Targets) * o.ChurnPercent / 100))
+	churnN := int(math.Round(float64(o.Hosts) * o.ChurnPercent / 100))
 	ev, pool := newEvents(o, len(p.Series))
-	o.Targets = pool
 	g := &Generator{
 		ev:       ev,
 		profile:  p,
 		opts:     o,
 		startMs:  o.Start.UnixMilli(),
 		interval: o.ScrapeInterval.Milliseconds(),
-		total:    o.Targets * o.Replicas * o.haReplicas(),
+		hosts:    pool,
+		total:    pool * o.Replicas * o.haReplicas(),
 		haOffMs:  o.HA.Offset.Milliseconds(),
 	}
 	g.names, g.slots = g.targetLabels()
@@ -270,7 +274,7 @@ func (g *Generator) churnRounds(t int64) int64 {
 // the churnN targets from a seeded offset on, wrapping around, so exactly churnN distinct
 // targets per replica. Replica 0 draws its offset as a single replica always did.
 func (g *Generator) churned(target int, j int64) bool {
-	n := g.opts.Targets
+	n := g.hosts
 	orig, _ := g.copyOf(target) // an HA copy's revisions are its original's
 	base, rep := orig%n, orig/n
 	h := hash(g.opts.Seed, 2, uint64(j))
@@ -388,7 +392,7 @@ type targetValues struct{ instance, replica, revision, haReplica string }
 // them as strings over it: valid until the next targetText on sc.
 func (g *Generator) targetText(sc *scratch, target int, rev int64, l life) targetValues {
 	orig, haRep := g.copyOf(target)
-	base, rep := orig%g.opts.Targets, orig/g.opts.Targets
+	base, rep := orig%g.hosts, orig/g.hosts
 	b := sc.text[:0]
 	b = append(b, "host-"...)
 	b = appendPadded(b, base, 6)

@@ -64,7 +64,7 @@ func TestDefaultProfile(t *testing.T) {
 }
 
 func TestScrapeLabelsSortedAndComplete(t *testing.T) {
-	g := newGen(t, Options{Seed: 1, Targets: 3, Replicas: 2})
+	g := newGen(t, Options{Seed: 1, Hosts: 3, Replicas: 2})
 	var c collector
 	values, stale := g.Scrape(&c, 4, 0)
 	if values != g.SeriesPerTarget() || stale != 0 || len(c.samples) != values {
@@ -93,9 +93,9 @@ func TestScrapeLabelsSortedAndComplete(t *testing.T) {
 }
 
 func TestValuesArePureAndSeeded(t *testing.T) {
-	a := newGen(t, Options{Seed: 7, Targets: 10})
-	b := newGen(t, Options{Seed: 7, Targets: 10})
-	c := newGen(t, Options{Seed: 8, Targets: 10})
+	a := newGen(t, Options{Seed: 7, Hosts: 10})
+	b := newGen(t, Options{Seed: 7, Hosts: 10})
+	c := newGen(t, Options{Seed: 8, Hosts: 10})
 	differ := 0
 	for s := range a.SeriesPerTarget() {
 		ts := a.ScrapeTime(3, 100)
@@ -113,7 +113,7 @@ func TestValuesArePureAndSeeded(t *testing.T) {
 }
 
 func TestShapeProperties(t *testing.T) {
-	g := newGen(t, Options{Seed: 3, Targets: 5})
+	g := newGen(t, Options{Seed: 3, Hosts: 5})
 	p := g.profile
 	for target := range 5 {
 		for s, ser := range p.Series {
@@ -147,7 +147,7 @@ func TestShapeProperties(t *testing.T) {
 }
 
 func TestPhasesWithinInterval(t *testing.T) {
-	g := newGen(t, Options{Seed: 2, Targets: 1000, ScrapeInterval: 15 * time.Second})
+	g := newGen(t, Options{Seed: 2, Hosts: 1000, ScrapeInterval: 15 * time.Second})
 	start := g.startMs
 	distinct := map[int64]bool{}
 	for target := range 1000 {
@@ -172,7 +172,7 @@ func TestPhasesWithinInterval(t *testing.T) {
 func TestChurnCountsExact(t *testing.T) {
 	const targets, replicas, interval = 200, 2, 10 * time.Second
 	g := newGen(t, Options{
-		Seed: 9, Targets: targets, Replicas: replicas, ScrapeInterval: interval,
+		Seed: 9, Hosts: targets, Replicas: replicas, ScrapeInterval: interval,
 		ChurnPercent: 1.25, ChurnInterval: time.Minute,
 	})
 	// round(200 × 1.25 / 100) = round(2.5) = 3 targets per replica (half away from zero),
@@ -221,7 +221,7 @@ func TestChurnCountsExact(t *testing.T) {
 // offset, then the next round(targetsCount × percent / 100) targets.
 func TestRevisionKeepsChurnChoices(t *testing.T) {
 	const targets = 50
-	g := newGen(t, Options{Seed: 5, Targets: targets, ChurnPercent: 7, ChurnInterval: time.Minute})
+	g := newGen(t, Options{Seed: 5, Hosts: targets, ChurnPercent: 7, ChurnInterval: time.Minute})
 	naive := func(target int, k int64) int64 {
 		var rev int64
 		for j := int64(1); j <= (g.ScrapeTime(target, k)-g.startMs)/60_000; j++ {
@@ -247,7 +247,7 @@ func TestRevisionKeepsChurnChoices(t *testing.T) {
 
 func TestStaleMarkersOnChurn(t *testing.T) {
 	g := newGen(t, Options{
-		Seed: 4, Targets: 20, ScrapeInterval: 10 * time.Second,
+		Seed: 4, Hosts: 20, ScrapeInterval: 10 * time.Second,
 		ChurnPercent: 10, ChurnInterval: 30 * time.Second,
 	})
 	changed := 0
@@ -281,7 +281,7 @@ func TestStaleMarkersOnChurn(t *testing.T) {
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func TestLabelsMatchScrape(t *testing.T) {
-	g := newGen(t, Options{Seed: 1, Targets: 3})
+	g := newGen(t, Options{Seed: 1, Hosts: 3})
 	var c collector
 	g.Scrape(&c, 2, 5)
 	for s := range g.SeriesPerTarget() {
@@ -299,7 +299,7 @@ func TestLabelsMatchScrape(t *testing.T) {
 }
 
 func TestConcurrentScrapes(t *testing.T) {
-	g := newGen(t, Options{Seed: 1, Targets: 8, ChurnPercent: 25, ChurnInterval: 20 * time.Second})
+	g := newGen(t, Options{Seed: 1, Hosts: 8, ChurnPercent: 25, ChurnInterval: 20 * time.Second})
 	var wg sync.WaitGroup
 	results := make([][]sample, 8)
 	for target := range 8 {
@@ -333,7 +333,7 @@ func TestScrapeDoesNotAllocate(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under the race detector; `go test` without -race checks them")
 	}
-	g := newGen(t, Options{Seed: 1, Targets: 100, ChurnPercent: 10, ChurnInterval: time.Minute})
+	g := newGen(t, Options{Seed: 1, Hosts: 100, ChurnPercent: 10, ChurnInterval: time.Minute})
 	var d discard
 	g.Scrape(&d, 0, 0)
 	allocs := testing.AllocsPerRun(20, func() { g.Scrape(&d, 7, 30) })
@@ -349,7 +349,7 @@ func BenchmarkScrape(b *testing.B) {
 // benchScrape scrapes 1000 targets with 1% churn into a, one target per iteration, and
 // reports samples generated per second.
 func benchScrape(b *testing.B, a Appender) {
-	g := newGen(b, Options{Seed: 1, Targets: 1000, ChurnPercent: 1, ChurnInterval: 10 * time.Minute})
+	g := newGen(b, Options{Seed: 1, Hosts: 1000, ChurnPercent: 1, ChurnInterval: 10 * time.Minute})
 	b.ReportAllocs()
 	n := 0
 	for b.Loop() {
@@ -408,7 +408,7 @@ func BenchmarkRevision(b *testing.B) {
 	for _, round := range []int64{10, 10_000} {
 		b.Run("round="+itoa(round), func(b *testing.B) {
 			const targets = 1000
-			g := newGen(b, Options{Seed: 1, Targets: targets, ChurnPercent: 1, ChurnInterval: time.Minute})
+			g := newGen(b, Options{Seed: 1, Hosts: targets, ChurnPercent: 1, ChurnInterval: time.Minute})
 			k0 := round * 6 // 6 scrapes of 10 s per one-minute churn round
 			for target := range targets {
 				g.Revision(target, k0)
@@ -428,7 +428,7 @@ func BenchmarkRevision(b *testing.B) {
 // wall clock (1/3600 over this hour). A factor above 1 once made idle alone run at 1.44 s/s:
 // a CPU utilisation below zero in the default rules.
 func TestCPUSecondsWithinWallTime(t *testing.T) {
-	g := newGen(t, Options{Seed: 1, Targets: 200})
+	g := newGen(t, Options{Seed: 1, Hosts: 200})
 	const k = 360 // an hour of scrapes: quantization adds at most 0.01 s per mode
 	for target := range 200 {
 		sum := map[string]float64{} // cpu label → s/s over all modes

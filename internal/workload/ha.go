@@ -8,7 +8,7 @@ import (
 
 // HA pairs (issue 22): every target is scraped by Replicas scrapers, as two Prometheus
 // replicas scrape one exporter. Replica r's copy of target t is target t + r × the targets
-// of one replica (Targets × writeReplicas): its scrapes are the original's, Offset × r later,
+// of one replica (hosts × writeReplicas): its scrapes are the original's, Offset × r later,
 // its values those of the original's series at its own timestamp (what a second scraper of
 // the same exporter reads a moment later), and its series carry the cluster and replica
 // labels when they are named.
@@ -26,7 +26,7 @@ func (o Options) haReplicas() int { return max(1, o.HA.Replicas) }
 
 // copyOf is the original target of target and which HA replica's copy it is (0: the first).
 func (g *Generator) copyOf(target int) (orig, replica int) {
-	n := g.opts.Targets * g.opts.Replicas
+	n := g.hosts * g.opts.Replicas
 	return target % n, target / n
 }
 

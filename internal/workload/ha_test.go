@@ -13,7 +13,7 @@ import (
 // write the very same series and create none.
 func TestHASchedule(t *testing.T) {
 	const per, scrapes = 839, 6
-	base := Options{Seed: 7, Targets: 3, ScrapeInterval: 10 * time.Second, ChurnPercent: 34, ChurnInterval: 30 * time.Second}
+	base := Options{Seed: 7, Hosts: 3, ScrapeInterval: 10 * time.Second, ChurnPercent: 34, ChurnInterval: 30 * time.Second}
 	single := countSpan(t, newGen(t, base), scrapes)
 	// round(3 × 34 / 100) = 1 target churned at 30 s: a new revision and 839 markers.
 	if single.values != 3*scrapes*per || single.markers != per || single.series != 4*per || single.created != 4*per {
@@ -80,7 +80,7 @@ func TestHAScrapeDoesNotAllocate(t *testing.T) {
 		t.Skip("allocation counts are not meaningful under the race detector; `go test` without -race checks them")
 	}
 	g := newGen(t, Options{
-		Seed: 1, Targets: 100, ChurnPercent: 10, ChurnInterval: time.Minute,
+		Seed: 1, Hosts: 100, ChurnPercent: 10, ChurnInterval: time.Minute,
 		HA: HA{Replicas: 2, Offset: time.Second, ClusterName: "cluster", ClusterValue: "x", ReplicaName: "__replica__", ReplicaValue: []string{"a", "b"}},
 	})
 	var d discard

@@ -53,7 +53,7 @@ func (b *both) AppendHistogram(labels []Label, t int64, h *Histogram) {
 func newHistogramGen(t *testing.T, p *Profile, n NativeOptions) *Generator {
 	t.Helper()
 	g, err := New(p, Options{
-		Seed: 3, Start: time.UnixMilli(1_700_000_000_000), Targets: 3, ScrapeInterval: 10 * time.Second,
+		Seed: 3, Start: time.UnixMilli(1_700_000_000_000), Hosts: 3, ScrapeInterval: 10 * time.Second,
 		ChurnPercent: 50, ChurnInterval: time.Minute, Native: n,
 	})
 	if err != nil {
@@ -148,10 +148,10 @@ func TestNativeOnlyLeavesClassicOut(t *testing.T) {
 // TestNativeFromSummaries turns the default profile's go_gc_duration_seconds summary into a
 // native histogram only when asked.
 func TestNativeFromSummaries(t *testing.T) {
-	if n := newGen(t, Options{Seed: 1, Targets: 1, Native: NativeOptions{Mode: NativeBoth}}).NativeFamilies(); n != 0 {
+	if n := newGen(t, Options{Seed: 1, Hosts: 1, Native: NativeOptions{Mode: NativeBoth}}).NativeFamilies(); n != 0 {
 		t.Fatalf("%d native families without fromSummaries, want 0 (the profile has no histogram)", n)
 	}
-	g := newGen(t, Options{Seed: 1, Targets: 1, Native: NativeOptions{Mode: NativeBoth, FromSummaries: true}})
+	g := newGen(t, Options{Seed: 1, Hosts: 1, Native: NativeOptions{Mode: NativeBoth, FromSummaries: true}})
 	schema, ok := g.NativeSchemas()["go_gc_duration_seconds"]
 	if !ok {
 		t.Fatalf("no native go_gc_duration_seconds: %v", g.NativeSchemas())
@@ -232,7 +232,7 @@ func TestScrapeWithNativesDoesNotAllocate(t *testing.T) {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}
 	g := newGen(t, Options{
-		Seed: 1, Targets: 100, ChurnPercent: 10, ChurnInterval: time.Minute,
+		Seed: 1, Hosts: 100, ChurnPercent: 10, ChurnInterval: time.Minute,
 		Native: NativeOptions{Mode: NativeBoth, FromSummaries: true},
 	})
 	var d discardNative
@@ -254,7 +254,7 @@ func (d *discardNative) AppendHistogram([]Label, int64, *Histogram) { d.n++ }
 // histogram's an upper bound of one of its buckets; the same scrape gives the same exemplars.
 func TestExemplars(t *testing.T) {
 	g, err := New(histogramProfile(), Options{
-		Seed: 3, Start: time.UnixMilli(1_700_000_000_000), Targets: 50,
+		Seed: 3, Start: time.UnixMilli(1_700_000_000_000), Hosts: 50,
 		ScrapeInterval: 10 * time.Second, Native: NativeOptions{Mode: NativeBoth}, ExemplarPct: 20,
 	})
 	if err != nil {
@@ -283,7 +283,7 @@ func TestExemplars(t *testing.T) {
 	if counters != 0 || natives < 50*19*20/100/2 || natives > 50*19*20/100*2 {
 		t.Errorf("%d counter and %d native exemplars of 950 histograms at 20%%", counters, natives)
 	}
-	d := newGen(t, Options{Seed: 1, Targets: 2, ExemplarPct: 5})
+	d := newGen(t, Options{Seed: 1, Hosts: 2, ExemplarPct: 5})
 	n := 0
 	for k := int64(1); k < 5; k++ {
 		for _, e := range d.Exemplars(0, k) {
@@ -302,7 +302,7 @@ func TestExemplars(t *testing.T) {
 // start, in whole seconds, the same for every revision and replica, and given to a
 // CreatedAppender before each scrape's samples.
 func TestProcessStart(t *testing.T) {
-	g := newGen(t, Options{Seed: 1, Targets: 20, Replicas: 2, ChurnPercent: 50, ChurnInterval: time.Minute})
+	g := newGen(t, Options{Seed: 1, Hosts: 20, Replicas: 2, ChurnPercent: 50, ChurnInterval: time.Minute})
 	start := g.ScrapeTime(0, 0) - g.phase(0)
 	for target := range g.Targets() {
 		ps := g.ProcessStart(target)

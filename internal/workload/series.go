@@ -46,7 +46,7 @@ const (
 
 // events is a Generator's compiled series section; nil when it has none.
 type events struct {
-	base      int // targetsCount; Options.Targets is the pool, the most targets ever active
+	base      int // targetsCount, Options.Hosts; the Generator's hosts are the pool, the most ever active
 	ramp      *Ramp
 	spike     *Spike
 	dhMs      int64
@@ -65,10 +65,10 @@ type events struct {
 func newEvents(o Options, seriesPerTarget int) (*events, int) {
 	e := o.Events
 	if e.Ramp == nil && e.Spike == nil && e.DoubleHalve == 0 && e.PodLifetime == 0 && o.Late.Percent == 0 && o.OutOfOrder.Percent == 0 {
-		return nil, o.Targets
+		return nil, o.Hosts
 	}
-	ev := &events{base: o.Targets, ramp: e.Ramp, spike: e.Spike, dhMs: e.DoubleHalve.Milliseconds(), podMs: e.PodLifetime.Milliseconds()}
-	pool := o.Targets
+	ev := &events{base: o.Hosts, ramp: e.Ramp, spike: e.Spike, dhMs: e.DoubleHalve.Milliseconds(), podMs: e.PodLifetime.Milliseconds()}
+	pool := o.Hosts
 	if r := e.Ramp; r != nil {
 		pool = max(r.From, r.To)
 		ev.rampOver = max(1, r.Over.Milliseconds())
@@ -130,7 +130,7 @@ func (g *Generator) lifeAt(target int, t int64) life {
 	if ev == nil {
 		return life{active: true}
 	}
-	base, e := target%g.opts.Targets, t-g.startMs
+	base, e := target%g.hosts, t-g.startMs
 	l := ev.place(base, e)
 	if l.active && ev.podMs > 0 {
 		// Each target's pods start at a seeded moment of the lifetime, so replacements are
@@ -148,7 +148,7 @@ func (g *Generator) ActiveTargets(t int64) int {
 		return g.total
 	}
 	n := 0
-	for b := range g.opts.Targets {
+	for b := range g.hosts {
 		if g.ev.place(b, t-g.startMs).active {
 			n++
 		}

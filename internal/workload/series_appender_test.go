@@ -43,7 +43,7 @@ func (c *seriesCollector) AppendSeries(s int, t int64, v float64) {
 // replicas and churn.
 func TestSeriesAppenderGetsScrapesSamples(t *testing.T) {
 	for _, replicas := range []int{1, 3} {
-		g := newGen(t, Options{Seed: 3, Targets: 20, Replicas: replicas, ChurnPercent: 20, ChurnInterval: 10 * time.Second})
+		g := newGen(t, Options{Seed: 3, Hosts: 20, Replicas: replicas, ChurnPercent: 20, ChurnInterval: 10 * time.Second})
 		var plain collector
 		fast := seriesCollector{g: g}
 		var stale int

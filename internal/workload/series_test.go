@@ -74,7 +74,7 @@ func TestEventSchedules(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			g := newGen(t, Options{Seed: 1, Targets: tc.targets, Events: tc.events})
+			g := newGen(t, Options{Seed: 1, Hosts: tc.targets, Events: tc.events})
 			if g.SeriesPerTarget() != per {
 				t.Fatalf("profile has %d series, the counts assume %d", g.SeriesPerTarget(), per)
 			}
@@ -92,7 +92,7 @@ func TestEventSchedules(t *testing.T) {
 // scrapes of 10 s with a 30 s lifetime, each target runs as 4 or 5 pods, each pod a new
 // instance; every replacement writes one marker per series and creates as many.
 func TestPodChurn(t *testing.T) {
-	g := newGen(t, Options{Seed: 1, Targets: 5, Events: Events{PodLifetime: 30 * time.Second}})
+	g := newGen(t, Options{Seed: 1, Hosts: 5, Events: Events{PodLifetime: 30 * time.Second}})
 	got := countSpan(t, g, 12)
 	var c collector
 	pods := 0
@@ -127,9 +127,9 @@ func TestPodChurn(t *testing.T) {
 // exactly what a generator without them writes, minus the held samples not yet due; late
 // samples arrive in order per series, out-of-order ones after a newer sample of theirs.
 func TestHeldSchedule(t *testing.T) {
-	o := Options{Seed: 1, Targets: 2, Late: Held{Percent: 10, By: 10 * time.Second}, OutOfOrder: Held{Percent: 10, By: 20 * time.Second}}
+	o := Options{Seed: 1, Hosts: 2, Late: Held{Percent: 10, By: 10 * time.Second}, OutOfOrder: Held{Percent: 10, By: 20 * time.Second}}
 	g := newGen(t, o)
-	plain := newGen(t, Options{Seed: 1, Targets: 2})
+	plain := newGen(t, Options{Seed: 1, Hosts: 2})
 	const scrapes = 10
 	var sent, lateC, oooC, want collector
 	var nLate, nOOO, onTime, created int
@@ -200,7 +200,7 @@ func TestHeldSchedule(t *testing.T) {
 // double-halve and pod churn (inactive targets' scrapes included in the cost), "held" 5 %
 // late and 5 % out of order.
 func BenchmarkSeriesSection(b *testing.B) {
-	churn := Options{Seed: 1, Targets: 1000, ChurnPercent: 1, ChurnInterval: 10 * time.Minute}
+	churn := Options{Seed: 1, Hosts: 1000, ChurnPercent: 1, ChurnInterval: 10 * time.Minute}
 	events := churn
 	events.Events = Events{
 		Ramp:        &Ramp{From: 500, To: 1000, Over: 10 * time.Minute},

@@ -50,7 +50,7 @@ func TestShardTargetsPartition(t *testing.T) {
 // TestPartsAddUpToWorkload checks, sample by sample, that the parts' scrapes are the whole
 // workload's: the same series, values and staleness markers, churn included.
 func TestPartsAddUpToWorkload(t *testing.T) {
-	o := Options{Seed: 7, Targets: 5, Replicas: 2, ScrapeInterval: time.Second, ChurnPercent: 20, ChurnInterval: 3 * time.Second}
+	o := Options{Seed: 7, Hosts: 5, Replicas: 2, ScrapeInterval: time.Second, ChurnPercent: 20, ChurnInterval: 3 * time.Second}
 	const scrapes = 8 // churn rounds at 3 s and 6 s
 	whole := map[sample]int{}
 	g := newGen(t, o)
