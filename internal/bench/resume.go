@@ -120,6 +120,9 @@ func (r *run) resume(cp *results.Run, now time.Time) error {
 		}
 		r.obs.Resume(s.Name, s.Resources, covered)
 		r.problems[s.Name] = append(r.problems[s.Name], s.Problems...)
+		if s.ExitedAt != nil {
+			r.exited[s.Name] = *s.ExitedAt
+		}
 	}
 	r.last = now
 	r.log.Info("resuming from the checkpoint", "checkpoint", cp.Partial.At.Format(time.RFC3339), "gap", now.Sub(cp.Partial.At).Round(time.Second))

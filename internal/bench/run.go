@@ -65,6 +65,7 @@ type run struct {
 	timeline   map[string]*results.Timeline[results.WritePoint] // bounded: a long run's points are merged
 	accounting accounting                                       // the moments the accounting did not balance
 	problems   map[string][]string                              // per storage, what went wrong during the run
+	exited     map[string]time.Time                             // per storage tsbench started, when its process exited during the run
 	continuous *verify.Continuous                               // the checks while the load runs (continuous.go); nil without
 	// verifyMetrics count the checks on tsbench's /metrics.
 	verifyMetrics *verify.Metrics
@@ -83,7 +84,7 @@ func newRun(cfg *config.Config, p *Prepared, opts Options, locals []*local.Proce
 	r := &run{
 		cfg: cfg, p: p, opts: opts, log: opts.Logger, kinds: map[string]string{}, set: set, start: cfg.StartTime.Time,
 		runners: map[string]*query.Runner{}, readers: map[string]*storage.Client{}, queryAPI: apis,
-		timeline: map[string]*results.Timeline[results.WritePoint]{}, problems: map[string][]string{},
+		timeline: map[string]*results.Timeline[results.WritePoint]{}, problems: map[string][]string{}, exited: map[string]time.Time{},
 	}
 	for _, l := range locals {
 		r.kinds[l.Name] = l.Kind
@@ -198,6 +199,9 @@ func (r *run) watchExit(l *local.Process) {
 	msg := fmt.Sprintf("the %s process exited during the run; writes to it retry, then drop (retry_timeout); see %s", l.Kind, l.LogPath)
 	r.log.Error("storage exited", "storage", l.Name, "log", l.LogPath)
 	r.problem(l.Name, msg)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.exited[l.Name] = time.Now().UTC()
 }
 
 func (r *run) problem(name, msg string) {
@@ -416,8 +420,13 @@ func (r *run) newResults(targets, seriesPerTarget int) *results.Run {
 // storageResults is the part of storage name's results every mode fills the same way; the
 // caller holds mu.
 func (r *run) storageResults(name string, verified *results.Verify) results.Storage {
+	var exitedAt *time.Time
+	if t, ok := r.exited[name]; ok {
+		exitedAt = &t
+	}
 	return results.Storage{
-		Name: name, Verify: verified, QueryAPI: r.queryAPI[name], Problems: r.problems[name],
+		ExitedAt: exitedAt,
+		Name:     name, Verify: verified, QueryAPI: r.queryAPI[name], Problems: r.problems[name],
 		Settings: r.set.flags[name], SettingsWarnings: r.set.warnings[name], Version: r.set.versions[name],
 	}
 }

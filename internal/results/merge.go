@@ -143,7 +143,7 @@ func mergedConfig(c any) any {
 
 func mergeStorage(name string, shards []*Run, lead *Run) (Storage, []string, error) {
 	ls := lead.Storage(name)
-	out := Storage{Name: name, QueryAPI: ls.QueryAPI, Settings: ls.Settings, SettingsWarnings: ls.SettingsWarnings}
+	out := Storage{Name: name, QueryAPI: ls.QueryAPI, Settings: ls.Settings, SettingsWarnings: ls.SettingsWarnings, Version: ls.Version}
 	var writes []*Write
 	var queries []*Query
 	var verifies []*Verify
@@ -153,6 +153,9 @@ func mergeStorage(name string, shards []*Run, lead *Run) (Storage, []string, err
 		s := r.Storage(name)
 		for _, p := range s.Problems {
 			out.Problems = append(out.Problems, fmt.Sprintf("shard %d/%d: %s", r.Shard.Index, n, p))
+		}
+		if s.ExitedAt != nil && (out.ExitedAt == nil || s.ExitedAt.Before(*out.ExitedAt)) {
+			out.ExitedAt = s.ExitedAt
 		}
 		if s.Write != nil {
 			if ok, diff := s.Write.Balanced(); !ok {

@@ -118,6 +118,10 @@ type Storage struct {
 	Conformance *Conformance `json:"conformance,omitempty"`
 	// Problems are what went wrong with the storage during the run (it exited, ...).
 	Problems []string `json:"problems,omitempty"`
+	// ExitedAt is when the storage's process, one tsbench started, exited while the run still
+	// needed it; absent when it ran to the end (or tsbench did not start it). Its status is
+	// then failed.
+	ExitedAt *time.Time `json:"exitedAt,omitempty"`
 	// Freshness is the canary's measure of how soon an ack is visible (freshness.go).
 	Freshness *Freshness `json:"freshness,omitempty"`
 	// Version is the storage's version as it says it on /metrics (vm_app_version,

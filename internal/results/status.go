@@ -187,10 +187,8 @@ func (v *Verify) NotCheckedReason() string {
 // exited (a storage tsbench started), or it acked nothing over the last quarter of the run
 // while samples were sent to it.
 func (s *Storage) diedStatus() string {
-	for _, p := range s.Problems {
-		if strings.Contains(p, "process exited during the run") {
-			return p
-		}
+	if s.ExitedAt != nil {
+		return fmt.Sprintf("its process exited at %s, during the run", s.ExitedAt.UTC().Format("15:04:05Z"))
 	}
 	w := s.Write
 	if w == nil || w.AckedSamples == 0 || len(w.Timeline) < 4 {
