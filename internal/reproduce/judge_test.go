@@ -70,3 +70,25 @@ func TestJudgeRows(t *testing.T) {
 		}
 	}
 }
+
+// "Stale series returned" needs a series that went stale in what was read back: a run
+// without churn has none, and its 0 would read as "handles staleness".
+func TestStalenessNeedsStaleSeries(t *testing.T) {
+	pub := &Published{Name: "x", Setup: Setup{Targets: 1}, Figures: []Figure{
+		{Figure: "stale series returned", Value: 1, Unit: "flag", Measure: "stalenessIgnored", Storage: "victoriametrics"},
+	}}
+	for _, tt := range []struct {
+		name    string
+		verify  results.Verify
+		verdict string
+	}{
+		{"no stale marker checked", results.Verify{CheckedSamples: 100}, results.NotComparable},
+		{"staleness ignored", results.Verify{CheckedSamples: 100, CheckedStaleMarkers: 4, StalenessIgnored: 2}, results.Holds},
+		{"staleness honoured", results.Verify{CheckedSamples: 100, CheckedStaleMarkers: 4}, results.DoesNotHold},
+	} {
+		r := &results.Run{Workload: results.Workload{Targets: 1}, Storages: []results.Storage{{Name: "victoriametrics", Verify: &tt.verify, Write: &results.Write{}, Resources: &results.Resources{}}}}
+		if row := Judge(r, pub, 1).Rows[0]; row.Verdict != tt.verdict {
+			t.Errorf("%s: %s (%s), want %s", tt.name, row.Verdict, row.Reason, tt.verdict)
+		}
+	}
+}

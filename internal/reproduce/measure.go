@@ -74,7 +74,7 @@ var measures = map[string]measure{
 	"indexLookupP50":                {"mean p50 of the index lookups, seconds", indexLookupP50},
 	"changedValues":                 {"1 when values read back differ from those written, else 0", verifyCount(func(v *results.Verify) int64 { return v.ChangedValues })},
 	"nanAltered":                    {"1 when NaN read back is dropped or altered, else 0", verifyCount(func(v *results.Verify) int64 { return v.NaNAltered })},
-	"stalenessIgnored":              {"1 when series are returned after their stale marker, else 0", verifyCount(func(v *results.Verify) int64 { return v.StalenessIgnored })},
+	"stalenessIgnored":              {"1 when series are returned after their stale marker, else 0", stalenessIgnored},
 	"probesDifferent":               {"1 when any PromQL probe's answer differs from Prometheus semantics, else 0", probesDifferent},
 	"generatorSamplesPerCoreSecond": {"samples sent per tsbench CPU-second", generatorPerCore},
 	"generatorRSSPerSeries":         {"tsbench RSS bytes per active series", generatorPerSeries},

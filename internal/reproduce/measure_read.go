@@ -113,6 +113,16 @@ func verifyCount(f func(*results.Verify) int64) func(*results.Run, *results.Stor
 	}
 }
 
+// stalenessIgnored is verifyCount of StalenessIgnored where the read-back checked a series
+// after its staleness marker: without one (a run without churn) the storage had no chance to
+// ignore staleness, and 0 would say it handles it.
+func stalenessIgnored(r *results.Run, s *results.Storage) (float64, string) {
+	if s.Verify != nil && s.Verify.CheckedSamples > 0 && s.Verify.CheckedStaleMarkers == 0 {
+		return 0, "no series went stale in what was read back (a run without churn): set scrapeConfigUpdatePercent above 0 with -config to have stale series to check"
+	}
+	return verifyCount(func(v *results.Verify) int64 { return v.StalenessIgnored })(r, s)
+}
+
 func probesDifferent(_ *results.Run, s *results.Storage) (float64, string) {
 	if s.Verify == nil || len(s.Verify.Probes) == 0 {
 		return 0, "no PromQL probe run"
