@@ -198,8 +198,8 @@ func labelValue(m *dto.Metric, name string) string {
 }
 
 // kindOf guesses the storage from the names of its metrics.
-func kindOf(families map[string]*dto.MetricFamily) string {
-	kind := ""
+func kindOf(families map[string]*dto.MetricFamily) storage.Kind {
+	var kind storage.Kind
 	for name := range families {
 		switch {
 		case strings.HasPrefix(name, "vm_"):

@@ -26,7 +26,7 @@ type Setting struct {
 // settingsFamily is what tsbench knows of one storage family's settings: how to read them
 // and when one hides data from tsbench's checks. Each family's is in its own file.
 type settingsFamily struct {
-	kind string
+	kind Kind
 	// read gets the family's settings from the storage whose query API is at readURL; an
 	// error when the storage does not answer as this family does.
 	read func(ctx context.Context, c *Client, readURL string) ([]Setting, error)
@@ -42,7 +42,7 @@ func settingsFamilies() []settingsFamily {
 // query API is at readURL, through c (its read side's auth). kind names the family when known
 // (a storage tsbench started); "" asks each family in turn, and the first that answers is the
 // kind returned. A storage that answers as no family does gets an error naming each attempt.
-func ReadSettings(ctx context.Context, c *Client, readURL, kind string) (string, []Setting, error) {
+func ReadSettings(ctx context.Context, c *Client, readURL string, kind Kind) (Kind, []Setting, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var errs []error
@@ -96,7 +96,7 @@ func ChecksOf(cfg *config.Config, settle time.Duration) Checks {
 
 // SettingsWarnings says which of settings, read from a storage of kind, hide data from the
 // checks c, each in one sentence that names the setting and what to change.
-func SettingsWarnings(kind string, settings []Setting, c Checks) []string {
+func SettingsWarnings(kind Kind, settings []Setting, c Checks) []string {
 	values := map[string]string{}
 	for _, s := range settings {
 		values[s.Name] = s.Value

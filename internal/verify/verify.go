@@ -36,7 +36,7 @@ type Target struct {
 	// RemoteReadURL is the storage's Prometheus remote read endpoint, used when ReadURL is "".
 	RemoteReadURL string
 	Client        *storage.Client
-	Kind          string // storage.KindVictoriaMetrics, storage.KindPrometheus or "" (unknown)
+	Kind          storage.Kind // "": unknown
 	// Protocol is what the storage was written in: with otlp-http, the read-back expects
 	// the names Prometheus' OTLP translation gives (see otlpNames).
 	Protocol config.Protocol
@@ -323,7 +323,7 @@ type copies struct {
 	replica    string // the smallest url_replica value seen
 }
 
-func (v *Verifier) newCopies(name, kind string) *copies {
+func (v *Verifier) newCopies(name string, kind storage.Kind) *copies {
 	c := &copies{n: 1, written: v.copiesOf(name)}
 	if kind == storage.KindVictoriaMetrics {
 		c.n = c.written

@@ -10,7 +10,7 @@ import (
 // exemplars: Prometheus takes native histograms only with --enable-feature=native-histograms
 // (2.40 to 3.7; later versions ignore the flag) and keeps exemplars only with
 // --enable-feature=exemplar-storage; VictoriaMetrics has no such flags.
-func SampleTypeFlags(kind string, native, exemplars bool) []string {
+func SampleTypeFlags(kind storage.Kind, native, exemplars bool) []string {
 	if kind != storage.KindPrometheus {
 		return nil
 	}

@@ -68,7 +68,7 @@ type spec struct {
 // in the past: the storage's own default (VictoriaMetrics 31 days, Prometheus 15), or the
 // history plus a day when that is longer. A storage drops data older than its retention, and
 // VictoriaMetrics refuses to ingest it: a shorter one would lose the history being written.
-func RetentionDays(kind string, history time.Duration) int {
+func RetentionDays(kind storage.Kind, history time.Duration) int {
 	days := 15
 	if kind == storage.KindVictoriaMetrics {
 		days = 31
@@ -76,8 +76,8 @@ func RetentionDays(kind string, history time.Duration) int {
 	return max(days, int((history+24*time.Hour-1)/(24*time.Hour))+1)
 }
 
-func specs() map[string]spec {
-	return map[string]spec{
+func specs() map[storage.Kind]spec {
+	return map[storage.Kind]spec{
 		storage.KindVictoriaMetrics: {
 			kind: storage.KindVictoriaMetrics, binary: "victoria-metrics", pkg: "victoria-metrics", readyPath: "/health",
 			args: func(addr, dataDir, _ string) ([]string, error) {
@@ -203,18 +203,18 @@ func (e *ErrMissingBinary) Error() string {
 
 // Start starts a storage of the given kind named name on a free loopback port and waits until
 // it is ready (or ctx ends, or it exits). Unless keep is set, the storage dies with tsbench.
-func Start(ctx context.Context, kind, name string, keep bool, logger *slog.Logger) (*Process, error) {
+func Start(ctx context.Context, kind storage.Kind, name string, keep bool, logger *slog.Logger) (*Process, error) {
 	return StartFor(ctx, kind, name, keep, 0, logger)
 }
 
 // StartFor is Start for a run whose workload begins history in the past: the storage's
 // retention covers it (RetentionDays).
-func StartFor(ctx context.Context, kind, name string, keep bool, history time.Duration, logger *slog.Logger) (*Process, error) {
+func StartFor(ctx context.Context, kind storage.Kind, name string, keep bool, history time.Duration, logger *slog.Logger) (*Process, error) {
 	return StartWith(ctx, kind, name, keep, history, nil, logger)
 }
 
 // StartWith is StartFor with extra command-line flags for the storage (SampleTypeFlags).
-func StartWith(ctx context.Context, kind, name string, keep bool, history time.Duration, extra []string, logger *slog.Logger) (*Process, error) {
+func StartWith(ctx context.Context, kind storage.Kind, name string, keep bool, history time.Duration, extra []string, logger *slog.Logger) (*Process, error) {
 	sp, ok := specs()[kind]
 	if !ok {
 		return nil, fmt.Errorf("storage kind %q: tsbench starts only %s, %s and %s", kind, storage.KindVictoriaMetrics, storage.KindPrometheus, storage.KindInfluxDB)
@@ -226,7 +226,7 @@ func StartWith(ctx context.Context, kind, name string, keep bool, history time.D
 	// A free port is free when asked, not always when the storage binds it: another process
 	// may take it in between. Then the storage exits at once, and a new port is tried.
 	for attempt := 1; ; attempt++ {
-		l, err := startOnce(ctx, sp, bin, kind, name, keep, RetentionDays(kind, history), extra, logger)
+		l, err := startOnce(ctx, sp, bin, string(kind), name, keep, RetentionDays(kind, history), extra, logger)
 		if !errors.Is(err, errPortTaken) || attempt == 3 {
 			return l, err
 		}

@@ -174,12 +174,12 @@ func requireBinary(t *testing.T, bin string) {
 func TestStartStop(t *testing.T) {
 	// What each kind must answer once started: its /metrics page, or for InfluxDB (which has
 	// none) the database its URLs name.
-	for kind, check := range map[string]struct{ path, want string }{
+	for kind, check := range map[storage.Kind]struct{ path, want string }{
 		storage.KindVictoriaMetrics: {"metrics", "process_cpu_seconds_total"},
 		storage.KindPrometheus:      {"metrics", "process_cpu_seconds_total"},
 		storage.KindInfluxDB:        {"query?q=SHOW+DATABASES", `["` + InfluxDatabase + `"]`},
 	} {
-		t.Run(kind, func(t *testing.T) {
+		t.Run(string(kind), func(t *testing.T) {
 			requireBinary(t, specs()[kind].binary)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
@@ -224,7 +224,7 @@ func TestStartMissingBinary(t *testing.T) {
 // their own defaults up to the history they cover, the history plus a day beyond.
 func TestRetentionCoversHistory(t *testing.T) {
 	tests := []struct {
-		kind    string
+		kind    storage.Kind
 		history time.Duration
 		want    string
 	}{
