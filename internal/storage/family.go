@@ -48,6 +48,9 @@ type Family struct {
 	Ingested []Selector
 	// Series is its gauge of the series it holds in memory; nil: none.
 	Series *Selector
+	// SeriesCreated is its counter of the series it created since it started (issue 22);
+	// "": none.
+	SeriesCreated string
 	// Snapshot is how it makes a snapshot of its data, which observe measures; nil: it is
 	// not asked for one.
 	Snapshot *Snapshot

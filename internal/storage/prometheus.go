@@ -13,8 +13,8 @@ import (
 // prometheusSettings is what tsbench knows of Prometheus' settings: its retention from
 // /api/v1/status/flags and its out-of-order window, a config file key, from
 // /api/v1/status/config, both under its readURL.
-func prometheusSettings() settingsFamily {
-	return settingsFamily{kind: KindPrometheus, read: readPrometheus, warn: prometheusWarnings}
+func prometheusSettings() Family {
+	return Family{Kind: KindPrometheus, readSettings: readPrometheus, warnSettings: prometheusWarnings}
 }
 
 // promDefaultRetention is what Prometheus keeps when neither a retention time nor a size is

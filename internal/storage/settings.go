@@ -1,12 +1,14 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,19 +25,27 @@ type Setting struct {
 	Flag string
 }
 
-// settingsFamily is what tsbench knows of one storage family's settings: how to read them
-// and when one hides data from tsbench's checks. Each family's is in its own file.
-type settingsFamily struct {
-	kind Kind
-	// read gets the family's settings from the storage whose query API is at readURL; an
-	// error when the storage does not answer as this family does.
-	read func(ctx context.Context, c *Client, readURL string) ([]Setting, error)
-	// warn says, in words, which settings hide data from the checks c.
-	warn func(values map[string]string, c Checks) []string
+// settingsFamilies are the families whose settings tsbench reads, in the order they are
+// asked when the kind is not known: those read under the readURL first (Family's
+// settingsAtRoot).
+func settingsFamilies() []Family {
+	fs := []Family{prometheusSettings()}
+	for _, f := range Families() {
+		if f.readSettings != nil {
+			fs = append(fs, f)
+		}
+	}
+	slices.SortStableFunc(fs, func(a, b Family) int {
+		return cmp.Compare(btoi(a.settingsAtRoot), btoi(b.settingsAtRoot))
+	})
+	return fs
 }
 
-func settingsFamilies() []settingsFamily {
-	return []settingsFamily{prometheusSettings(), victoriaMetricsSettings()}
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // ReadSettings reads the settings that change what tsbench measures from the storage whose
@@ -47,14 +57,14 @@ func ReadSettings(ctx context.Context, c *Client, readURL string, kind Kind) (Ki
 	defer cancel()
 	var errs []error
 	for _, f := range settingsFamilies() {
-		if kind != "" && f.kind != kind {
+		if kind != "" && f.Kind != kind {
 			continue
 		}
-		s, err := f.read(ctx, c, readURL)
+		s, err := f.readSettings(ctx, c, readURL)
 		if err == nil {
-			return f.kind, s, nil
+			return f.Kind, s, nil
 		}
-		errs = append(errs, fmt.Errorf("as %s: %w", f.kind, err))
+		errs = append(errs, fmt.Errorf("as %s: %w", f.Kind, err))
 	}
 	if len(errs) == 0 {
 		return "", nil, fmt.Errorf("storage kind %q: tsbench reads the settings of %s and %s only", kind, KindVictoriaMetrics, KindPrometheus)
@@ -102,8 +112,8 @@ func SettingsWarnings(kind Kind, settings []Setting, c Checks) []string {
 		values[s.Name] = s.Value
 	}
 	for _, f := range settingsFamilies() {
-		if f.kind == kind {
-			return f.warn(values, c)
+		if f.Kind == kind {
+			return f.warnSettings(values, c)
 		}
 	}
 	return nil

@@ -50,56 +50,31 @@ type Process struct {
 	waitErr error
 }
 
-// spec says how to start one kind of storage.
-type spec struct {
-	kind, binary, pkg, readyPath string
-	// args are the flags that place it: its address, data dir and config files in workDir.
-	args func(addr, dataDir, workDir string) ([]string, error)
-	// settings are the flags that set its behaviour, with a retention of retentionDays where
-	// it keeps data; nil: none.
-	settings func(retentionDays int) []string
-	// urls sets the storage's URLs from its root; nil: the Prometheus API's own.
-	urls func(root string, st *config.Storage)
-	// setup prepares a ready storage for writes (InfluxDB's database); nil: nothing to do.
-	setup func(ctx context.Context, root string) error
-}
-
 // RetentionDays is the retention a local storage gets for a run whose workload begins history
-// in the past: the storage's own default (VictoriaMetrics 31 days, Prometheus 15), or the
-// history plus a day when that is longer. A storage drops data older than its retention, and
-// VictoriaMetrics refuses to ingest it: a shorter one would lose the history being written.
+// in the past (storage.Family's RetentionFor).
 func RetentionDays(kind storage.Kind, history time.Duration) int {
-	days := 15
-	if kind == storage.KindVictoriaMetrics {
-		days = 31
+	f := kind.Family()
+	if f.Kind == "" {
+		f.RetentionDays = 15
 	}
-	return max(days, int((history+24*time.Hour-1)/(24*time.Hour))+1)
+	return f.RetentionFor(history)
 }
 
-func specs() map[storage.Kind]spec {
-	return map[storage.Kind]spec{
-		storage.KindVictoriaMetrics: {
-			kind: storage.KindVictoriaMetrics, binary: "victoria-metrics", pkg: "victoria-metrics", readyPath: "/health",
-			args: func(addr, dataDir, _ string) ([]string, error) {
-				return []string{"-httpListenAddr=" + addr, "-storageDataPath=" + dataDir}, nil
-			},
-			settings: func(retentionDays int) []string {
-				return []string{
-					// Answer queries with the newest samples too: by default VictoriaMetrics hides
-					// the last 30s from instant and range queries, which the "newest minute" probe
-					// and the freshness canary would see late (raw reads are not hidden).
-					"-search.latencyOffset=0s",
-					// /api/v1/series refuses more than 30000 series by default, fewer than the
-					// default workload writes (200 targets × 839 series).
-					"-search.maxSeries=10000000",
-					"-retentionPeriod=" + strconv.Itoa(retentionDays) + "d",
-				}
-			},
-		},
+// localOf is how tsbench starts a storage of kind.
+func localOf(kind storage.Kind) (*storage.Local, bool) {
+	if l := kind.Family().Local; l != nil {
+		return l, true
+	}
+	l, ok := specs()[kind]
+	return l, ok
+}
+
+func specs() map[storage.Kind]*storage.Local {
+	return map[storage.Kind]*storage.Local{
 		storage.KindPrometheus: {
-			kind: storage.KindPrometheus, binary: "prometheus", pkg: "prometheus", readyPath: "/-/ready",
-			args: func(addr, dataDir, workDir string) ([]string, error) {
-				cfg := filepath.Join(workDir, "prometheus.yml")
+			Binary: "prometheus", Package: "prometheus", ReadyPath: "/-/ready",
+			Args: func(p storage.Place) ([]string, error) {
+				cfg := filepath.Join(p.WorkDir, "prometheus.yml")
 				// No scrape configs: every sample comes over remote write. No out-of-order
 				// window either (storage.tsdb.out_of_order_time_window, a config file key
 				// only): history comes in time order within a bound well inside the hour its
@@ -109,9 +84,9 @@ func specs() map[storage.Kind]spec {
 				if err := os.WriteFile(cfg, []byte("global: {}\n"), 0o644); err != nil {
 					return nil, err
 				}
-				return []string{"--config.file=" + cfg, "--storage.tsdb.path=" + dataDir, "--web.listen-address=" + addr}, nil
+				return []string{"--config.file=" + cfg, "--storage.tsdb.path=" + p.DataDir, "--web.listen-address=" + p.Addr}, nil
 			},
-			settings: func(retentionDays int) []string {
+			Settings: func(retentionDays int) []string {
 				return []string{
 					"--web.enable-remote-write-receiver",
 					"--web.enable-admin-api",
@@ -120,8 +95,8 @@ func specs() map[storage.Kind]spec {
 			},
 		},
 		storage.KindInfluxDB: {
-			kind: storage.KindInfluxDB, binary: "influxd", pkg: "influxdb", readyPath: "/ping",
-			args: influxArgs, urls: influxURLs, setup: createInfluxDatabase,
+			Binary: "influxd", Package: "influxdb", ReadyPath: "/ping",
+			Args: influxArgs, URLs: influxURLs, Setup: createInfluxDatabase,
 		},
 	}
 }
@@ -131,8 +106,8 @@ func specs() map[storage.Kind]spec {
 // dir under dataDir, and nothing else running: no reporting, monitor store, subscriber or
 // continuous queries. Its database's default retention policy (autogen) keeps data forever,
 // so the retention tsbench asks for is already covered.
-func influxArgs(addr, dataDir, workDir string) ([]string, error) {
-	rpc, err := freePort()
+func influxArgs(p storage.Place) ([]string, error) {
+	rpc, err := p.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -155,8 +130,8 @@ bind-address = "127.0.0.1:%d"
   enabled = false
 [continuous_queries]
   enabled = false
-`, rpc, filepath.Join(dataDir, "meta"), filepath.Join(dataDir, "data"), filepath.Join(dataDir, "wal"), addr)
-	path := filepath.Join(workDir, "influxdb.conf")
+`, rpc, filepath.Join(p.DataDir, "meta"), filepath.Join(p.DataDir, "data"), filepath.Join(p.DataDir, "wal"), p.Addr)
+	path := filepath.Join(p.WorkDir, "influxdb.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 		return nil, err
 	}
@@ -215,13 +190,13 @@ func StartFor(ctx context.Context, kind storage.Kind, name string, keep bool, hi
 
 // StartWith is StartFor with extra command-line flags for the storage (SampleTypeFlags).
 func StartWith(ctx context.Context, kind storage.Kind, name string, keep bool, history time.Duration, extra []string, logger *slog.Logger) (*Process, error) {
-	sp, ok := specs()[kind]
+	sp, ok := localOf(kind)
 	if !ok {
 		return nil, fmt.Errorf("storage kind %q: tsbench starts only %s, %s and %s", kind, storage.KindVictoriaMetrics, storage.KindPrometheus, storage.KindInfluxDB)
 	}
-	bin, err := exec.LookPath(sp.binary)
+	bin, err := exec.LookPath(sp.Binary)
 	if err != nil {
-		return nil, &ErrMissingBinary{Binary: sp.binary, Package: sp.pkg}
+		return nil, &ErrMissingBinary{Binary: sp.Binary, Package: sp.Package}
 	}
 	// A free port is free when asked, not always when the storage binds it: another process
 	// may take it in between. Then the storage exits at once, and a new port is tried.
@@ -239,7 +214,7 @@ var errPortTaken = errors.New("port taken")
 
 // startOnce starts the storage on a free port and waits until it is ready. On failure it
 // stops it and removes its dir, so the error carries the end of its log.
-func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, retentionDays int, extra []string, logger *slog.Logger) (*Process, error) {
+func startOnce(ctx context.Context, sp *storage.Local, bin, kind, name string, keep bool, retentionDays int, extra []string, logger *slog.Logger) (*Process, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -253,12 +228,12 @@ func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, 
 		DataDir: filepath.Join(workDir, "data"), LogPath: filepath.Join(workDir, "log.txt"),
 		workDir: workDir, done: make(chan struct{}),
 	}
-	args, err := sp.args("127.0.0.1:"+strconv.Itoa(port), l.DataDir, workDir)
+	args, err := sp.Args(storage.Place{Addr: "127.0.0.1:" + strconv.Itoa(port), DataDir: l.DataDir, WorkDir: workDir, FreePort: freePort})
 	if err != nil {
 		return nil, errors.Join(err, os.RemoveAll(workDir))
 	}
-	if sp.settings != nil {
-		l.Settings = sp.settings(retentionDays)
+	if sp.Settings != nil {
+		l.Settings = sp.Settings(retentionDays)
 	}
 	l.Settings = append(l.Settings, extra...)
 	args = append(args, l.Settings...)
@@ -271,7 +246,7 @@ func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, 
 	l.cmd.Stdout, l.cmd.Stderr = logFile, logFile
 	l.cmd.SysProcAttr = procAttr(keep)
 	if err := l.cmd.Start(); err != nil {
-		return nil, errors.Join(fmt.Errorf("start %s: %w", sp.binary, err), logFile.Close(), os.RemoveAll(workDir))
+		return nil, errors.Join(fmt.Errorf("start %s: %w", sp.Binary, err), logFile.Close(), os.RemoveAll(workDir))
 	}
 	go func() {
 		l.waitErr = l.cmd.Wait()
@@ -285,14 +260,14 @@ func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, 
 		PID:         l.cmd.Process.Pid,
 		DataDir:     l.DataDir,
 	}
-	if sp.urls != nil {
-		sp.urls(l.URL, &l.Storage)
+	if sp.URLs != nil {
+		sp.URLs(l.URL, &l.Storage)
 	}
 	logger.Info("storage starting", "storage", name, "kind", kind, "url", l.URL, "pid", l.Storage.PID, "log", l.LogPath,
 		"settings", strings.Join(l.Settings, " "))
-	err = l.waitReady(ctx, l.URL+sp.readyPath[1:])
-	if err == nil && sp.setup != nil {
-		err = sp.setup(ctx, l.URL)
+	err = l.waitReady(ctx, l.URL+sp.ReadyPath[1:])
+	if err == nil && sp.Setup != nil {
+		err = sp.Setup(ctx, l.URL)
 	}
 	if err != nil {
 		tail := logTail(l.LogPath, 5)

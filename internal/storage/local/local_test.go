@@ -180,7 +180,8 @@ func TestStartStop(t *testing.T) {
 		storage.KindInfluxDB:        {"query?q=SHOW+DATABASES", `["` + InfluxDatabase + `"]`},
 	} {
 		t.Run(string(kind), func(t *testing.T) {
-			requireBinary(t, specs()[kind].binary)
+			sp, _ := localOf(kind)
+			requireBinary(t, sp.Binary)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			l, err := Start(ctx, kind, "x", false, slog.New(slog.DiscardHandler))
@@ -228,15 +229,13 @@ func TestRetentionCoversHistory(t *testing.T) {
 		history time.Duration
 		want    string
 	}{
-		{storage.KindVictoriaMetrics, 0, "-retentionPeriod=31d"},
-		{storage.KindVictoriaMetrics, 6 * time.Hour, "-retentionPeriod=31d"},
-		{storage.KindVictoriaMetrics, 40 * 24 * time.Hour, "-retentionPeriod=41d"},
 		{storage.KindPrometheus, 0, "--storage.tsdb.retention.time=15d"},
 		{storage.KindPrometheus, 14 * 24 * time.Hour, "--storage.tsdb.retention.time=15d"},
 		{storage.KindPrometheus, 20*24*time.Hour + time.Hour, "--storage.tsdb.retention.time=22d"},
 	}
 	for _, tc := range tests {
-		if settings := specs()[tc.kind].settings(RetentionDays(tc.kind, tc.history)); !slices.Contains(settings, tc.want) {
+		sp, _ := localOf(tc.kind)
+		if settings := sp.Settings(RetentionDays(tc.kind, tc.history)); !slices.Contains(settings, tc.want) {
 			t.Errorf("%s with history %s: settings %q, want %s", tc.kind, tc.history, settings, tc.want)
 		}
 	}
