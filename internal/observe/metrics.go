@@ -28,16 +28,6 @@ type doer interface {
 // The first group of which any family is exposed is used.
 var diskGroups = []storage.DiskGroup{
 	{
-		// Prometheus and Thanos receive (its TSDB, as far as we know with the same names
-		// per tenant: not confirmed). The WAL and head-chunk gauges came in Prometheus 2.43
-		// (prometheus/prometheus#12013): 2.42 exposes only the blocks, 0 until the first
-		// compaction, while its WAL grows. The out-of-order WBL exists only when enabled.
-		Required: []string{"prometheus_tsdb_storage_blocks_bytes", "prometheus_tsdb_wal_storage_size_bytes", "prometheus_tsdb_head_chunks_storage_size_bytes"},
-		Optional: []string{"prometheus_tsdb_out_of_order_wbl_storage_size_bytes"},
-		Missing: "not exposed (Prometheus before 2.43 gives only its blocks' size): its WAL and head chunks are not counted; " +
-			"set dataDir to the storage's data directory, or run Prometheus 2.43 or newer",
-	},
-	{
 		// Mimir and Cortex ingesters: local blocks only, per tenant (name confirmed in
 		// Mimir's mixin and ingester tests). Their WAL and head chunks have no size gauge,
 		// and the blocks shipped to object storage are not on local disk: never complete.
@@ -78,7 +68,6 @@ func ingestMetrics() []storage.Selector {
 		s = append(s, f.Ingested...)
 	}
 	return append(s,
-		storage.Selector{Name: "prometheus_tsdb_head_samples_appended_total"}, // every type (float, histogram) and tenant
 		// Mimir and Cortex, per tenant: distributors count each sample once; ingesters count it
 		// once per replica (replication factor 3 by default), so they are only a fallback.
 		storage.Selector{Name: "cortex_distributor_received_samples_total"},
@@ -107,13 +96,13 @@ func activeSeries(p storage.Page) (float64, bool) {
 			return v, true
 		}
 	}
-	return p.Sum("prometheus_tsdb_head_series")
+	return 0, false
 }
 
 // kindOf guesses the storage from the names of its metrics: the first family, in Order,
 // with a name of its MetricPrefix.
 func kindOf(p storage.Page) storage.Kind {
-	for _, f := range append(storage.Families(), storage.Family{Kind: storage.KindPrometheus, MetricPrefix: "prometheus_tsdb_"}) {
+	for _, f := range storage.Families() {
 		if f.MetricPrefix == "" {
 			continue
 		}

@@ -12,7 +12,7 @@ func seriesCreated(p storage.Page) *float64 {
 			names = append(names, f.SeriesCreated)
 		}
 	}
-	for _, name := range append(names, "prometheus_tsdb_head_series_created_total") {
+	for _, name := range names {
 		if v, ok := p.Sum(name); ok {
 			return &v
 		}

@@ -58,11 +58,8 @@ func (ob *observed) takeSnapshot(ctx context.Context) snapshotResult {
 	}
 	kind := ob.kind()
 	snap := kind.Family().Snapshot
-	if snap == nil && kind == storage.KindPrometheus {
-		snap = prometheusSnapshot()
-	}
 	if snap == nil {
-		return snapshotResult{err: fmt.Sprintf("storage kind %q: snapshots are taken of %s and %s only", kind, storage.KindVictoriaMetrics, storage.KindPrometheus)}
+		return snapshotResult{err: fmt.Sprintf("storage kind %q: snapshots are taken of %s only", kind, storage.KindsWhere(func(f storage.Family) bool { return f.Snapshot != nil }))}
 	}
 	name, err := snap.Create(ctx, ob.call)
 	if err == nil && (name == "" || strings.ContainsAny(name, `/\`) || name == "..") {
@@ -86,21 +83,6 @@ func (ob *observed) takeSnapshot(ctx context.Context) snapshotResult {
 		ob.log.Warn("could not delete the snapshot", "dir", dir, "err", err)
 	}
 	return res
-}
-
-func prometheusSnapshot() *storage.Snapshot {
-	return &storage.Snapshot{Create: func(ctx context.Context, call storage.Call) (string, error) {
-		var body struct {
-			Status string
-			Error  string
-			Data   struct{ Name string }
-		}
-		err := call(ctx, http.MethodPost, "api/v1/admin/tsdb/snapshot", &body)
-		if err == nil && body.Status != "success" {
-			err = fmt.Errorf("admin/tsdb/snapshot: status %q %s (is --web.enable-admin-api set?)", body.Status, body.Error)
-		}
-		return body.Data.Name, err
-	}}
 }
 
 func (ob *observed) call(ctx context.Context, method, path string, into any) error {

@@ -14,8 +14,6 @@ import (
 // an error id and are told from Cortex' by it, so they come first. Each family's own are in
 // its file in package storage (storage.Limit says why they are matched as text).
 func limitRules() []storage.Limit {
-	const ooo = "Prometheus: storage.tsdb.out_of_order_time_window in its config file; " +
-		"Thanos receive: --tsdb.out-of-order.time-window; Cortex: -ingester.out-of-order-time-window"
 	return slices.Concat([]storage.Limit{
 		// grafana/mimir pkg/ingester/errors.go, pkg/distributor/validate.go: every limit's
 		// message ends "(err-mimir-ID). To adjust the related per-tenant limit(s), configure
@@ -65,15 +63,7 @@ func limitRules() []storage.Limit {
 			Name: "ingestion rate (samples/s per tenant)", Family: "Cortex", Match: `ingestion rate limit \(([0-9.e+]+)\) exceeded`,
 			Raise: "-distributor.ingestion-rate-limit and -distributor.ingestion-burst-size (ingestion_rate, ingestion_burst_size)",
 		},
-	}, storage.AllLimits(), []storage.Limit{
-		// Prometheus' TSDB (storage.ErrOutOfOrderSample, ErrOutOfBounds, ErrTooOldSample), as
-		// Prometheus' receiver, Thanos receive and Cortex' ingesters answer it.
-		{Name: "out-of-order samples", Family: "Prometheus TSDB", Match: `out of order sample`, Raise: ooo},
-		{
-			Name: "samples older than the head", Family: "Prometheus TSDB", Match: `out of bounds|too old sample`,
-			Raise: ooo + "; or start the storage empty",
-		},
-	})
+	}, storage.AllLimits())
 }
 
 // limitLog keeps the limits one storage's refusals named. The zero value is ready; its rules

@@ -29,7 +29,7 @@ type Setting struct {
 // asked when the kind is not known: those read under the readURL first (Family's
 // settingsAtRoot).
 func settingsFamilies() []Family {
-	fs := []Family{prometheusSettings()}
+	var fs []Family
 	for _, f := range Families() {
 		if f.readSettings != nil {
 			fs = append(fs, f)
@@ -67,7 +67,7 @@ func ReadSettings(ctx context.Context, c *Client, readURL string, kind Kind) (Ki
 		errs = append(errs, fmt.Errorf("as %s: %w", f.Kind, err))
 	}
 	if len(errs) == 0 {
-		return "", nil, fmt.Errorf("storage kind %q: tsbench reads the settings of %s and %s only", kind, KindVictoriaMetrics, KindPrometheus)
+		return "", nil, fmt.Errorf("storage kind %q: tsbench reads the settings of %s only", kind, KindsWhere(func(f Family) bool { return f.readSettings != nil }))
 	}
 	return "", nil, errors.Join(errs...)
 }

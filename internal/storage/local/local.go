@@ -71,29 +71,6 @@ func localOf(kind storage.Kind) (*storage.Local, bool) {
 
 func specs() map[storage.Kind]*storage.Local {
 	return map[storage.Kind]*storage.Local{
-		storage.KindPrometheus: {
-			Binary: "prometheus", Package: "prometheus", ReadyPath: "/-/ready",
-			Args: func(p storage.Place) ([]string, error) {
-				cfg := filepath.Join(p.WorkDir, "prometheus.yml")
-				// No scrape configs: every sample comes over remote write. No out-of-order
-				// window either (storage.tsdb.out_of_order_time_window, a config file key
-				// only): history comes in time order within a bound well inside the hour its
-				// head accepts (remotewrite's catchUpSkew), and a window would put the
-				// samples through the out-of-order head and its log, not what a default
-				// Prometheus does with the live load.
-				if err := os.WriteFile(cfg, []byte("global: {}\n"), 0o644); err != nil {
-					return nil, err
-				}
-				return []string{"--config.file=" + cfg, "--storage.tsdb.path=" + p.DataDir, "--web.listen-address=" + p.Addr}, nil
-			},
-			Settings: func(retentionDays int) []string {
-				return []string{
-					"--web.enable-remote-write-receiver",
-					"--web.enable-admin-api",
-					"--storage.tsdb.retention.time=" + strconv.Itoa(retentionDays) + "d",
-				}
-			},
-		},
 		storage.KindInfluxDB: {
 			Binary: "influxd", Package: "influxdb", ReadyPath: "/ping",
 			Args: influxArgs, URLs: influxURLs, Setup: createInfluxDatabase,

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -218,25 +217,5 @@ func TestStartMissingBinary(t *testing.T) {
 	want := `prometheus not found on PATH: install the Debian package "prometheus"`
 	if err == nil || len(err.Error()) < len(want) || err.Error()[:len(want)] != want {
 		t.Errorf("got %v, want prefix %q", err, want)
-	}
-}
-
-// TestRetentionCoversHistory checks the retention flags among the local storages' settings:
-// their own defaults up to the history they cover, the history plus a day beyond.
-func TestRetentionCoversHistory(t *testing.T) {
-	tests := []struct {
-		kind    storage.Kind
-		history time.Duration
-		want    string
-	}{
-		{storage.KindPrometheus, 0, "--storage.tsdb.retention.time=15d"},
-		{storage.KindPrometheus, 14 * 24 * time.Hour, "--storage.tsdb.retention.time=15d"},
-		{storage.KindPrometheus, 20*24*time.Hour + time.Hour, "--storage.tsdb.retention.time=22d"},
-	}
-	for _, tc := range tests {
-		sp, _ := localOf(tc.kind)
-		if settings := sp.Settings(RetentionDays(tc.kind, tc.history)); !slices.Contains(settings, tc.want) {
-			t.Errorf("%s with history %s: settings %q, want %s", tc.kind, tc.history, settings, tc.want)
-		}
 	}
 }
