@@ -1,6 +1,6 @@
-// Package local starts and stops the storages (VictoriaMetrics, Prometheus, InfluxDB 1.x) and
-// the scrape agents (vmagent, Prometheus in agent mode) tsbench runs on this machine: each from
-// its Debian package's binary, on a free loopback port, with a temporary dir. bench starts the
+// Package local starts and stops the storages (of the families that say how: storage.Local)
+// and the scrape agents (vmagent, Prometheus in agent mode) tsbench runs on this machine: each
+// from its Debian package's binary, on a free loopback port, with a temporary dir. bench starts the
 // embedded default's storages and scrape mode's agent with it; the e2e tests start theirs.
 //
 // Invariant: a process started here dies with tsbench unless it is kept (-keep), and Stop
@@ -11,11 +11,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,9 +25,6 @@ import (
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/storage"
 )
-
-// InfluxDatabase is the database a local InfluxDB is given, named in its URLs' ?db=.
-const InfluxDatabase = "tsbench"
 
 // Process is a storage or an agent tsbench started on a free loopback port with a temporary
 // data dir.
@@ -50,101 +45,6 @@ type Process struct {
 	waitErr error
 }
 
-// RetentionDays is the retention a local storage gets for a run whose workload begins history
-// in the past (storage.Family's RetentionFor).
-func RetentionDays(kind storage.Kind, history time.Duration) int {
-	f := kind.Family()
-	if f.Kind == "" {
-		f.RetentionDays = 15
-	}
-	return f.RetentionFor(history)
-}
-
-// localOf is how tsbench starts a storage of kind.
-func localOf(kind storage.Kind) (*storage.Local, bool) {
-	if l := kind.Family().Local; l != nil {
-		return l, true
-	}
-	l, ok := specs()[kind]
-	return l, ok
-}
-
-func specs() map[storage.Kind]*storage.Local {
-	return map[storage.Kind]*storage.Local{
-		storage.KindInfluxDB: {
-			Binary: "influxd", Package: "influxdb", ReadyPath: "/ping",
-			Args: influxArgs, URLs: influxURLs, Setup: createInfluxDatabase,
-		},
-	}
-}
-
-// influxArgs writes an InfluxDB 1.x config: HTTP on addr without auth, its RPC (backup)
-// service on another free port (its default, 8088, would collide between instances), every
-// dir under dataDir, and nothing else running: no reporting, monitor store, subscriber or
-// continuous queries. Its database's default retention policy (autogen) keeps data forever,
-// so the retention tsbench asks for is already covered.
-func influxArgs(p storage.Place) ([]string, error) {
-	rpc, err := p.FreePort()
-	if err != nil {
-		return nil, err
-	}
-	conf := fmt.Sprintf(`reporting-disabled = true
-bind-address = "127.0.0.1:%d"
-[meta]
-  dir = %q
-[data]
-  dir = %q
-  wal-dir = %q
-  query-log-enabled = false
-[monitor]
-  store-enabled = false
-[http]
-  enabled = true
-  bind-address = %q
-  auth-enabled = false
-  log-enabled = false
-[subscriber]
-  enabled = false
-[continuous_queries]
-  enabled = false
-`, rpc, filepath.Join(p.DataDir, "meta"), filepath.Join(p.DataDir, "data"), filepath.Join(p.DataDir, "wal"), p.Addr)
-	path := filepath.Join(p.WorkDir, "influxdb.conf")
-	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
-		return nil, err
-	}
-	return []string{"run", "-config", path}, nil
-}
-
-// influxURLs are InfluxDB 1.x's Prometheus endpoints for InfluxDatabase. readURL is its root,
-// as a user would first try: it has no query API there, which tsbench finds out and says.
-// It has no /metrics page either (its figures are in /debug/vars): resources come from /proc.
-func influxURLs(root string, st *config.Storage) {
-	st.WriteURL = root + "api/v1/prom/write?db=" + InfluxDatabase
-	st.ReadURL = root
-	st.RemoteReadURL = root + "api/v1/prom/read?db=" + InfluxDatabase
-	st.MetricsURLs = nil
-}
-
-// createInfluxDatabase creates InfluxDatabase through InfluxDB's /query endpoint.
-func createInfluxDatabase(ctx context.Context, root string) error {
-	form := url.Values{"q": {"CREATE DATABASE " + InfluxDatabase}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, root+"query", strings.NewReader(form.Encode()))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		return fmt.Errorf("create database %s: %w", InfluxDatabase, err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode != http.StatusOK || strings.Contains(string(body), `"error"`) {
-		return fmt.Errorf("create database %s: %s: %s", InfluxDatabase, resp.Status, strings.TrimSpace(string(body)))
-	}
-	return nil
-}
-
 // ErrMissingBinary says which Debian package to install.
 type ErrMissingBinary struct{ Binary, Package string }
 
@@ -160,16 +60,17 @@ func Start(ctx context.Context, kind storage.Kind, name string, keep bool, logge
 }
 
 // StartFor is Start for a run whose workload begins history in the past: the storage's
-// retention covers it (RetentionDays).
+// retention covers it (storage.Family's RetentionFor).
 func StartFor(ctx context.Context, kind storage.Kind, name string, keep bool, history time.Duration, logger *slog.Logger) (*Process, error) {
 	return StartWith(ctx, kind, name, keep, history, nil, logger)
 }
 
 // StartWith is StartFor with extra command-line flags for the storage (SampleTypeFlags).
 func StartWith(ctx context.Context, kind storage.Kind, name string, keep bool, history time.Duration, extra []string, logger *slog.Logger) (*Process, error) {
-	sp, ok := localOf(kind)
-	if !ok {
-		return nil, fmt.Errorf("storage kind %q: tsbench starts only %s, %s and %s", kind, storage.KindVictoriaMetrics, storage.KindPrometheus, storage.KindInfluxDB)
+	f := kind.Family()
+	sp := f.Local
+	if sp == nil {
+		return nil, fmt.Errorf("storage kind %q: tsbench starts only %s", kind, storage.KindsWhere(func(f storage.Family) bool { return f.Local != nil }))
 	}
 	bin, err := exec.LookPath(sp.Binary)
 	if err != nil {
@@ -178,7 +79,7 @@ func StartWith(ctx context.Context, kind storage.Kind, name string, keep bool, h
 	// A free port is free when asked, not always when the storage binds it: another process
 	// may take it in between. Then the storage exits at once, and a new port is tried.
 	for attempt := 1; ; attempt++ {
-		l, err := startOnce(ctx, sp, bin, string(kind), name, keep, RetentionDays(kind, history), extra, logger)
+		l, err := startOnce(ctx, sp, bin, string(kind), name, keep, f.RetentionFor(history), extra, logger)
 		if !errors.Is(err, errPortTaken) || attempt == 3 {
 			return l, err
 		}

@@ -176,10 +176,10 @@ func TestStartStop(t *testing.T) {
 	for kind, check := range map[storage.Kind]struct{ path, want string }{
 		storage.KindVictoriaMetrics: {"metrics", "process_cpu_seconds_total"},
 		storage.KindPrometheus:      {"metrics", "process_cpu_seconds_total"},
-		storage.KindInfluxDB:        {"query?q=SHOW+DATABASES", `["` + InfluxDatabase + `"]`},
+		storage.KindInfluxDB:        {"query?q=SHOW+DATABASES", `["` + storage.InfluxDatabase + `"]`},
 	} {
 		t.Run(string(kind), func(t *testing.T) {
-			sp, _ := localOf(kind)
+			sp := kind.Family().Local
 			requireBinary(t, sp.Binary)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
