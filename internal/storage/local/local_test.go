@@ -170,31 +170,35 @@ func requireBinary(t *testing.T, bin string) {
 	}
 }
 
+// TestStartStop starts and stops a storage of every family tsbench starts: once started it
+// answers its /metrics pages, or for a family without one (InfluxDB) its readiness path.
 func TestStartStop(t *testing.T) {
-	// What each kind must answer once started: its /metrics page, or for InfluxDB (which has
-	// none) the database its URLs name.
-	for kind, check := range map[storage.Kind]struct{ path, want string }{
-		storage.KindVictoriaMetrics: {"metrics", "process_cpu_seconds_total"},
-		storage.KindPrometheus:      {"metrics", "process_cpu_seconds_total"},
-		storage.KindInfluxDB:        {"query?q=SHOW+DATABASES", `["` + storage.InfluxDatabase + `"]`},
-	} {
-		t.Run(string(kind), func(t *testing.T) {
-			sp := kind.Family().Local
-			requireBinary(t, sp.Binary)
+	for _, f := range storage.Families() {
+		if f.Local == nil {
+			continue
+		}
+		t.Run(string(f.Kind), func(t *testing.T) {
+			requireBinary(t, f.Local.Binary)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			l, err := Start(ctx, kind, "x", false, slog.New(slog.DiscardHandler))
+			l, err := Start(ctx, f.Kind, "x", false, slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := http.Get(l.URL + check.path)
-			if err != nil {
-				t.Fatal(err)
+			urls, want := l.Storage.MetricsURLs, "process_cpu_seconds_total"
+			if len(urls) == 0 {
+				urls, want = []string{l.URL + f.Local.ReadyPath[1:]}, ""
 			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), check.want) {
-				t.Errorf("GET %s: %d, %.200s; want %s in it", check.path, resp.StatusCode, body, check.want)
+			for _, u := range urls {
+				resp, err := http.Get(u)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode/100 != 2 || !strings.Contains(string(body), want) {
+					t.Errorf("GET %s: %d, %.200s; want %s in it", u, resp.StatusCode, body, want)
+				}
 			}
 			if err := l.Stop(); err != nil {
 				t.Fatal(err)
