@@ -24,20 +24,6 @@ type doer interface {
 	Do(req *http.Request) (*http.Response, error)
 }
 
-// diskGroups are the kinds whose disk tsbench reads from their metrics, after the families'.
-// The first group of which any family is exposed is used.
-var diskGroups = []storage.DiskGroup{
-	{
-		// Mimir and Cortex ingesters: local blocks only, per tenant (name confirmed in
-		// Mimir's mixin and ingester tests). Their WAL and head chunks have no size gauge,
-		// and the blocks shipped to object storage are not on local disk: never complete.
-		Required: []string{"cortex_ingester_tsdb_storage_blocks_bytes"},
-		Uncounted: "cortex_ingester_tsdb_storage_blocks_bytes is the ingesters' local blocks only: their WAL and head chunks " +
-			"have no size metric and the blocks in object storage are not on local disk; " +
-			"set dataDir to a directory that holds all of the storage's data",
-	},
-}
-
 // disk is the storage's bytes on disk by its own size metrics: the first family's, in Order,
 // that the page exposes. exposed is false when the page has none of them (vminsert,
 // vmselect, a distributor keep nothing on disk); why is set when it has some but not every
@@ -48,11 +34,6 @@ func disk(p storage.Page) (v float64, why string, exposed bool) {
 			continue
 		}
 		if v, why, ok := f.Disk(p); ok {
-			return v, why, true
-		}
-	}
-	for _, g := range diskGroups {
-		if v, why, ok := g.Read(p); ok {
 			return v, why, true
 		}
 	}
@@ -67,12 +48,7 @@ func ingestMetrics() []storage.Selector {
 	for _, f := range storage.Families() {
 		s = append(s, f.Ingested...)
 	}
-	return append(s,
-		// Mimir and Cortex, per tenant: distributors count each sample once; ingesters count it
-		// once per replica (replication factor 3 by default), so they are only a fallback.
-		storage.Selector{Name: "cortex_distributor_received_samples_total"},
-		storage.Selector{Name: "cortex_ingester_ingested_samples_total"},
-	)
+	return s
 }
 
 // ingested is the first ingestion counter of ingestMetrics exposed, and its rank there.
