@@ -2,11 +2,9 @@ package observe
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -115,7 +113,7 @@ func (m metricsSource) scrape(ctx context.Context) (map[string]*dto.MetricFamily
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
 	resp, err := m.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", config.RedactURL(m.url), unwrapURLError(err))
+		return nil, fmt.Errorf("GET %s: %w", config.RedactURL(m.url), storage.StripURL(err))
 	}
 	defer func() {
 		_, _ = io.Copy(io.Discard, resp.Body)
@@ -174,13 +172,4 @@ func fromFamilies(families map[string]*dto.MetricFamily) Sample {
 	s.absent(figRead, "a /metrics page does not give disk IO: set pid for /proc")
 	s.absent(figWrite, "a /metrics page does not give disk IO: set pid for /proc")
 	return s
-}
-
-// unwrapURLError drops url.Error's own "Get \"URL\":" prefix: our messages name the
-// redacted URL themselves.
-func unwrapURLError(err error) error {
-	if ue, ok := errors.AsType[*url.Error](err); ok {
-		return ue.Err
-	}
-	return err
 }

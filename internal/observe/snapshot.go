@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -74,12 +73,7 @@ func (ob *observed) takeSnapshot(ctx context.Context) snapshotResult {
 	if err != nil {
 		res = snapshotResult{err: err.Error()}
 	}
-	if snap.Delete != nil {
-		err = snap.Delete(ctx, ob.call, name)
-	} else {
-		err = os.RemoveAll(dir) // no API to delete a snapshot
-	}
-	if err != nil { // the size stands; the leftover is worth a warning
+	if err := snap.Delete(ctx, ob.call, name, dir); err != nil { // the size stands; the leftover is worth a warning
 		ob.log.Warn("could not delete the snapshot", "dir", dir, "err", err)
 	}
 	return res
@@ -92,7 +86,7 @@ func (ob *observed) call(ctx context.Context, method, path string, into any) err
 	}
 	resp, err := ob.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, config.RedactURL(ob.BaseURL+path), unwrapURLError(err))
+		return fmt.Errorf("%s %s: %w", method, config.RedactURL(ob.BaseURL+path), storage.StripURL(err))
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	_, _ = io.Copy(io.Discard, resp.Body)

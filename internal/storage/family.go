@@ -5,6 +5,7 @@ import (
 	"context"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -92,9 +93,11 @@ type Local struct {
 	// Args are the flags that place it: its address, data dir and config files in the
 	// place's work dir.
 	Args func(p Place) ([]string, error)
-	// Settings are the flags that set its behaviour, with a retention of retentionDays where
-	// it keeps data; nil: none.
-	Settings func(retentionDays int) []string
+	// Flags set its behaviour; nil: none.
+	Flags []string
+	// RetentionFlag, when set, is the flag that sets how long it keeps data, the days
+	// following it: "-retentionPeriod=".
+	RetentionFlag string
 	// URLs sets the storage's URLs from its root; nil: the Prometheus API's own
 	// (api/v1/write, the root, metrics).
 	URLs func(root string, st *config.Storage)
@@ -103,6 +106,16 @@ type Local struct {
 	// SampleTypes are the flags it needs to store native histograms and exemplars; nil:
 	// none.
 	SampleTypes func(native, exemplars bool) []string
+}
+
+// Settings are the flags that set the behaviour of a local storage that keeps retentionDays
+// of data: Flags, then the retention.
+func (l *Local) Settings(retentionDays int) []string {
+	s := slices.Clone(l.Flags)
+	if l.RetentionFlag != "" {
+		s = append(s, l.RetentionFlag+strconv.Itoa(retentionDays)+"d")
+	}
+	return s
 }
 
 // Place is where a local storage lives.
@@ -118,8 +131,8 @@ type Place struct {
 type Snapshot struct {
 	// Create asks for one through call and returns its name.
 	Create func(ctx context.Context, call Call) (name string, err error)
-	// Delete deletes it through the storage's API; nil: observe removes its dir.
-	Delete func(ctx context.Context, call Call, name string) error
+	// Delete deletes it, named name, in dir: through the storage's API, or by removing dir.
+	Delete func(ctx context.Context, call Call, name, dir string) error
 }
 
 // Call sends method to path under the storage's readURL and decodes its JSON answer into

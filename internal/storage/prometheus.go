@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,30 +25,7 @@ const KindPrometheus = "prometheus"
 func (families) Prometheus() Family {
 	return Family{
 		Kind: KindPrometheus, Order: 20, MetricPrefix: "prometheus_tsdb_", Default: true, RetentionDays: 15,
-		Local: &Local{
-			Binary: "prometheus", Package: "prometheus", ReadyPath: "/-/ready",
-			Args: func(p Place) ([]string, error) {
-				cfg := filepath.Join(p.WorkDir, "prometheus.yml")
-				// No scrape configs: every sample comes over remote write. No out-of-order
-				// window either (storage.tsdb.out_of_order_time_window, a config file key
-				// only): history comes in time order within a bound well inside the hour its
-				// head accepts (remotewrite's catchUpSkew), and a window would put the
-				// samples through the out-of-order head and its log, not what a default
-				// Prometheus does with the live load.
-				if err := os.WriteFile(cfg, []byte("global: {}\n"), 0o644); err != nil {
-					return nil, err
-				}
-				return []string{"--config.file=" + cfg, "--storage.tsdb.path=" + p.DataDir, "--web.listen-address=" + p.Addr}, nil
-			},
-			Settings: func(retentionDays int) []string {
-				return []string{
-					"--web.enable-remote-write-receiver",
-					"--web.enable-admin-api",
-					"--storage.tsdb.retention.time=" + strconv.Itoa(retentionDays) + "d",
-				}
-			},
-			SampleTypes: promSampleTypes,
-		},
+		Local: promLocal(),
 		// The WAL and head-chunk gauges came in Prometheus 2.43 (prometheus/prometheus#12013):
 		// 2.42 exposes only the blocks, 0 until the first compaction, while its WAL grows. The
 		// out-of-order WBL exists only when enabled.
@@ -62,8 +38,10 @@ func (families) Prometheus() Family {
 		Ingested:      []Selector{{Name: "prometheus_tsdb_head_samples_appended_total"}}, // every type (float, histogram) and tenant
 		Series:        &Selector{Name: "prometheus_tsdb_head_series"},
 		SeriesCreated: "prometheus_tsdb_head_series_created_total",
-		// Needs --web.enable-admin-api; it has no API to delete a snapshot.
-		Snapshot:     &Snapshot{Create: promSnapshot},
+		// Needs --web.enable-admin-api; it has no API to delete a snapshot: its dir goes.
+		Snapshot: &Snapshot{Create: promSnapshot, Delete: func(_ context.Context, _ Call, _, dir string) error {
+			return os.RemoveAll(dir)
+		}},
 		ExactFloats:  true, // XOR chunks keep a float's bits
 		Limits:       promLimits(),
 		readSettings: readPrometheus, warnSettings: prometheusWarnings,
@@ -192,4 +170,27 @@ func prometheusWarnings(v map[string]string, c Checks) []string {
 func promDuration(s string) (time.Duration, bool) {
 	d, err := model.ParseDuration(s)
 	return time.Duration(d), err == nil
+}
+
+// promLocal starts prometheus as a remote-write receiver, with its admin API for snapshots.
+func promLocal() *Local {
+	return &Local{
+		Binary: "prometheus", Package: "prometheus", ReadyPath: "/-/ready",
+		Args: func(p Place) ([]string, error) {
+			cfg := filepath.Join(p.WorkDir, "prometheus.yml")
+			// No scrape configs: every sample comes over remote write. No out-of-order
+			// window either (storage.tsdb.out_of_order_time_window, a config file key
+			// only): history comes in time order within a bound well inside the hour its
+			// head accepts (remotewrite's catchUpSkew), and a window would put the
+			// samples through the out-of-order head and its log, not what a default
+			// Prometheus does with the live load.
+			if err := os.WriteFile(cfg, []byte("global: {}\n"), 0o644); err != nil {
+				return nil, err
+			}
+			return []string{"--config.file=" + cfg, "--storage.tsdb.path=" + p.DataDir, "--web.listen-address=" + p.Addr}, nil
+		},
+		Flags:         []string{"--web.enable-remote-write-receiver", "--web.enable-admin-api"},
+		RetentionFlag: "--storage.tsdb.retention.time=",
+		SampleTypes:   promSampleTypes,
+	}
 }

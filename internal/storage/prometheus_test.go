@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -95,7 +97,14 @@ func TestPrometheusSnapshot(t *testing.T) {
 			t.Errorf("error %v, want it to name --web.enable-admin-api", err)
 		}
 	}
-	if s.Delete != nil {
-		t.Error("Prometheus has no API to delete a snapshot: observe removes its dir")
+	dir := filepath.Join(t.TempDir(), "snapshots", "20260101T000000Z-1")
+	if err := os.MkdirAll(filepath.Join(dir, "01ABC"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(t.Context(), nil, "20260101T000000Z-1", dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("snapshot dir left behind (Prometheus has no API to delete it): %v", err)
 	}
 }

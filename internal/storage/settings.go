@@ -127,10 +127,7 @@ func getPage(ctx context.Context, c *Client, u string) ([]byte, error) {
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		if ue, ok := errors.AsType[*url.Error](err); ok {
-			err = ue.Err // its text quotes the URL, password included
-		}
-		return nil, fmt.Errorf("GET %s: %w", config.RedactURL(u), err)
+		return nil, fmt.Errorf("GET %s: %w", config.RedactURL(u), StripURL(err))
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))

@@ -27,25 +27,8 @@ const KindVictoriaMetrics = "victoriametrics"
 func (families) VictoriaMetrics() Family {
 	return Family{
 		Kind: KindVictoriaMetrics, Order: 10, MetricPrefix: "vm_", Default: true, RetentionDays: 31,
-		Local: &Local{
-			Binary: "victoria-metrics", Package: "victoria-metrics", ReadyPath: "/health",
-			Args: func(p Place) ([]string, error) {
-				return []string{"-httpListenAddr=" + p.Addr, "-storageDataPath=" + p.DataDir}, nil
-			},
-			Settings: func(retentionDays int) []string {
-				return []string{
-					// Answer queries with the newest samples too: by default VictoriaMetrics hides
-					// the last 30s from instant and range queries, which the "newest minute" probe
-					// and the freshness canary would see late (raw reads are not hidden).
-					"-search.latencyOffset=0s",
-					// /api/v1/series refuses more than 30000 series by default, fewer than the
-					// default workload writes (200 targets × 839 series).
-					"-search.maxSeries=10000000",
-					"-retentionPeriod=" + strconv.Itoa(retentionDays) + "d",
-				}
-			},
-		},
-		Disk: vmDisk,
+		Local: vmLocal(),
+		Disk:  vmDisk,
 		// Single node and vminsert: see Selector's Fallback.
 		Ingested:      []Selector{{Name: "vm_rows_inserted_total", Label: "type", Value: "promremotewrite", Fallback: true}},
 		Series:        &Selector{Name: "vm_cache_entries", Label: "type", Value: "storage/hour_metric_ids"}, // got samples this hour
@@ -96,7 +79,7 @@ func vmSnapshot(ctx context.Context, call Call) (string, error) {
 	return body.Snapshot, err
 }
 
-func vmDeleteSnapshot(ctx context.Context, call Call, name string) error {
+func vmDeleteSnapshot(ctx context.Context, call Call, name, _ string) error {
 	return call(ctx, http.MethodGet, "snapshot/delete?snapshot="+url.QueryEscape(name), nil)
 }
 
@@ -251,4 +234,24 @@ func vmRetention(s string) (time.Duration, bool) {
 		return 0, false
 	}
 	return time.Duration(n * float64(unit)), true
+}
+
+// vmLocal starts victoria-metrics single node.
+func vmLocal() *Local {
+	return &Local{
+		Binary: "victoria-metrics", Package: "victoria-metrics", ReadyPath: "/health",
+		Args: func(p Place) ([]string, error) {
+			return []string{"-httpListenAddr=" + p.Addr, "-storageDataPath=" + p.DataDir}, nil
+		},
+		Flags: []string{
+			// Answer queries with the newest samples too: by default VictoriaMetrics hides
+			// the last 30s from instant and range queries, which the "newest minute" probe
+			// and the freshness canary would see late (raw reads are not hidden).
+			"-search.latencyOffset=0s",
+			// /api/v1/series refuses more than 30000 series by default, fewer than the
+			// default workload writes (200 targets × 839 series).
+			"-search.maxSeries=10000000",
+		},
+		RetentionFlag: "-retentionPeriod=",
+	}
 }

@@ -76,7 +76,7 @@ func TestVictoriaMetricsSnapshot(t *testing.T) {
 	if err != nil || name != "20260101-1" {
 		t.Fatalf("snapshot %q %v", name, err)
 	}
-	if err := s.Delete(t.Context(), call, name); err != nil {
+	if err := s.Delete(t.Context(), call, name, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{http.MethodGet + " snapshot/create", http.MethodGet + " snapshot/delete?snapshot=20260101-1"}

@@ -110,9 +110,7 @@ func startOnce(ctx context.Context, sp *storage.Local, bin, kind, name string, k
 	if err != nil {
 		return nil, errors.Join(err, os.RemoveAll(workDir))
 	}
-	if sp.Settings != nil {
-		l.Settings = sp.Settings(retentionDays)
-	}
+	l.Settings = sp.Settings(retentionDays)
 	l.Settings = append(l.Settings, extra...)
 	args = append(args, l.Settings...)
 	logFile, err := os.Create(l.LogPath)
