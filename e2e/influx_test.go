@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/tsbench/tsbench/internal/storage"
-	"github.com/tsbench/tsbench/internal/storage/local"
 )
 
 // TestInfluxDBWithoutQueryAPI runs tsbench against the real InfluxDB 1.6 from Debian, a storage
@@ -40,7 +39,7 @@ remoteStorages:
     writeURL: %[1]sapi/v1/prom/write?db=%[2]s&u=bench&p=%[3]s
     readURL: %[1]s?u=bench&p=%[3]s
     remoteReadURL: %[1]sapi/v1/prom/read?db=%[2]s&u=bench&p=%[3]s
-`, influx.URL, local.InfluxDatabase, secret)
+`, influx.URL, storage.InfluxDatabase, secret)
 	rr := runTsbench(t, 2*time.Minute, cfg)
 	if rr.code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", rr.code, rr.stderr)

@@ -140,7 +140,7 @@ func startStorageWith(t *testing.T, kind, name string, extra []string) *local.Pr
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	l, err := local.StartWith(ctx, kind, name, false, 0, extra, slog.New(slog.DiscardHandler))
+	l, err := local.StartWith(ctx, storage.Kind(kind), name, false, 0, extra, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

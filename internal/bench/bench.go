@@ -31,7 +31,11 @@ const DefaultProfilePath = "profiles/node_exporter.json"
 // defaultStorages are the kinds started when the config names no storage, each named
 // after its kind, in name order.
 func defaultStorages() []string {
-	return []string{storage.KindPrometheus, storage.KindVictoriaMetrics}
+	var names []string
+	for _, k := range storage.DefaultKinds() {
+		names = append(names, string(k))
+	}
+	return names
 }
 
 // Options are the run's settings that are not part of the benchmark's config.

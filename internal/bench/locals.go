@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tsbench/tsbench/internal/storage"
 	"github.com/tsbench/tsbench/internal/storage/local"
 )
 
@@ -24,7 +25,7 @@ func startLocals(ctx context.Context, keep bool, history time.Duration, native, 
 	)
 	for _, kind := range defaultStorages() {
 		wg.Go(func() {
-			l, err := local.StartWith(ctx, kind, kind, keep, history, local.SampleTypeFlags(kind, native, exemplars), logger)
+			l, err := local.StartWith(ctx, storage.Kind(kind), kind, keep, history, local.SampleTypeFlags(storage.Kind(kind), native, exemplars), logger)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

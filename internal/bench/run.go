@@ -160,7 +160,7 @@ func (r *run) newStages(reg prometheus.Registerer) error {
 		}
 		targets = append(targets, observe.Target{
 			Name: name, PID: st.PID, DataDir: st.DataDir, MetricsURLs: st.MetricsURLs,
-			Client: client, BaseURL: st.ReadURL, Kind: r.kinds[name],
+			Client: client, BaseURL: st.ReadURL, Kind: storage.Kind(r.kinds[name]),
 		})
 	}
 	obsOpts := observe.Options{Interval: r.cfg.ObserveInterval, Logger: r.log, Registerer: reg, Writes: r.writer}
@@ -348,7 +348,7 @@ func (r *run) verifyTargets() []verify.Target {
 	var targets []verify.Target
 	for _, name := range r.cfg.StorageNames() {
 		st := r.cfg.RemoteStorages[name]
-		t := verify.Target{Name: name, RemoteReadURL: st.RemoteReadURL, Client: r.readers[name], Kind: r.kinds[name], Protocol: st.WriteProtocol(), OTLPLabels: st.OTLPLabelMapping()}
+		t := verify.Target{Name: name, RemoteReadURL: st.RemoteReadURL, Client: r.readers[name], Kind: storage.Kind(r.kinds[name]), Protocol: st.WriteProtocol(), OTLPLabels: st.OTLPLabelMapping()}
 		if t.Kind == "" { // a storage tsbench did not start: as its metrics tell
 			t.Kind = r.obs.Kind(name)
 		}

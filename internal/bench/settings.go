@@ -51,7 +51,7 @@ func readSettings(ctx context.Context, cfg *config.Config, locals []*local.Proce
 				set.versions[name] = v
 				mu.Unlock()
 			}
-			kind, read, err := storage.ReadSettings(ctx, client, st.ReadURL, kinds[name])
+			kind, read, err := storage.ReadSettings(ctx, client, st.ReadURL, storage.Kind(kinds[name]))
 			if err != nil {
 				log.Info("storage settings not read: what changes the figures is not known", "storage", name, "err", err)
 				return

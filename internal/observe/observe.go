@@ -31,7 +31,7 @@ type Target struct {
 	MetricsURLs []string        // its own /metrics pages; several (a cluster's components) are added up
 	Client      *storage.Client // for /metrics and snapshots (auth, TLS); nil: a plain client, 10 s timeout
 	BaseURL     string          // HTTP root for the snapshot APIs (the readURL); "": no snapshot
-	Kind        string          // storage.KindVictoriaMetrics, storage.KindPrometheus, or "": guessed from its metrics
+	Kind        storage.Kind    // "": guessed from its metrics
 }
 
 // Options configure an Observer.
@@ -258,7 +258,7 @@ func (ob *observed) observe(ctx context.Context, now, loadEnd time.Time) (r rate
 }
 
 // kind is the target's kind, or the one its metric names reveal.
-func (ob *observed) kind() string {
+func (ob *observed) kind() storage.Kind {
 	if ob.Kind != "" {
 		return ob.Kind
 	}

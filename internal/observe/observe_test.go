@@ -280,11 +280,14 @@ func write(t *testing.T, path string, size int) {
 // TestSnapshots fakes the snapshot APIs of VictoriaMetrics and Prometheus over a data dir,
 // with the readURL given with and without its trailing slash.
 func TestSnapshots(t *testing.T) {
-	for _, c := range []struct{ kind, slash string }{
+	for _, c := range []struct {
+		kind  storage.Kind
+		slash string
+	}{
 		{storage.KindVictoriaMetrics, "/"}, {storage.KindPrometheus, "/"}, {storage.KindPrometheus, ""},
 	} {
 		kind := c.kind
-		t.Run(kind+"_slash_"+strconv.FormatBool(c.slash != ""), func(t *testing.T) {
+		t.Run(string(kind)+"_slash_"+strconv.FormatBool(c.slash != ""), func(t *testing.T) {
 			dataDir := t.TempDir()
 			write(t, filepath.Join(dataDir, "live", "chunk"), 4000)
 			snap := filepath.Join(dataDir, "snapshots", "20260101-1")

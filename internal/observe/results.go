@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/storage"
 )
 
 // Resources summarises one storage over the run. Bytes per sample divide by tsbench's own
@@ -377,7 +378,7 @@ func overlap(from, to, loadEnd time.Time) float64 {
 
 // Kind is the storage name's kind: as configured, or guessed from its metrics' names ("" when
 // neither tells, or it is not observed).
-func (o *Observer) Kind(name string) string {
+func (o *Observer) Kind(name string) storage.Kind {
 	if t := o.target(name); t != nil {
 		return t.kind()
 	}

@@ -1,12 +1,19 @@
 package observe
 
-import dto "github.com/prometheus/client_model/go"
+import "github.com/tsbench/tsbench/internal/storage"
 
 // seriesCreated is the storage's own count of the series it created since it started, for
-// the series section's figures (issue 22); nil when it exposes none.
-func seriesCreated(families map[string]*dto.MetricFamily) *float64 {
-	for _, name := range []string{"vm_new_timeseries_created_total", "prometheus_tsdb_head_series_created_total"} {
-		if v, ok := sum(families, name); ok {
+// the series section's figures (issue 22): the first family's, in Order, that the page
+// exposes; nil when it exposes none.
+func seriesCreated(p storage.Page) *float64 {
+	var names []string
+	for _, f := range storage.Families() {
+		if f.SeriesCreated != "" {
+			names = append(names, f.SeriesCreated)
+		}
+	}
+	for _, name := range names {
+		if v, ok := p.Sum(name); ok {
 			return &v
 		}
 	}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -57,33 +55,12 @@ func (ob *observed) takeSnapshot(ctx context.Context) snapshotResult {
 	if ob.BaseURL == "" {
 		return snapshotResult{err: "no readURL to ask for a snapshot"}
 	}
-	var (
-		name string
-		err  error
-	)
 	kind := ob.kind()
-	switch kind {
-	case storage.KindVictoriaMetrics:
-		var body struct{ Status, Snapshot, Msg string }
-		err = ob.call(ctx, http.MethodGet, "snapshot/create", &body)
-		if err == nil && body.Status != "ok" {
-			err = fmt.Errorf("snapshot/create: status %q %s", body.Status, body.Msg)
-		}
-		name = body.Snapshot
-	case storage.KindPrometheus:
-		var body struct {
-			Status string
-			Error  string
-			Data   struct{ Name string }
-		}
-		err = ob.call(ctx, http.MethodPost, "api/v1/admin/tsdb/snapshot", &body)
-		if err == nil && body.Status != "success" {
-			err = fmt.Errorf("admin/tsdb/snapshot: status %q %s (is --web.enable-admin-api set?)", body.Status, body.Error)
-		}
-		name = body.Data.Name
-	default:
-		return snapshotResult{err: fmt.Sprintf("storage kind %q: snapshots are taken of %s and %s only", kind, storage.KindVictoriaMetrics, storage.KindPrometheus)}
+	snap := kind.Family().Snapshot
+	if snap == nil {
+		return snapshotResult{err: fmt.Sprintf("storage kind %q: snapshots are taken of %s only", kind, storage.KindsWhere(func(f storage.Family) bool { return f.Snapshot != nil }))}
 	}
+	name, err := snap.Create(ctx, ob.call)
 	if err == nil && (name == "" || strings.ContainsAny(name, `/\`) || name == "..") {
 		err = fmt.Errorf("unexpected snapshot name %q", name)
 	}
@@ -96,12 +73,7 @@ func (ob *observed) takeSnapshot(ctx context.Context) snapshotResult {
 	if err != nil {
 		res = snapshotResult{err: err.Error()}
 	}
-	if kind == storage.KindVictoriaMetrics {
-		err = ob.call(ctx, http.MethodGet, "snapshot/delete?snapshot="+url.QueryEscape(name), nil)
-	} else {
-		err = os.RemoveAll(dir) // Prometheus has no API to delete a snapshot
-	}
-	if err != nil { // the size stands; the leftover is worth a warning
+	if err := snap.Delete(ctx, ob.call, name, dir); err != nil { // the size stands; the leftover is worth a warning
 		ob.log.Warn("could not delete the snapshot", "dir", dir, "err", err)
 	}
 	return res
@@ -114,7 +86,7 @@ func (ob *observed) call(ctx context.Context, method, path string, into any) err
 	}
 	resp, err := ob.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, config.RedactURL(ob.BaseURL+path), unwrapURLError(err))
+		return fmt.Errorf("%s %s: %w", method, config.RedactURL(ob.BaseURL+path), storage.StripURL(err))
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	_, _ = io.Copy(io.Discard, resp.Body)

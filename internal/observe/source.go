@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/procfs"
+
+	"github.com/tsbench/tsbench/internal/storage"
 )
 
 // Figures a source may give; the names are those of results.json.
@@ -39,7 +41,7 @@ type Sample struct {
 	// vm_data_size_bytes): a cluster sum leaves such a component out, where a component
 	// that exposes a figure but cannot give it now makes the sum unknown.
 	Absent map[string]bool
-	Kind   string // storage kind the metric names reveal, or ""
+	Kind   storage.Kind // storage kind the metric names reveal, or ""
 	// Start identifies the process (start time in clock ticks since boot from /proc, or
 	// process_start_time_seconds): when it changes, the counters restarted from zero.
 	Start *float64

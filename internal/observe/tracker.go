@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tsbench/tsbench/internal/results"
+	"github.com/tsbench/tsbench/internal/storage"
 )
 
 // rates are one observation made comparable: CPU and disk IO as rates over the interval
@@ -43,7 +44,7 @@ type tracker struct {
 	ingested     float64  // increases of that counter since the first collection, corrected for resets
 	collected    bool     // a collection has succeeded
 	logged       bool     // the first failure was logged; later ones are only recorded
-	kindSeen     string
+	kindSeen     storage.Kind
 	hist         history // every observation, summarised
 }
 
@@ -127,7 +128,7 @@ const needsTwo = "needs two observations"
 
 var allFigures = []string{figCPU, figRSS, figDisk, figRead, figWrite, figIngested, figActive}
 
-func (t *tracker) kind() string {
+func (t *tracker) kind() storage.Kind {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.kindSeen

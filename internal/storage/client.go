@@ -11,10 +11,12 @@ package storage
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -123,4 +125,14 @@ func tlsConfig(t config.TLS) (*tls.Config, error) {
 		conf.Certificates = []tls.Certificate{cert}
 	}
 	return conf, nil
+}
+
+// StripURL drops url.Error's own "Get \"URL\":" prefix from an error of Client.Do: its text
+// quotes the URL, password included, and tsbench's messages name the redacted URL
+// themselves.
+func StripURL(err error) error {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		return ue.Err
+	}
+	return err
 }

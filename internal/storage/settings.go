@@ -1,12 +1,14 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,41 +25,49 @@ type Setting struct {
 	Flag string
 }
 
-// settingsFamily is what tsbench knows of one storage family's settings: how to read them
-// and when one hides data from tsbench's checks. Each family's is in its own file.
-type settingsFamily struct {
-	kind string
-	// read gets the family's settings from the storage whose query API is at readURL; an
-	// error when the storage does not answer as this family does.
-	read func(ctx context.Context, c *Client, readURL string) ([]Setting, error)
-	// warn says, in words, which settings hide data from the checks c.
-	warn func(values map[string]string, c Checks) []string
+// settingsFamilies are the families whose settings tsbench reads, in the order they are
+// asked when the kind is not known: those read under the readURL first (Family's
+// settingsAtRoot).
+func settingsFamilies() []Family {
+	var fs []Family
+	for _, f := range Families() {
+		if f.readSettings != nil {
+			fs = append(fs, f)
+		}
+	}
+	slices.SortStableFunc(fs, func(a, b Family) int {
+		return cmp.Compare(btoi(a.settingsAtRoot), btoi(b.settingsAtRoot))
+	})
+	return fs
 }
 
-func settingsFamilies() []settingsFamily {
-	return []settingsFamily{prometheusSettings(), victoriaMetricsSettings()}
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // ReadSettings reads the settings that change what tsbench measures from the storage whose
 // query API is at readURL, through c (its read side's auth). kind names the family when known
 // (a storage tsbench started); "" asks each family in turn, and the first that answers is the
 // kind returned. A storage that answers as no family does gets an error naming each attempt.
-func ReadSettings(ctx context.Context, c *Client, readURL, kind string) (string, []Setting, error) {
+func ReadSettings(ctx context.Context, c *Client, readURL string, kind Kind) (Kind, []Setting, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var errs []error
 	for _, f := range settingsFamilies() {
-		if kind != "" && f.kind != kind {
+		if kind != "" && f.Kind != kind {
 			continue
 		}
-		s, err := f.read(ctx, c, readURL)
+		s, err := f.readSettings(ctx, c, readURL)
 		if err == nil {
-			return f.kind, s, nil
+			return f.Kind, s, nil
 		}
-		errs = append(errs, fmt.Errorf("as %s: %w", f.kind, err))
+		errs = append(errs, fmt.Errorf("as %s: %w", f.Kind, err))
 	}
 	if len(errs) == 0 {
-		return "", nil, fmt.Errorf("storage kind %q: tsbench reads the settings of %s and %s only", kind, KindVictoriaMetrics, KindPrometheus)
+		return "", nil, fmt.Errorf("storage kind %q: tsbench reads the settings of %s only", kind, KindsWhere(func(f Family) bool { return f.readSettings != nil }))
 	}
 	return "", nil, errors.Join(errs...)
 }
@@ -96,14 +106,14 @@ func ChecksOf(cfg *config.Config, settle time.Duration) Checks {
 
 // SettingsWarnings says which of settings, read from a storage of kind, hide data from the
 // checks c, each in one sentence that names the setting and what to change.
-func SettingsWarnings(kind string, settings []Setting, c Checks) []string {
+func SettingsWarnings(kind Kind, settings []Setting, c Checks) []string {
 	values := map[string]string{}
 	for _, s := range settings {
 		values[s.Name] = s.Value
 	}
 	for _, f := range settingsFamilies() {
-		if f.kind == kind {
-			return f.warn(values, c)
+		if f.Kind == kind {
+			return f.warnSettings(values, c)
 		}
 	}
 	return nil
@@ -117,10 +127,7 @@ func getPage(ctx context.Context, c *Client, u string) ([]byte, error) {
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		if ue, ok := errors.AsType[*url.Error](err); ok {
-			err = ue.Err // its text quotes the URL, password included
-		}
-		return nil, fmt.Errorf("GET %s: %w", config.RedactURL(u), err)
+		return nil, fmt.Errorf("GET %s: %w", config.RedactURL(u), StripURL(err))
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))

@@ -50,8 +50,8 @@ func TestReadSettings(t *testing.T) {
 		name     string
 		pages    map[string]string
 		path     string // of readURL
-		kind     string // given
-		wantKind string
+		kind     Kind   // given
+		wantKind Kind
 		want     []Setting
 		wantErr  []string
 	}{
@@ -159,7 +159,7 @@ func TestSettingsWarnings(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		kind     string
+		kind     Kind
 		settings []Setting
 		cfg      config.Config
 		want     []string // each a substring of one warning, in order

@@ -11,34 +11,28 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// buildInfo are the metrics by which each family's storage says its version on /metrics, and
-// the label that holds it: VictoriaMetrics' vm_app_version (short_version from 1.80 on, else
-// version, its whole build tag), the Prometheus ecosystem's *_build_info.
-var buildInfo = []struct{ metric, label string }{
-	{"vm_app_version", "short_version"},
-	{"vm_app_version", "version"},
-	{"prometheus_build_info", "version"},
-	{"cortex_build_info", "version"},
-	{"thanos_build_info", "version"},
+// VersionLabel is a metric of a /metrics page and its label that holds a version.
+type VersionLabel struct {
+	Metric, Label string
+	// Release finds the release in the label's value when it holds more (a build tag); nil:
+	// the value is the release.
+	Release *regexp.Regexp
 }
 
-// release is a version label's value as a release: a VictoriaMetrics build tag's release,
-// any other value as it is.
-func release(v string) string {
-	if tag := vmBuildTag.FindString(v); tag != "" {
-		return tag
+// release is the release in a version label's value v.
+func (vl VersionLabel) release(v string) string {
+	if vl.Release != nil {
+		if r := vl.Release.FindString(v); r != "" {
+			return r
+		}
 	}
 	return v
 }
 
-// vmBuildTag finds the release in a VictoriaMetrics build tag such as
-// victoria-metrics-20220802-123456-tags-v1.79.5-0-gabcdef.
-var vmBuildTag = regexp.MustCompile(`v\d+\.\d+\.\d+(-enterprise)?(-cluster)?`)
-
 // ReadVersion is the version the storage whose query API is at readURL says it is on its
-// /metrics page, through c (its read side's auth): "" when the page names none (a binary built
-// without its version, as Debian's VictoriaMetrics 1.79 is), an error when the page cannot be
-// read.
+// /metrics page, where a family's Version says, through c (its read side's auth): "" when the
+// page names none (a binary built without its version, as Debian's VictoriaMetrics 1.79 is),
+// an error when the page cannot be read.
 func ReadVersion(ctx context.Context, c *Client, readURL string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -55,11 +49,13 @@ func ReadVersion(ctx context.Context, c *Client, readURL string) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("GET %smetrics: not the Prometheus text format: %w", root, err)
 	}
-	for _, bi := range buildInfo {
-		for _, m := range families[bi.metric].GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == bi.label && l.GetValue() != "" {
-					return release(l.GetValue()), nil
+	for _, f := range Families() {
+		for _, v := range f.Version {
+			for _, m := range families[v.Metric].GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == v.Label && l.GetValue() != "" {
+						return v.release(l.GetValue()), nil
+					}
 				}
 			}
 		}

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
+	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,12 +18,93 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// victoriaMetricsSettings is what tsbench knows of VictoriaMetrics' settings: the flags that
-// change what it measures, read from its flag metrics (flag{name, value, is_set} on /metrics,
-// every flag with its value) or else its /flags page (the flags set, the others at their
-// defaults), on the host of its readURL (a cluster's vmselect).
-func victoriaMetricsSettings() settingsFamily {
-	return settingsFamily{kind: KindVictoriaMetrics, read: readVictoriaMetrics, warn: victoriaMetricsWarnings}
+// KindVictoriaMetrics is VictoriaMetrics, single node or cluster.
+const KindVictoriaMetrics = "victoriametrics"
+
+// VictoriaMetrics is what tsbench knows of VictoriaMetrics (1.79 and newer). Its settings
+// are the flags that change what it measures, read from its flag metrics (flag{name, value,
+// is_set} on /metrics, every flag with its value) or else its /flags page (the flags set,
+// the others at their defaults), on the host of its readURL (a cluster's vmselect).
+// vmBuildTag finds the release in a VictoriaMetrics build tag such as
+// victoria-metrics-20220802-123456-tags-v1.79.5-0-gabcdef.
+var vmBuildTag = regexp.MustCompile(`v\d+\.\d+\.\d+(-enterprise)?(-cluster)?`)
+
+func (families) VictoriaMetrics() Family {
+	return Family{
+		Kind: KindVictoriaMetrics, Order: 10, MetricPrefix: "vm_", Default: true, RetentionDays: 31,
+		Local: vmLocal(),
+		// short_version from 1.80 on; before, version is its whole build tag
+		// (victoria-metrics-20220802-112130-tags-v1.79.5-0-g...). Debian's 1.79 says none.
+		Version: []VersionLabel{{Metric: "vm_app_version", Label: "short_version"}, {Metric: "vm_app_version", Label: "version", Release: vmBuildTag}},
+		Disk:    vmDisk,
+		// Single node and vminsert: see Selector's Fallback.
+		Ingested:      []Selector{{Name: "vm_rows_inserted_total", Label: "type", Value: "promremotewrite", Fallback: true}},
+		Series:        &Selector{Name: "vm_cache_entries", Label: "type", Value: "storage/hour_metric_ids"}, // got samples this hour
+		SeriesCreated: "vm_new_timeseries_created_total",
+		Snapshot:      &Snapshot{Create: vmSnapshot, Delete: vmDeleteSnapshot},
+		Export:        true, ExtraLabel: true,
+		Limits:       vmLimits(),
+		readSettings: readVictoriaMetrics, settingsAtRoot: true, warnSettings: victoriaMetricsWarnings,
+	}
+}
+
+// vmDisk is vm_data_size_bytes without the types ending in /inmemory (indexdb/inmemory,
+// storage/inmemory in newer versions): those parts are in RAM, not on disk. VictoriaMetrics
+// has no WAL: what it has not flushed yet (a second's worth) is in RAM. The types on disk are
+// each under its name in 1.79 or newer versions (indexdb/file since the in-memory parts got
+// their own types).
+func vmDisk(p Page) (v float64, why string, exposed bool) {
+	mf, ok := p["vm_data_size_bytes"]
+	if !ok {
+		return 0, "", false
+	}
+	total, seen := 0.0, map[string]bool{}
+	for _, m := range mf.GetMetric() {
+		t := LabelValue(m, "type")
+		seen[t] = true
+		if !strings.HasSuffix(t, "/inmemory") {
+			total += Value(m)
+		}
+	}
+	var absent []string
+	for _, names := range [][]string{{"indexdb", "indexdb/file"}, {"storage/small"}, {"storage/big"}} {
+		if !slices.ContainsFunc(names, func(n string) bool { return seen[n] }) {
+			absent = append(absent, `type="`+names[len(names)-1]+`"`)
+		}
+	}
+	if len(absent) > 0 {
+		return 0, "vm_data_size_bytes has no " + strings.Join(absent, ", ") + ": that part of the disk is not counted; set dataDir to the storage's data directory", true
+	}
+	return total, "", true
+}
+
+func vmSnapshot(ctx context.Context, call Call) (string, error) {
+	var body struct{ Status, Snapshot, Msg string }
+	err := call(ctx, http.MethodGet, "snapshot/create", &body)
+	if err == nil && body.Status != "ok" {
+		err = fmt.Errorf("snapshot/create: status %q %s", body.Status, body.Msg)
+	}
+	return body.Snapshot, err
+}
+
+func vmDeleteSnapshot(ctx context.Context, call Call, name, _ string) error {
+	return call(ctx, http.MethodGet, "snapshot/delete?snapshot="+url.QueryEscape(name), nil)
+}
+
+// vmLimits: lib/writeconcurrencylimiter answers 503 after -insert.maxQueueDuration ("cannot
+// handle more than N concurrent inserts during D", as 1.79.5 answers; newer releases say
+// "because N concurrent insert requests are executed"); and a request too big.
+func vmLimits() []Limit {
+	return []Limit{
+		{
+			Name: "concurrent inserts", Family: "VictoriaMetrics", Match: `(?s)(\d+) concurrent insert.*maxConcurrentInserts`,
+			Raise: "-maxConcurrentInserts (its default grows with the CPU cores; on vminsert in a cluster) or -insert.maxQueueDuration (default 1m), or a lower writeConcurrency",
+		},
+		{
+			Name: "request size", Family: "VictoriaMetrics", Match: `maxInsertRequestSize=(\d+)`,
+			Raise: "-maxInsertRequestSize, or a lower maxSamplesPerRequest",
+		},
+	}
 }
 
 // vmSettingDefaults are the flags read and their defaults in 1.79 (victoria-metrics -help):
@@ -158,4 +242,24 @@ func vmRetention(s string) (time.Duration, bool) {
 		return 0, false
 	}
 	return time.Duration(n * float64(unit)), true
+}
+
+// vmLocal starts victoria-metrics single node.
+func vmLocal() *Local {
+	return &Local{
+		Binary: "victoria-metrics", Package: "victoria-metrics", ReadyPath: "/health",
+		Args: func(p Place) ([]string, error) {
+			return []string{"-httpListenAddr=" + p.Addr, "-storageDataPath=" + p.DataDir}, nil
+		},
+		Flags: []string{
+			// Answer queries with the newest samples too: by default VictoriaMetrics hides
+			// the last 30s from instant and range queries, which the "newest minute" probe
+			// and the freshness canary would see late (raw reads are not hidden).
+			"-search.latencyOffset=0s",
+			// /api/v1/series refuses more than 30000 series by default, fewer than the
+			// default workload writes (200 targets × 839 series).
+			"-search.maxSeries=10000000",
+		},
+		RetentionFlag: "-retentionPeriod=",
+	}
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/tsbench/tsbench/internal/query"
 	"github.com/tsbench/tsbench/internal/results"
-	"github.com/tsbench/tsbench/internal/storage"
 )
 
 // In scrape mode the storages store what the agent sent, not what tsbench served: the agent
@@ -33,7 +32,7 @@ func (v *Verifier) agentUnits(ctx context.Context, units []unit) ([]unit, *resul
 	for _, t := range v.targets {
 		if t.ReadURL != "" {
 			readers = append(readers, &reader{api: query.NewAPI(t.Client, t.ReadURL)})
-			prom = append(prom, t.Kind == storage.KindPrometheus)
+			prom = append(prom, t.Kind.Family().ExactFloats)
 		}
 	}
 	if len(readers) < 2 {

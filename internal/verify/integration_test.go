@@ -170,7 +170,7 @@ func TestSeededFaultsRealStorages(t *testing.T) {
 	g, gctx := errgroup.WithContext(ctx)
 	for _, kind := range []string{storage.KindVictoriaMetrics, storage.KindPrometheus} {
 		g.Go(func() error {
-			l, err := local.Start(gctx, kind, kind, false, logger)
+			l, err := local.Start(gctx, storage.Kind(kind), kind, false, logger)
 			if err != nil {
 				return err
 			}
@@ -235,7 +235,7 @@ func TestSeededFaultsRealStorages(t *testing.T) {
 		t.Helper()
 		cfg := config.Default()
 		cfg.ScrapeInterval, cfg.VerifySamples = time.Second, budget
-		target := Target{Name: kind, ReadURL: locals[kind].URL, Client: clients[kind], Kind: kind}
+		target := Target{Name: kind, ReadURL: locals[kind].URL, Client: clients[kind], Kind: storage.Kind(kind)}
 		v := newVerifier(&cfg, newWL(jobOf(name)), []Target{target}, nil, logger)
 		v.Settle = 0 // the window ends two minutes ago; VictoriaMetrics was flushed
 		res := v.Run(ctx, time.UnixMilli(w.from), time.UnixMilli(w.to))[kind]

@@ -36,7 +36,7 @@ type Target struct {
 	// RemoteReadURL is the storage's Prometheus remote read endpoint, used when ReadURL is "".
 	RemoteReadURL string
 	Client        *storage.Client
-	Kind          string // storage.KindVictoriaMetrics, storage.KindPrometheus or "" (unknown)
+	Kind          storage.Kind // "": unknown
 	// Protocol is what the storage was written in: with otlp-http, the read-back expects
 	// the names Prometheus' OTLP translation gives (see otlpNames).
 	Protocol config.Protocol
@@ -225,7 +225,7 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 	}
 	t := &tally{}
 	var exp *tally // the raw export cross-check, where the storage offers it
-	if target.Kind == storage.KindVictoriaMetrics && r.api != nil {
+	if target.Kind.Family().Export && r.api != nil {
 		exp = &tally{}
 	}
 	c := v.newCopies(target.Name, target.Kind)
@@ -313,19 +313,19 @@ func readFailed(res *results.Verify, err error) {
 }
 
 // copies is how many url_replica copies of each series one storage holds. With
-// writeURLReplicas > 1 each copy is written with extra_label=url_replica=N: VictoriaMetrics
-// adds the label and keeps N series; a storage that ignores the parameter (Prometheus) gets
-// N identical copies of one series and keeps one. So the count follows the answers: N once an
-// answer carries the label, 1 once one has series without it; before any answer, N only for
-// VictoriaMetrics.
+// writeURLReplicas > 1 each copy is written with extra_label=url_replica=N: a storage that
+// takes the parameter (storage.Family's ExtraLabel: VictoriaMetrics) adds the label and keeps
+// N series; one that ignores it (Prometheus) gets N identical copies of one series and keeps
+// one. So the count follows the answers: N once an answer carries the label, 1 once one has
+// series without it; before any answer, N only for a family that takes it.
 type copies struct {
 	n, written int
 	replica    string // the smallest url_replica value seen
 }
 
-func (v *Verifier) newCopies(name, kind string) *copies {
+func (v *Verifier) newCopies(name string, kind storage.Kind) *copies {
 	c := &copies{n: 1, written: v.copiesOf(name)}
-	if kind == storage.KindVictoriaMetrics {
+	if kind.Family().ExtraLabel {
 		c.n = c.written
 	}
 	return c
@@ -347,7 +347,7 @@ func (c *copies) learn(got *result) {
 	}
 }
 
-// exportUnit reads u's raw samples through VictoriaMetrics' /api/v1/export and compares them
+// exportUnit reads u's raw samples through /api/v1/export (VictoriaMetrics') and compares them
 // with markers required: the export shows what is stored, staleness markers as null.
 func (v *Verifier) exportUnit(ctx context.Context, r *reader, u *unit, c *copies, t *tally) error {
 	sel := render(u.selector)

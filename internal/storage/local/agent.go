@@ -8,6 +8,7 @@ import (
 	"os/exec"
 
 	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/storage"
 )
 
 // Kinds of agent tsbench starts in scrape mode: the names of their sender values.
@@ -20,26 +21,26 @@ const (
 // listen address and the data dir (the agent's queue).
 type AgentSetup func(workDir string) ([]string, error)
 
-func agentSpec(kind string, setup AgentSetup) (spec, error) {
+func agentSpec(kind string, setup AgentSetup) (*storage.Local, error) {
 	switch kind {
 	case KindVMAgent:
-		return spec{
-			kind: kind, binary: "vmagent", pkg: "victoria-metrics", readyPath: "/health",
-			args: func(addr, dataDir, workDir string) ([]string, error) { // an agent keeps no data: no retention
-				flags, err := setup(workDir)
-				return append([]string{"-httpListenAddr=" + addr, "-remoteWrite.tmpDataPath=" + dataDir}, flags...), err
+		return &storage.Local{
+			Binary: "vmagent", Package: "victoria-metrics", ReadyPath: "/health",
+			Args: func(p storage.Place) ([]string, error) { // an agent keeps no data: no retention
+				flags, err := setup(p.WorkDir)
+				return append([]string{"-httpListenAddr=" + p.Addr, "-remoteWrite.tmpDataPath=" + p.DataDir}, flags...), err
 			},
 		}, nil
 	case KindPrometheusAgent:
-		return spec{
-			kind: kind, binary: "prometheus", pkg: "prometheus", readyPath: "/-/ready",
-			args: func(addr, dataDir, workDir string) ([]string, error) { // an agent keeps no data: no retention
-				flags, err := setup(workDir)
-				return append([]string{"--enable-feature=agent", "--web.listen-address=" + addr, "--storage.agent.path=" + dataDir}, flags...), err
+		return &storage.Local{
+			Binary: "prometheus", Package: "prometheus", ReadyPath: "/-/ready",
+			Args: func(p storage.Place) ([]string, error) { // an agent keeps no data: no retention
+				flags, err := setup(p.WorkDir)
+				return append([]string{"--enable-feature=agent", "--web.listen-address=" + p.Addr, "--storage.agent.path=" + p.DataDir}, flags...), err
 			},
 		}, nil
 	}
-	return spec{}, fmt.Errorf("agent kind %q: tsbench starts only %s and %s", kind, KindVMAgent, KindPrometheusAgent)
+	return nil, fmt.Errorf("agent kind %q: tsbench starts only %s and %s", kind, KindVMAgent, KindPrometheusAgent)
 }
 
 // StartAgent starts an agent of kind (vmagent, or Prometheus in agent mode) on a free
@@ -51,9 +52,9 @@ func StartAgent(ctx context.Context, kind, name string, setup AgentSetup, keep b
 	if err != nil {
 		return nil, err
 	}
-	bin, err := exec.LookPath(sp.binary)
+	bin, err := exec.LookPath(sp.Binary)
 	if err != nil {
-		return nil, &ErrMissingBinary{Binary: sp.binary, Package: sp.pkg}
+		return nil, &ErrMissingBinary{Binary: sp.Binary, Package: sp.Package}
 	}
 	for attempt := 1; ; attempt++ {
 		l, err := startOnce(ctx, sp, bin, kind, name, keep, 0, nil, logger)

@@ -1,6 +1,6 @@
-// Package local starts and stops the storages (VictoriaMetrics, Prometheus, InfluxDB 1.x) and
-// the scrape agents (vmagent, Prometheus in agent mode) tsbench runs on this machine: each from
-// its Debian package's binary, on a free loopback port, with a temporary dir. bench starts the
+// Package local starts and stops the storages (of the families that say how: storage.Local)
+// and the scrape agents (vmagent, Prometheus in agent mode) tsbench runs on this machine: each
+// from its Debian package's binary, on a free loopback port, with a temporary dir. bench starts the
 // embedded default's storages and scrape mode's agent with it; the e2e tests start theirs.
 //
 // Invariant: a process started here dies with tsbench unless it is kept (-keep), and Stop
@@ -11,11 +11,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,9 +25,6 @@ import (
 	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/storage"
 )
-
-// InfluxDatabase is the database a local InfluxDB is given, named in its URLs' ?db=.
-const InfluxDatabase = "tsbench"
 
 // Process is a storage or an agent tsbench started on a free loopback port with a temporary
 // data dir.
@@ -53,149 +48,6 @@ type Process struct {
 	waitErr error
 }
 
-// spec says how to start one kind of storage.
-type spec struct {
-	kind, binary, pkg, readyPath string
-	// args are the flags that place it: its address, data dir and config files in workDir.
-	args func(addr, dataDir, workDir string) ([]string, error)
-	// settings are the flags that set its behaviour, with a retention of retentionDays where
-	// it keeps data; nil: none.
-	settings func(retentionDays int) []string
-	// urls sets the storage's URLs from its root; nil: the Prometheus API's own.
-	urls func(root string, st *config.Storage)
-	// setup prepares a ready storage for writes (InfluxDB's database); nil: nothing to do.
-	setup func(ctx context.Context, root string) error
-}
-
-// RetentionDays is the retention a local storage gets for a run whose workload begins history
-// in the past: the storage's own default (VictoriaMetrics 31 days, Prometheus 15), or the
-// history plus a day when that is longer. A storage drops data older than its retention, and
-// VictoriaMetrics refuses to ingest it: a shorter one would lose the history being written.
-func RetentionDays(kind string, history time.Duration) int {
-	days := 15
-	if kind == storage.KindVictoriaMetrics {
-		days = 31
-	}
-	return max(days, int((history+24*time.Hour-1)/(24*time.Hour))+1)
-}
-
-func specs() map[string]spec {
-	return map[string]spec{
-		storage.KindVictoriaMetrics: {
-			kind: storage.KindVictoriaMetrics, binary: "victoria-metrics", pkg: "victoria-metrics", readyPath: "/health",
-			args: func(addr, dataDir, _ string) ([]string, error) {
-				return []string{"-httpListenAddr=" + addr, "-storageDataPath=" + dataDir}, nil
-			},
-			settings: func(retentionDays int) []string {
-				return []string{
-					// Answer queries with the newest samples too: by default VictoriaMetrics hides
-					// the last 30s from instant and range queries, which the "newest minute" probe
-					// and the freshness canary would see late (raw reads are not hidden).
-					"-search.latencyOffset=0s",
-					// /api/v1/series refuses more than 30000 series by default, fewer than the
-					// default workload writes (200 targets × 839 series).
-					"-search.maxSeries=10000000",
-					"-retentionPeriod=" + strconv.Itoa(retentionDays) + "d",
-				}
-			},
-		},
-		storage.KindPrometheus: {
-			kind: storage.KindPrometheus, binary: "prometheus", pkg: "prometheus", readyPath: "/-/ready",
-			args: func(addr, dataDir, workDir string) ([]string, error) {
-				cfg := filepath.Join(workDir, "prometheus.yml")
-				// No scrape configs: every sample comes over remote write. No out-of-order
-				// window either (storage.tsdb.out_of_order_time_window, a config file key
-				// only): history comes in time order within a bound well inside the hour its
-				// head accepts (remotewrite's catchUpSkew), and a window would put the
-				// samples through the out-of-order head and its log, not what a default
-				// Prometheus does with the live load.
-				if err := os.WriteFile(cfg, []byte("global: {}\n"), 0o644); err != nil {
-					return nil, err
-				}
-				return []string{"--config.file=" + cfg, "--storage.tsdb.path=" + dataDir, "--web.listen-address=" + addr}, nil
-			},
-			settings: func(retentionDays int) []string {
-				return []string{
-					"--web.enable-remote-write-receiver",
-					"--web.enable-admin-api",
-					"--storage.tsdb.retention.time=" + strconv.Itoa(retentionDays) + "d",
-				}
-			},
-		},
-		storage.KindInfluxDB: {
-			kind: storage.KindInfluxDB, binary: "influxd", pkg: "influxdb", readyPath: "/ping",
-			args: influxArgs, urls: influxURLs, setup: createInfluxDatabase,
-		},
-	}
-}
-
-// influxArgs writes an InfluxDB 1.x config: HTTP on addr without auth, its RPC (backup)
-// service on another free port (its default, 8088, would collide between instances), every
-// dir under dataDir, and nothing else running: no reporting, monitor store, subscriber or
-// continuous queries. Its database's default retention policy (autogen) keeps data forever,
-// so the retention tsbench asks for is already covered.
-func influxArgs(addr, dataDir, workDir string) ([]string, error) {
-	rpc, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	conf := fmt.Sprintf(`reporting-disabled = true
-bind-address = "127.0.0.1:%d"
-[meta]
-  dir = %q
-[data]
-  dir = %q
-  wal-dir = %q
-  query-log-enabled = false
-[monitor]
-  store-enabled = false
-[http]
-  enabled = true
-  bind-address = %q
-  auth-enabled = false
-  log-enabled = false
-[subscriber]
-  enabled = false
-[continuous_queries]
-  enabled = false
-`, rpc, filepath.Join(dataDir, "meta"), filepath.Join(dataDir, "data"), filepath.Join(dataDir, "wal"), addr)
-	path := filepath.Join(workDir, "influxdb.conf")
-	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
-		return nil, err
-	}
-	return []string{"run", "-config", path}, nil
-}
-
-// influxURLs are InfluxDB 1.x's Prometheus endpoints for InfluxDatabase. readURL is its root,
-// as a user would first try: it has no query API there, which tsbench finds out and says.
-// It has no /metrics page either (its figures are in /debug/vars): resources come from /proc.
-func influxURLs(root string, st *config.Storage) {
-	st.WriteURL = root + "api/v1/prom/write?db=" + InfluxDatabase
-	st.ReadURL = root
-	st.RemoteReadURL = root + "api/v1/prom/read?db=" + InfluxDatabase
-	st.MetricsURLs = nil
-}
-
-// createInfluxDatabase creates InfluxDatabase through InfluxDB's /query endpoint.
-func createInfluxDatabase(ctx context.Context, root string) error {
-	form := url.Values{"q": {"CREATE DATABASE " + InfluxDatabase}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, root+"query", strings.NewReader(form.Encode()))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		return fmt.Errorf("create database %s: %w", InfluxDatabase, err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode != http.StatusOK || strings.Contains(string(body), `"error"`) {
-		return fmt.Errorf("create database %s: %s: %s", InfluxDatabase, resp.Status, strings.TrimSpace(string(body)))
-	}
-	return nil
-}
-
 // ErrMissingBinary says which Debian package to install.
 type ErrMissingBinary struct{ Binary, Package string }
 
@@ -206,30 +58,31 @@ func (e *ErrMissingBinary) Error() string {
 
 // Start starts a storage of the given kind named name on a free loopback port and waits until
 // it is ready (or ctx ends, or it exits). Unless keep is set, the storage dies with tsbench.
-func Start(ctx context.Context, kind, name string, keep bool, logger *slog.Logger) (*Process, error) {
+func Start(ctx context.Context, kind storage.Kind, name string, keep bool, logger *slog.Logger) (*Process, error) {
 	return StartFor(ctx, kind, name, keep, 0, logger)
 }
 
 // StartFor is Start for a run whose workload begins history in the past: the storage's
-// retention covers it (RetentionDays).
-func StartFor(ctx context.Context, kind, name string, keep bool, history time.Duration, logger *slog.Logger) (*Process, error) {
+// retention covers it (storage.Family's RetentionFor).
+func StartFor(ctx context.Context, kind storage.Kind, name string, keep bool, history time.Duration, logger *slog.Logger) (*Process, error) {
 	return StartWith(ctx, kind, name, keep, history, nil, logger)
 }
 
 // StartWith is StartFor with extra command-line flags for the storage (SampleTypeFlags).
-func StartWith(ctx context.Context, kind, name string, keep bool, history time.Duration, extra []string, logger *slog.Logger) (*Process, error) {
-	sp, ok := specs()[kind]
-	if !ok {
-		return nil, fmt.Errorf("storage kind %q: tsbench starts only %s, %s and %s", kind, storage.KindVictoriaMetrics, storage.KindPrometheus, storage.KindInfluxDB)
+func StartWith(ctx context.Context, kind storage.Kind, name string, keep bool, history time.Duration, extra []string, logger *slog.Logger) (*Process, error) {
+	f := kind.Family()
+	sp := f.Local
+	if sp == nil {
+		return nil, fmt.Errorf("storage kind %q: tsbench starts only %s", kind, storage.KindsWhere(func(f storage.Family) bool { return f.Local != nil }))
 	}
-	bin, err := exec.LookPath(sp.binary)
+	bin, err := exec.LookPath(sp.Binary)
 	if err != nil {
-		return nil, &ErrMissingBinary{Binary: sp.binary, Package: sp.pkg}
+		return nil, &ErrMissingBinary{Binary: sp.Binary, Package: sp.Package}
 	}
 	// A free port is free when asked, not always when the storage binds it: another process
 	// may take it in between. Then the storage exits at once, and a new port is tried.
 	for attempt := 1; ; attempt++ {
-		l, err := startOnce(ctx, sp, bin, kind, name, keep, RetentionDays(kind, history), extra, logger)
+		l, err := startOnce(ctx, sp, bin, string(kind), name, keep, f.RetentionFor(history), extra, logger)
 		if !errors.Is(err, errPortTaken) || attempt == 3 {
 			return l, err
 		}
@@ -242,7 +95,7 @@ var errPortTaken = errors.New("port taken")
 
 // startOnce starts the storage on a free port and waits until it is ready. On failure it
 // stops it and removes its dir, so the error carries the end of its log.
-func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, retentionDays int, extra []string, logger *slog.Logger) (*Process, error) {
+func startOnce(ctx context.Context, sp *storage.Local, bin, kind, name string, keep bool, retentionDays int, extra []string, logger *slog.Logger) (*Process, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -256,13 +109,11 @@ func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, 
 		DataDir: filepath.Join(workDir, "data"), LogPath: filepath.Join(workDir, "log.txt"),
 		workDir: workDir, done: make(chan struct{}),
 	}
-	args, err := sp.args("127.0.0.1:"+strconv.Itoa(port), l.DataDir, workDir)
+	args, err := sp.Args(storage.Place{Addr: "127.0.0.1:" + strconv.Itoa(port), DataDir: l.DataDir, WorkDir: workDir, FreePort: freePort})
 	if err != nil {
 		return nil, errors.Join(err, os.RemoveAll(workDir))
 	}
-	if sp.settings != nil {
-		l.Settings = sp.settings(retentionDays)
-	}
+	l.Settings = sp.Settings(retentionDays)
 	l.Settings = append(l.Settings, extra...)
 	args = append(args, l.Settings...)
 	logFile, err := os.Create(l.LogPath)
@@ -274,7 +125,7 @@ func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, 
 	l.cmd.Stdout, l.cmd.Stderr = logFile, logFile
 	l.cmd.SysProcAttr = procAttr(keep)
 	if err := l.cmd.Start(); err != nil {
-		return nil, errors.Join(fmt.Errorf("start %s: %w", sp.binary, err), logFile.Close(), os.RemoveAll(workDir))
+		return nil, errors.Join(fmt.Errorf("start %s: %w", sp.Binary, err), logFile.Close(), os.RemoveAll(workDir))
 	}
 	go func() {
 		l.waitErr = l.cmd.Wait()
@@ -288,14 +139,14 @@ func startOnce(ctx context.Context, sp spec, bin, kind, name string, keep bool, 
 		PID:         l.cmd.Process.Pid,
 		DataDir:     l.DataDir,
 	}
-	if sp.urls != nil {
-		sp.urls(l.URL, &l.Storage)
+	if sp.URLs != nil {
+		sp.URLs(l.URL, &l.Storage)
 	}
 	logger.Info("storage starting", "storage", name, "kind", kind, "url", l.URL, "pid", l.Storage.PID, "log", l.LogPath,
 		"settings", strings.Join(l.Settings, " "))
-	err = l.waitReady(ctx, l.URL+sp.readyPath[1:])
-	if err == nil && sp.setup != nil {
-		err = sp.setup(ctx, l.URL)
+	err = l.waitReady(ctx, l.URL+sp.ReadyPath[1:])
+	if err == nil && sp.Setup != nil {
+		err = sp.Setup(ctx, l.URL)
 	}
 	if err != nil {
 		tail := logTail(l.LogPath, 5)

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -171,34 +170,39 @@ func requireBinary(t *testing.T, bin string) {
 	}
 }
 
+// TestStartStop starts and stops a storage of every family tsbench starts: once started it
+// answers its /metrics pages, or for a family without one (InfluxDB) its readiness path.
 func TestStartStop(t *testing.T) {
-	// What each kind must answer once started: its /metrics page, or for InfluxDB (which has
-	// none) the database its URLs name.
-	for kind, check := range map[string]struct{ path, want string }{
-		storage.KindVictoriaMetrics: {"metrics", "process_cpu_seconds_total"},
-		storage.KindPrometheus:      {"metrics", "process_cpu_seconds_total"},
-		storage.KindInfluxDB:        {"query?q=SHOW+DATABASES", `["` + InfluxDatabase + `"]`},
-	} {
-		t.Run(kind, func(t *testing.T) {
-			requireBinary(t, specs()[kind].binary)
+	for _, f := range storage.Families() {
+		if f.Local == nil {
+			continue
+		}
+		t.Run(string(f.Kind), func(t *testing.T) {
+			requireBinary(t, f.Local.Binary)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			l, err := Start(ctx, kind, "x", false, slog.New(slog.DiscardHandler))
+			l, err := Start(ctx, f.Kind, "x", false, slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := http.Get(l.URL + check.path)
-			if err != nil {
-				t.Fatal(err)
+			urls, want := l.Storage.MetricsURLs, "process_cpu_seconds_total"
+			if len(urls) == 0 {
+				urls, want = []string{l.URL + f.Local.ReadyPath[1:]}, ""
 			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), check.want) {
-				t.Errorf("GET %s: %d, %.200s; want %s in it", check.path, resp.StatusCode, body, check.want)
+			for _, u := range urls {
+				resp, err := http.Get(u)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode/100 != 2 || !strings.Contains(string(body), want) {
+					t.Errorf("GET %s: %d, %.200s; want %s in it", u, resp.StatusCode, body, want)
+				}
 			}
 			// Each is the Debian package's binary (scripts/install-deps.sh): its version is the
 			// package's. A binary first on PATH that no package installed would have none.
-			if bin, _ := exec.LookPath(specs()[kind].binary); strings.HasPrefix(bin, "/usr/") && !strings.HasSuffix(l.Version, " (Debian)") {
+			if bin, _ := exec.LookPath(f.Local.Binary); strings.HasPrefix(bin, "/usr/") && !strings.HasSuffix(l.Version, " (Debian)") {
 				t.Errorf("Version = %q, want the Debian package's version of %s", l.Version, bin)
 			}
 			if err := l.Stop(); err != nil {
@@ -222,27 +226,5 @@ func TestStartMissingBinary(t *testing.T) {
 	want := `prometheus not found on PATH: install the Debian package "prometheus"`
 	if err == nil || len(err.Error()) < len(want) || err.Error()[:len(want)] != want {
 		t.Errorf("got %v, want prefix %q", err, want)
-	}
-}
-
-// TestRetentionCoversHistory checks the retention flags among the local storages' settings:
-// their own defaults up to the history they cover, the history plus a day beyond.
-func TestRetentionCoversHistory(t *testing.T) {
-	tests := []struct {
-		kind    string
-		history time.Duration
-		want    string
-	}{
-		{storage.KindVictoriaMetrics, 0, "-retentionPeriod=31d"},
-		{storage.KindVictoriaMetrics, 6 * time.Hour, "-retentionPeriod=31d"},
-		{storage.KindVictoriaMetrics, 40 * 24 * time.Hour, "-retentionPeriod=41d"},
-		{storage.KindPrometheus, 0, "--storage.tsdb.retention.time=15d"},
-		{storage.KindPrometheus, 14 * 24 * time.Hour, "--storage.tsdb.retention.time=15d"},
-		{storage.KindPrometheus, 20*24*time.Hour + time.Hour, "--storage.tsdb.retention.time=22d"},
-	}
-	for _, tc := range tests {
-		if settings := specs()[tc.kind].settings(RetentionDays(tc.kind, tc.history)); !slices.Contains(settings, tc.want) {
-			t.Errorf("%s with history %s: settings %q, want %s", tc.kind, tc.history, settings, tc.want)
-		}
 	}
 }
