@@ -131,7 +131,8 @@ func TestConformanceDebian(t *testing.T) {
 }
 
 // sometimes marks a recorded failure that not every run has: VictoriaMetrics sums a series'
-// floats in no fixed order, so the average of ±1e308 values comes out 0 or not, includes
+// floats in no fixed order, so the average of ±1e308 values comes out 0 or not (and the sum
+// and average of aggregators.test's ±1e100 "ten" series 10 or not), includes
 // the sample at a range's very start in some answers only, and answers 0 for a plain
 // selector of a few blocks (staleness.test, range_queries.test, extended_vectors.test's
 // `metric`) in some runs only.
