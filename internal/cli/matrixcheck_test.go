@@ -41,14 +41,8 @@ func renamed(change string) func(c verdict) string {
 func refused(status int) func(c verdict) string {
 	return func(c verdict) string {
 		w := c.st.Write
-		var requests int64
-		for _, t := range c.liar.Told() {
-			if t.Series == "" {
-				requests++
-			}
-		}
 		code := fmt.Sprint(status)
-		msg := want("write.requestsByStatus["+code+"]", c.requests(requests, func(w *results.Write) int64 { return w.RequestsByStatus[code] }), w.RequestsByStatus[code])
+		msg := want("write.requestsByStatus["+code+"]", c.requests(func(w *results.Write) int64 { return w.RequestsByStatus[code] }), w.RequestsByStatus[code])
 		if status == http.StatusBadRequest {
 			var dropped int64
 			for _, n := range w.DroppedSamples {
@@ -56,7 +50,7 @@ func refused(status int) func(c verdict) string {
 			}
 			return msg + want("write.droppedSamples", c.told, dropped)
 		}
-		return msg + want("write.retries", c.requests(requests, func(w *results.Write) int64 { return w.Retries }), w.Retries) +
+		return msg + want("write.retries", c.requests(func(w *results.Write) int64 { return w.Retries }), w.Retries) +
 			want("verify.missingSamples", 0, c.st.Verify.MissingSamples)
 	}
 }

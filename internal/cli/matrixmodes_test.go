@@ -37,10 +37,10 @@ type env struct {
 	opts    storagetest.Options // the receiver's
 	// want is the window the mode's run must have read back, from what it set up.
 	want liar.Window
-	// checkpoint and killed are resumed's first part (verdict); killWhen and until the row's.
-	checkpoint, killed *results.Run
-	killWhen           func(st *results.Storage) bool
-	until              func(st *results.Storage) bool
+	// checkpoint is resumed's first part's (verdict); killWhen and until the row's.
+	checkpoint *results.Run
+	killWhen   func(st *results.Storage) bool
+	until      func(st *results.Storage) bool
 }
 
 // start starts the cell's receiver and the liar in front of it, closed at cleanup; called

@@ -214,8 +214,8 @@ func lead(dir string) *results.Storage {
 // or after at that holds what the row wants (killWhen), copies that checkpoint to out, and
 // interrupts the run. It returns once the run has drained, as a killed process sends
 // nothing after its kill: no sample of the first part is written after the restart. The
-// first part's read-back goes on aside; the cell waits for its end (done) before it reads
-// the first part's own last results. It keeps the checkpoint (e.checkpoint).
+// first part's read-back goes on aside; the cell waits for its end (done). It keeps the
+// checkpoint (e.checkpoint).
 func (e *env) kill(path string, at time.Time, out string) (done func()) {
 	e.t.Helper()
 	dir := filepath.Join(e.dir, "killed")
@@ -225,7 +225,6 @@ func (e *env) kill(path string, at time.Time, out string) (done func()) {
 	done = func() {
 		cancel()
 		b.wait(e)
-		e.killed = e.results(dir)
 	}
 	var raw []byte
 	e.awaitRun("the checkpoint to kill after (holding what the row wants)", []*background{b}, func() bool {

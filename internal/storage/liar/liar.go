@@ -133,9 +133,10 @@ type Liar struct {
 	held      chan heldWrite // LieDelay's writes, in arrival order, to the forwarder
 	forwarded chan struct{}  // closed when the forwarder is done
 
-	mu       sync.Mutex // guards told, seen, requests, newest, after, delays
+	mu       sync.Mutex // guards told, seen, recorded, requests, newest, after, delays
 	told     []Told
-	seen     map[string]bool // metric families recorded for LieDropMetadata
+	seen     map[string]bool       // metric families recorded for LieDropMetadata
+	recorded map[pointKey]struct{} // the points in told (recordPoint)
 	requests int64
 	newest   map[string]int64 // by target: the newest sample timestamp received, ms (Newest, Reached)
 	after    time.Time        // LieDeleteAfter's start

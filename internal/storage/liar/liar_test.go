@@ -357,6 +357,43 @@ func TestLiarMetadataOncePerFamily(t *testing.T) {
 	}
 }
 
+// TestLiarRetriedWriteOnce: a write sent again, as a sender does when a starved machine
+// lost the first answer to its timeout, brings the same samples and the same lies: each
+// sample lied about is in the record once (the matrix counted partial's twice, issue 37),
+// while each refused request is a refusal of its own.
+func TestLiarRetriedWriteOnce(t *testing.T) {
+	const series = `{__name__="x_total", instance="i", job="j"}`
+	for _, tc := range []struct {
+		lies Lies
+		want []Told
+	}{
+		{Lies{Lie: LieDropSamples}, []Told{{series, 1000, 1}, {series, 2000, 1}}},
+		{Lies{Lie: LiePartial}, []Told{{series, 1000, 1}, {series, 2000, 1}}},
+		{Lies{Lie: LieRefuse, Status: http.StatusServiceUnavailable}, []Told{{"", 0, 3}, {"", 0, 3}}},
+	} {
+		t.Run(string(tc.lies.Lie), func(t *testing.T) {
+			r := storagetest.StartT(t, storagetest.Options{})
+			l, err := Start(r.URL, tc.lies)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = l.Close() })
+			for range 2 {
+				post(t, l.URL+WritePath, "application/x-protobuf", v1(t))
+			}
+			told := l.Told()
+			for i := range told {
+				if told[i].Series == "" {
+					told[i].T = 0 // a request's arrival
+				}
+			}
+			if diff := cmp.Diff(tc.want, told); diff != "" {
+				t.Errorf("told (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestLiarRefuseBody: a refused request is answered with the body given, as a storage
 // names the limit it hit.
 func TestLiarRefuseBody(t *testing.T) {

@@ -48,52 +48,53 @@ func (l *Liar) tell(p point) (out point, keep bool) {
 		l.saw(p.target, p.t)
 	}
 	number := !p.stale && !math.IsNaN(p.v)
+	record := func(n int64) { l.recordPoint(p, n) }
 	switch lie := l.lies.Lie; {
 	case lie == LieAddLabel || lie == LieRenameJobInstance:
 		if p.moved && p.kind != kindExemplar {
-			l.record(p.series, p.t, p.n)
+			record(p.n)
 		}
 	case p.kind == kindHistogram:
 		if lie == LieDropHistograms {
-			l.record(p.series, p.t, 1)
+			record(1)
 			return p, false
 		}
 	case p.kind == kindExemplar:
 		if lie == LieDropExemplars {
-			l.record(p.series, p.t, 1)
+			record(1)
 			return p, false
 		}
 	case p.kind == kindGroup:
 	case lie == LieDropSamples:
 		if number && l.sampleChosen(p.series, p.t) {
-			l.record(p.series, p.t, 1)
+			record(1)
 			return p, false
 		}
 	case lie == LieDropStale:
 		if p.stale {
-			l.record(p.series, p.t, 1)
+			record(1)
 			return p, false
 		}
 	case lie == LieULP:
 		if number && !math.IsInf(p.v, 0) && l.sampleChosen(p.series, p.t) {
-			l.record(p.series, p.t, 1)
+			record(1)
 			p.v = math.Nextafter(p.v, math.Inf(1))
 		}
 	case lie == LieRound:
 		if r := math.Round(p.v); number && r != p.v {
-			l.record(p.series, p.t, 1)
+			record(1)
 			p.v = r
 		}
 	case lie == LieShiftTimestamps:
 		if l.sampleChosen(p.series, p.t) {
-			l.record(p.series, p.t, 1)
+			record(1)
 			p.t += l.lies.Shift.Milliseconds()
 		}
 	case lie == LiePartial || lie == LieDeleteAfter:
 		// Told in the query answers (answer.go), which leave the chosen series out:
 		// recorded here, where each of their samples with a number is written.
 		if number && l.chosen(p.series) {
-			l.record(p.series, p.t, 1)
+			record(1)
 		}
 	}
 	return p, true
@@ -129,7 +130,7 @@ func (l *Liar) tellRequest(t, n int64) (refuse, hold bool) {
 		hold = true
 	}
 	if refuse || hold {
-		l.record("", t, n)
+		l.recordRequest(t, n)
 	}
 	return refuse, hold
 }
@@ -155,9 +156,35 @@ func (l *Liar) relabel(ls labels.Labels) labels.Labels {
 // LieDeleteAfter from its After on.
 func (l *Liar) hides() bool { return l.lies.Lie == LiePartial || l.lies.Lie == LieDeleteAfter }
 
-func (l *Liar) record(series string, t, n int64) {
+// recordPoint records p, n samples, once: a write retried (its answer lost to a timeout on
+// a starved machine) brings the same samples again, and the lie touches each the same way,
+// but a sample lied about is one lie (the invariant on Liar).
+func (l *Liar) recordPoint(p point, n int64) {
+	key := pointKey{p.kind, p.series, p.t}
 	l.mu.Lock()
-	l.told = append(l.told, Told{Series: series, T: t, N: n})
+	defer l.mu.Unlock()
+	if _, ok := l.recorded[key]; ok {
+		return
+	}
+	if l.recorded == nil { // a Liar made without Start, as unit tests do
+		l.recorded = map[pointKey]struct{}{}
+	}
+	l.recorded[key] = struct{}{}
+	l.told = append(l.told, Told{Series: p.series, T: p.t, N: n})
+}
+
+// pointKey is a point's identity in the record.
+type pointKey struct {
+	kind   kind
+	series string
+	t      int64
+}
+
+// recordRequest records a request of n samples that arrived at t: each is a lie of its own,
+// a retried one too.
+func (l *Liar) recordRequest(t, n int64) {
+	l.mu.Lock()
+	l.told = append(l.told, Told{T: t, N: n})
 	l.mu.Unlock()
 }
 
