@@ -362,7 +362,10 @@ func (r *run) verifyTargets() []verify.Target {
 	return targets
 }
 
-// verify reads back what each storage stored over the run, after the load.
+// verify reads back what each storage stored over the run, after the load: up to the last
+// scrape generated, or, for a storage that had not acked (or dropped) every sample when the
+// drain ended, up to the oldest it had not: those are pending in its account, not missing
+// (a starved storage's last seconds once read as missing, issue 37).
 func (r *run) verify(ctx context.Context) map[string]*results.Verify {
 	v := r.verifier()
 	if v == nil {
@@ -373,7 +376,43 @@ func (r *run) verify(ctx context.Context) map[string]*results.Verify {
 	// The writer stops generating up to a tick before the load's end: check up to the last
 	// scrape time it did generate everything before.
 	to := r.writer.GeneratedBefore().Add(-time.Millisecond)
+	pending := r.pendingFrom(to)
 	r.log.Info("verifying what each storage returns", "samples", r.cfg.VerifySamples, "from", r.clock, "to", to)
+	res := r.verifyUpTo(ctx, v.Only(func(name string) bool { _, p := pending[name]; return !p }), to)
+	for name, at := range pending {
+		r.log.Warn("read back only up to the oldest sample the storage had not acked when the drain ended: the rest is pending, not missing",
+			"storage", name, "to", at.Add(-time.Millisecond), "pending", r.writer.Results(name).PendingSamples)
+		part := r.verifyUpTo(ctx, v.Only(func(n string) bool { return n == name }), at.Add(-time.Millisecond))
+		if st := part[name]; st != nil {
+			st.PendingFrom = &at
+			res[name] = st
+		}
+	}
+	return res
+}
+
+// pendingFrom is, by storage written, the oldest sample it had not acked or dropped when the
+// drain ended, where that is at or before to.
+func (r *run) pendingFrom(to time.Time) map[string]time.Time {
+	out := map[string]time.Time{}
+	now := time.Now()
+	for _, name := range r.cfg.StorageNames() {
+		if r.cfg.RemoteStorages[name].DisableWrite {
+			continue
+		}
+		if s := r.writer.Settled(name, now).UTC(); !s.After(to) {
+			out[name] = s
+		}
+	}
+	return out
+}
+
+// verifyUpTo is the read-back of v's storages from the run's start to to, the reads of the
+// run's end (sample types, HA pairs) included; empty for a nil v.
+func (r *run) verifyUpTo(ctx context.Context, v *verify.Verifier, to time.Time) map[string]*results.Verify {
+	if v == nil {
+		return map[string]*results.Verify{}
+	}
 	res := r.readBack(ctx, v, r.clock, to) // the history too: rules compare from where their windows fill
 	// The reads of the run's end expect nothing of a resumed run's last gap (issue 29).
 	from := sinceLastGap(r.gaps, r.clock)

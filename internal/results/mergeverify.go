@@ -159,6 +159,9 @@ func addVerify(m, v *Verify) {
 	if v.CheckedTo.After(m.CheckedTo) {
 		m.CheckedTo = v.CheckedTo
 	}
+	if p := v.PendingFrom; p != nil && (m.PendingFrom == nil || p.Before(*m.PendingFrom)) {
+		m.PendingFrom = p
+	}
 	if v.Export != nil {
 		if m.Export == nil {
 			m.Export = &ExportCheck{}

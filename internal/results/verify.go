@@ -73,6 +73,10 @@ type Verify struct {
 	// CheckedFrom and CheckedTo bound the timestamps of the samples checked (inclusive).
 	CheckedFrom time.Time `json:"checkedFrom"`
 	CheckedTo   time.Time `json:"checkedTo"`
+	// PendingFrom is, for a storage that had not acked or dropped every sample when the
+	// drain ended, the oldest it had not: the read-back ends just before it, as those
+	// samples are pending in the write account (write.pendingSamples), not missing.
+	PendingFrom *time.Time `json:"pendingFrom,omitempty"`
 	// Examples are the first differences found, one line each, for a human to start from.
 	Examples []string `json:"examples,omitempty"`
 	// ReadErrors is how many read-back reads failed (range, export and staleness reads;

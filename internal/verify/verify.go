@@ -194,6 +194,23 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*resu
 	return out
 }
 
+// Only is v for the storages keep keeps alone, nil when it keeps none: a read-back over a
+// window of their own (bench: a storage that had not settled the run's last samples when
+// the drain ended is read back up to the oldest of those).
+func (v *Verifier) Only(keep func(name string) bool) *Verifier {
+	o := *v
+	o.targets = nil
+	for _, t := range v.targets {
+		if keep(t.Name) {
+			o.targets = append(o.targets, t)
+		}
+	}
+	if len(o.targets) == 0 {
+		return nil
+	}
+	return &o
+}
+
 // newReader reads t through its query API, or through remote read where it has none.
 func newReader(t Target) *reader {
 	if t.ReadURL != "" {

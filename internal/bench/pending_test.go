@@ -1,0 +1,106 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	tsbench "github.com/tsbench/tsbench"
+	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/storage/storagetest"
+)
+
+// stallsAfter is an honest storage in front of the receiver at target that, once stall is
+// set, answers no write until the writer gives up on it: a storage starved (or hung) at the
+// end of a run, whose last samples are still pending when the drain ends.
+func stallsAfter(t *testing.T, target string, stall *atomic.Bool) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	released := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == storagetest.WritePath && stall.Load() {
+			_, _ = io.Copy(io.Discard, r.Body) // read: the server then sees the sender hang up
+			select {
+			case <-r.Context().Done(): // the sender's timeout, or the drain's end
+			case <-released:
+			}
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(released) }) // before Close, which waits for the handlers
+	return srv.URL
+}
+
+// TestPendingAtTheEndIsNotMissing: a storage that stops answering writes near the end of a
+// run holds samples pending when the drain ends. The read-back stops before the oldest of
+// them (verify.pendingFrom) and counts none missing: they are in the account as pending, and
+// a storage that acked everything it was sent returned all of it (the matrix's dropSamples
+// cell once counted a starved run's last 14 s of unsent samples as the liar's, issue 37).
+func TestPendingAtTheEndIsNotMissing(t *testing.T) {
+	dir := t.TempDir()
+	recv := storagetest.StartT(t, storagetest.Options{})
+	var stall atomic.Bool
+	front := stallsAfter(t, recv.URL, &stall)
+	profile, err := storagetest.SmallProfile(filepath.Join("..", "..", "profiles", "node_exporter.json"), dir, 150)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "bench.yaml")
+	yaml := fmt.Sprintf(`targetsCount: 2
+profile: %s
+scrapeInterval: 1s
+duration: 4s
+queryInterval: 1s
+verifySamples: 100000
+freshness: {interval: 0s}
+remoteStorages:
+  stalls: {writeURL: %s%s, readURL: %s}
+`, profile, front, storagetest.WritePath, recv.URL)
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Prepare(tsbench.Assets, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(2500*time.Millisecond, func() { stall.Store(true) })
+	res, err := Run(context.Background(), p, Options{DrainTimeout: time.Second, VerifyTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := res.Storage("stalls")
+	w, v := st.Write, st.Verify
+	if w == nil || v == nil {
+		t.Fatalf("no write or read-back: %+v", st)
+	}
+	if ok, diff := w.Balanced(); !ok || w.PendingSamples == 0 {
+		t.Fatalf("want samples pending at the end and a balanced account: pending %d, balanced %v (off by %d)", w.PendingSamples, ok, diff)
+	}
+	if v.PendingFrom == nil || !v.CheckedTo.Equal(v.PendingFrom.Add(-time.Millisecond)) {
+		t.Errorf("read back to %s, pendingFrom %v: want the read-back to end just before the oldest pending sample", v.CheckedTo, v.PendingFrom)
+	}
+	if v.CheckedSamples == 0 || v.MissingSamples != 0 || !v.Exact() {
+		t.Errorf("verdict %q (checked %d, missing %d, errors %q): want the samples acked before the stall, all returned",
+			v.Verdict(), v.CheckedSamples, v.MissingSamples, v.Errors)
+	}
+}
