@@ -133,12 +133,13 @@ type Liar struct {
 	held      chan heldWrite // LieDelay's writes, in arrival order, to the forwarder
 	forwarded chan struct{}  // closed when the forwarder is done
 
-	mu       sync.Mutex // guards told, seen, recorded, requests, newest, after, delays
+	mu       sync.Mutex // guards told, seen, recorded, requests, newest, answered, after, delays
 	told     []Told
 	seen     map[string]bool       // metric families recorded for LieDropMetadata
 	recorded map[pointKey]struct{} // the points in told (recordPoint)
 	requests int64
-	newest   map[string]int64 // by target: the newest sample timestamp received, ms (Newest, Reached)
+	newest   map[string]int64 // by target: the newest sample timestamp received, ms (Newest)
+	answered map[string]int64 // the same, of the requests answered (Reached)
 	after    time.Time        // LieDeleteAfter's start
 	delays   []Held           // LieDelay: each held write's forwarding (delay.go)
 }
@@ -163,7 +164,8 @@ func Start(target string, l Lies) (*Liar, error) {
 	if err != nil {
 		return nil, err
 	}
-	lr := &Liar{lies: l, target: target, done: make(chan error, 1), seen: map[string]bool{}, after: l.After}
+	lr := &Liar{lies: l, target: target, done: make(chan error, 1), seen: map[string]bool{}, after: l.After,
+		newest: map[string]int64{}, answered: map[string]int64{}}
 	lr.proxy = httputil.NewSingleHostReverseProxy(u)
 	lr.proxy.ModifyResponse = lr.rewriteQuery
 	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
@@ -235,15 +237,17 @@ func (l *Liar) Newest() time.Time {
 	return unixMilli(newest)
 }
 
-// Reached is the oldest of the targets' newest samples received (a target by its instance
-// label; in OTLP, its service.instance.id); zero before the first. A writer that makes each
-// target's scrapes in time order and stops has made none after a target's newest: the
-// earliest scrape it did not make is the next of the target that reached least.
+// Reached is the oldest of the targets' newest samples in the write requests the liar has
+// answered (a target by its instance label; in OTLP, its service.instance.id); zero before
+// the first. A writer that makes each target's scrapes in time order and stops has made none
+// after a target's newest: the earliest scrape it did not make is the next of the target
+// that reached least. A request still unanswered when the writer gave up on it (a starved
+// storage at the end of a run) is not reached: its samples are the writer's pending ones.
 func (l *Liar) Reached() time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var reached int64
-	for _, t := range l.newest {
+	for _, t := range l.answered {
 		if reached == 0 || t < reached {
 			reached = t
 		}
@@ -258,14 +262,21 @@ func unixMilli(ms int64) time.Time {
 	return time.UnixMilli(ms)
 }
 
-// saw keeps the newest sample of target, for Newest and Reached.
-func (l *Liar) saw(target string, t int64) {
+// request is what one write request showed of each target: its newest sample (saw), kept
+// for Newest when the request is read and for Reached once it is answered (add).
+type request struct{ newest map[string]int64 }
+
+func newRequest() *request { return &request{newest: map[string]int64{}} }
+
+func (rq *request) saw(target string, t int64) { rq.newest[target] = max(rq.newest[target], t) }
+
+// add keeps the request's newest sample of each target in into (a map guarded by l.mu).
+func (l *Liar) add(into map[string]int64, rq *request) {
 	l.mu.Lock()
-	if l.newest == nil {
-		l.newest = map[string]int64{}
+	defer l.mu.Unlock()
+	for target, t := range rq.newest {
+		into[target] = max(into[target], t)
 	}
-	l.newest[target] = max(l.newest[target], t)
-	l.mu.Unlock()
 }
 
 // Total is how many samples the lie touched (for LieRefuse: the samples in refused requests).
@@ -294,23 +305,26 @@ func (l *Liar) write(w http.ResponseWriter, r *http.Request) {
 		n       int64 // samples received
 		headers = map[string]string{}
 	)
+	rq := newRequest()
 	switch {
 	case r.URL.Path == OTLPPath:
-		out, n, err = l.otlp(body, r.Header.Get("Content-Encoding"))
+		out, n, err = l.otlp(rq, body, r.Header.Get("Content-Encoding"))
 	case strings.Contains(ct, "io.prometheus.write.v2.Request"):
 		var floats, hists, exs int64
-		out, floats, hists, exs, err = l.v2(body)
+		out, floats, hists, exs, err = l.v2(rq, body)
 		n = floats + hists
 		headers["X-Prometheus-Remote-Write-Samples-Written"] = strconv.FormatInt(floats, 10)
 		headers["X-Prometheus-Remote-Write-Histograms-Written"] = strconv.FormatInt(hists, 10)
 		headers["X-Prometheus-Remote-Write-Exemplars-Written"] = strconv.FormatInt(exs, 10)
 	default:
-		out, n, err = l.v1(body)
+		out, n, err = l.v1(rq, body)
 	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	l.add(l.newest, rq)
+	defer l.add(l.answered, rq) // once the answer is written, whatever it is
 	switch refuse, hold := l.tellRequest(now.UnixMilli(), n); {
 	case refuse:
 		if l.lies.Status == http.StatusTooManyRequests || l.lies.Status == http.StatusServiceUnavailable {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -177,6 +178,39 @@ func TestLiarReached(t *testing.T) {
 	}
 	if n, r := l.Newest().UnixMilli(), l.Reached().UnixMilli(); n != 3000 || r != 2000 {
 		t.Errorf("newest %d, reached %d; want 3000 and 2000", n, r)
+	}
+}
+
+// TestLiarReachedOnAnswer: a request the storage behind has not answered is received
+// (Newest) but not reached (Reached) until its answer is written: a writer that gave up on
+// it holds its samples pending.
+func TestLiarReachedOnAnswer(t *testing.T) {
+	release := make(chan struct{})
+	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-release
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(stuck.Close)
+	l, err := Start(stuck.URL, Lies{Lie: LieRound})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	done := make(chan *http.Response)
+	go func() { done <- post(t, l.URL+WritePath, "application/x-protobuf", v1(t)) }()
+	for l.Newest().IsZero() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n, r := l.Newest().UnixMilli(), l.Reached(); n != 3000 || !r.IsZero() {
+		t.Errorf("while unanswered: newest %d, reached %s; want 3000 and none", n, r)
+	}
+	close(release)
+	if resp := <-done; resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	if r := l.Reached().UnixMilli(); r != 3000 {
+		t.Errorf("once answered: reached %d, want 3000", r)
 	}
 }
 

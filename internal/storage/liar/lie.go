@@ -43,9 +43,9 @@ type point struct {
 // tell decides the lie on p, records p if the lie touches it, and returns what to store in
 // its place: keep false drops it; else p with its value or time changed. It is the one place
 // a lie on a sample is decided and recorded.
-func (l *Liar) tell(p point) (out point, keep bool) {
+func (l *Liar) tell(rq *request, p point) (out point, keep bool) {
 	if p.kind != kindExemplar {
-		l.saw(p.target, p.t)
+		rq.saw(p.target, p.t)
 	}
 	number := !p.stale && !math.IsNaN(p.v)
 	record := func(n int64) { l.recordPoint(p, n) }

@@ -16,7 +16,7 @@ import (
 // is a group (only a label lie touches it: LieAddLabel labels it, as every point, with a
 // point attribute); an exponential histogram's point is a histogram point. A metric left
 // without points goes too: the receiver refuses an empty one.
-func (l *Liar) otlp(body []byte, encoding string) (out []byte, n int64, err error) {
+func (l *Liar) otlp(rq *request, body []byte, encoding string) (out []byte, n int64, err error) {
 	if encoding != "" {
 		return nil, 0, fmt.Errorf("the liar reads OTLP uncompressed only, not %q", encoding)
 	}
@@ -29,7 +29,7 @@ func (l *Liar) otlp(body []byte, encoding string) (out []byte, n int64, err erro
 		res := rms.At(i).Resource().Attributes()
 		for _, sm := range rms.At(i).ScopeMetrics().All() {
 			sm.Metrics().RemoveIf(func(m pmetric.Metric) bool {
-				kept, received := l.otlpMetric(m, res)
+				kept, received := l.otlpMetric(rq, m, res)
 				n += received
 				return !kept
 			})
@@ -44,7 +44,7 @@ func (l *Liar) otlp(body []byte, encoding string) (out []byte, n int64, err erro
 		}
 	}
 	if l.hides() {
-		l.otlpStored(req.Metrics())
+		l.otlpStored(rq, req.Metrics())
 	}
 	out, err = req.MarshalProto()
 	return out, n, err
@@ -52,7 +52,7 @@ func (l *Liar) otlp(body []byte, encoding string) (out []byte, n int64, err erro
 
 // otlpMetric tells the lie on one metric's points; kept is false when none is left, n is the
 // samples the receiver makes of them.
-func (l *Liar) otlpMetric(m pmetric.Metric, res pcommon.Map) (kept bool, n int64) {
+func (l *Liar) otlpMetric(rq *request, m pmetric.Metric, res pcommon.Map) (kept bool, n int64) {
 	skip := l.skipName(m.Name())
 	switch m.Type() {
 	case pmetric.MetricTypeGauge, pmetric.MetricTypeSum:
@@ -66,14 +66,14 @@ func (l *Liar) otlpMetric(m pmetric.Metric, res pcommon.Map) (kept bool, n int64
 		if skip {
 			return true, n
 		}
-		dps.RemoveIf(func(dp pmetric.NumberDataPoint) bool { return !l.otlpNumber(m.Name(), res, dp) })
+		dps.RemoveIf(func(dp pmetric.NumberDataPoint) bool { return !l.otlpNumber(rq, m.Name(), res, dp) })
 		return dps.Len() > 0, n
 	case pmetric.MetricTypeSummary: // quantiles, _sum and _count
 		for _, dp := range m.Summary().DataPoints().All() {
 			k := int64(dp.QuantileValues().Len()) + 2
 			n += k
 			if !skip {
-				l.otlpGroup(m.Name(), res, dp.Attributes(), dp.Timestamp(), k)
+				l.otlpGroup(rq, m.Name(), res, dp.Attributes(), dp.Timestamp(), k)
 			}
 		}
 		return true, n
@@ -82,7 +82,7 @@ func (l *Liar) otlpMetric(m pmetric.Metric, res pcommon.Map) (kept bool, n int64
 			k := int64(dp.BucketCounts().Len()) + 2
 			n += k
 			if !skip {
-				l.otlpGroup(m.Name(), res, dp.Attributes(), dp.Timestamp(), k)
+				l.otlpGroup(rq, m.Name(), res, dp.Attributes(), dp.Timestamp(), k)
 			}
 		}
 		return true, n
@@ -94,7 +94,7 @@ func (l *Liar) otlpMetric(m pmetric.Metric, res pcommon.Map) (kept bool, n int64
 		dps.RemoveIf(func(dp pmetric.ExponentialHistogramDataPoint) bool {
 			p := l.otlpPoint(m.Name(), res, dp.Attributes(), dp.Timestamp())
 			p.kind = kindHistogram
-			_, keep := l.tell(p)
+			_, keep := l.tell(rq, p)
 			return !keep
 		})
 	}
@@ -116,24 +116,24 @@ func (l *Liar) otlpPoint(name string, res, attrs pcommon.Map, ts pcommon.Timesta
 }
 
 // otlpGroup tells the lie on a summary's or classic histogram's point, n samples.
-func (l *Liar) otlpGroup(name string, res, attrs pcommon.Map, ts pcommon.Timestamp, n int64) {
+func (l *Liar) otlpGroup(rq *request, name string, res, attrs pcommon.Map, ts pcommon.Timestamp, n int64) {
 	p := l.otlpPoint(name, res, attrs, ts)
 	p.kind, p.n = kindGroup, n
-	l.tell(p)
+	l.tell(rq, p)
 }
 
 // otlpNumber tells the lie on a gauge's or sum's point; false drops it.
-func (l *Liar) otlpNumber(name string, res pcommon.Map, dp pmetric.NumberDataPoint) bool {
+func (l *Liar) otlpNumber(rq *request, name string, res pcommon.Map, dp pmetric.NumberDataPoint) bool {
 	p := l.otlpPoint(name, res, dp.Attributes(), dp.Timestamp())
 	p.v, p.stale = dp.DoubleValue(), dp.Flags().NoRecordedValue()
 	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
 		p.v = float64(dp.IntValue())
 	}
 	if l.hides() { // told on the series as stored (otlpStored)
-		l.saw(p.target, p.t)
+		rq.saw(p.target, p.t)
 		return true
 	}
-	out, keep := l.tell(p)
+	out, keep := l.tell(rq, p)
 	if !keep {
 		return false
 	}

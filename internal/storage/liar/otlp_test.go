@@ -89,7 +89,7 @@ func TestLiarOTLP(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, n, err := l.otlp(body, "")
+			out, n, err := l.otlp(newRequest(), body, "")
 			if err != nil {
 				t.Fatal(err)
 			}

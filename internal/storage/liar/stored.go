@@ -19,7 +19,7 @@ import (
 // receiver does (storagetest: Prometheus' own translator, its default OTLP configuration, or
 // with OTLPResourceLabels every resource attribute and the scope as labels and no job or
 // instance), without target_info, a series of the storage's own making.
-func (l *Liar) otlpStored(md pmetric.Metrics) {
+func (l *Liar) otlpStored(rq *request, md pmetric.Metrics) {
 	cfg := config.DefaultConfig.OTLPConfig
 	if l.lies.OTLPResourceLabels {
 		cfg.PromoteAllResourceAttributes = true
@@ -42,7 +42,7 @@ func (l *Liar) otlpStored(md pmetric.Metrics) {
 	})
 	for _, s := range app.samples {
 		if !l.skip(s.ls) {
-			l.tell(point{series: s.ls.String(), target: s.ls.Get("instance"), t: s.t, v: s.v, stale: value.IsStaleNaN(s.v), n: 1})
+			l.tell(rq, point{series: s.ls.String(), target: s.ls.Get("instance"), t: s.t, v: s.v, stale: value.IsStaleNaN(s.v), n: 1})
 		}
 	}
 }

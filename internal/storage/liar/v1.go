@@ -9,7 +9,7 @@ import (
 )
 
 // v1 lies in a remote write 1.0 request; n is its samples (floats and histograms).
-func (l *Liar) v1(body []byte) (out []byte, n int64, err error) {
+func (l *Liar) v1(rq *request, body []byte) (out []byte, n int64, err error) {
 	raw, err := snappy.Decode(nil, body)
 	if err != nil {
 		return nil, 0, err
@@ -26,13 +26,13 @@ func (l *Liar) v1(body []byte) (out []byte, n int64, err error) {
 			continue
 		}
 		p := l.seriesPoint(ls)
-		ts.Samples = tellEach(l, p, ts.Samples, func(s *prompb.Sample, p *point) {
+		ts.Samples = tellEach(l, rq, p, ts.Samples, func(s *prompb.Sample, p *point) {
 			p.kind, p.t, p.v, p.stale = kindFloat, s.Timestamp, s.Value, value.IsStaleNaN(s.Value)
 		}, func(s *prompb.Sample, p point) { s.Timestamp, s.Value = p.t, p.v })
-		ts.Histograms = tellEach(l, p, ts.Histograms, func(h *prompb.Histogram, p *point) {
+		ts.Histograms = tellEach(l, rq, p, ts.Histograms, func(h *prompb.Histogram, p *point) {
 			p.kind, p.t = kindHistogram, h.Timestamp
 		}, nil)
-		ts.Exemplars = tellEach(l, p, ts.Exemplars, func(e *prompb.Exemplar, p *point) {
+		ts.Exemplars = tellEach(l, rq, p, ts.Exemplars, func(e *prompb.Exemplar, p *point) {
 			p.kind, p.t = kindExemplar, e.Timestamp
 		}, nil)
 		ts.Labels = v1Labels(l.relabel(ls))
@@ -57,12 +57,12 @@ func (l *Liar) seriesPoint(ls labels.Labels) point {
 // tellEach tells the lie on each of a series' items (samples, histograms or exemplars), each
 // made a point from p by fill, and returns those kept, each changed by set (nil: never
 // changed) as tell answered.
-func tellEach[T any](l *Liar, p point, items []T, fill func(*T, *point), set func(*T, point)) []T {
+func tellEach[T any](l *Liar, rq *request, p point, items []T, fill func(*T, *point), set func(*T, point)) []T {
 	kept := items[:0]
 	for i := range items {
 		item := items[i]
 		fill(&item, &p)
-		out, keep := l.tell(p)
+		out, keep := l.tell(rq, p)
 		if !keep {
 			continue
 		}

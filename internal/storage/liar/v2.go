@@ -11,7 +11,7 @@ import (
 )
 
 // v2 lies in a remote write 2.0 request; it returns the floats, histograms and exemplars received.
-func (l *Liar) v2(body []byte) (out []byte, floats, hists, exs int64, err error) {
+func (l *Liar) v2(rq *request, body []byte) (out []byte, floats, hists, exs int64, err error) {
 	raw, err := snappy.Decode(nil, body)
 	if err != nil {
 		return nil, 0, 0, 0, err
@@ -46,7 +46,7 @@ func (l *Liar) v2(body []byte) (out []byte, floats, hists, exs int64, err error)
 		md := ts.Metadata
 		mdHelp, mdUnit := symbol(req.Symbols, md.HelpRef), symbol(req.Symbols, md.UnitRef)
 		if !l.skip(ls) {
-			l.liesV2(ls, ts)
+			l.liesV2(rq, ls, ts)
 			ls = l.relabel(ls)
 			if (md.Type != writev2.Metadata_METRIC_TYPE_UNSPECIFIED || mdHelp != "" || mdUnit != "") && l.tellMetadata(familyOf(ls.Get(model.MetricNameLabel), md.Type)) {
 				md, mdHelp, mdUnit = writev2.Metadata{}, "", ""
@@ -93,17 +93,17 @@ func symbol(syms []string, ref uint32) string {
 }
 
 // liesV2 tells the lie on one 2.0 series' samples, histograms and exemplars.
-func (l *Liar) liesV2(ls labels.Labels, ts *writev2.TimeSeries) {
+func (l *Liar) liesV2(rq *request, ls labels.Labels, ts *writev2.TimeSeries) {
 	p := l.seriesPoint(ls)
-	ts.Samples = tellEach(l, p, ts.Samples, func(s *writev2.Sample, p *point) {
+	ts.Samples = tellEach(l, rq, p, ts.Samples, func(s *writev2.Sample, p *point) {
 		p.kind, p.t, p.v, p.stale = kindFloat, s.Timestamp, s.Value, value.IsStaleNaN(s.Value)
 	}, func(s *writev2.Sample, p point) {
 		s.Timestamp, s.Value = p.t, p.v // its start timestamp kept: the series began then still
 	})
-	ts.Histograms = tellEach(l, p, ts.Histograms, func(h *writev2.Histogram, p *point) {
+	ts.Histograms = tellEach(l, rq, p, ts.Histograms, func(h *writev2.Histogram, p *point) {
 		p.kind, p.t = kindHistogram, h.Timestamp
 	}, nil)
-	ts.Exemplars = tellEach(l, p, ts.Exemplars, func(e *writev2.Exemplar, p *point) {
+	ts.Exemplars = tellEach(l, rq, p, ts.Exemplars, func(e *writev2.Exemplar, p *point) {
 		p.kind, p.t = kindExemplar, e.Timestamp
 	}, nil)
 }
