@@ -39,6 +39,7 @@ func TestMain(m *testing.M) {
 
 // TestScript runs the CLI scripts in testdata/script: the test binary acts as tsbench.
 func TestScript(t *testing.T) {
+	t.Parallel() // its scripts run side by side, and beside the other tests
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: os.Getenv("UPDATE") != "",

@@ -31,6 +31,7 @@ import (
 // has ended, the page still loads, for -liveGrace, and names the final report; the
 // report.html written at the end has no live banner.
 func TestLiveReportInBrowser(t *testing.T) {
+	t.Parallel() // a 25 s run that mostly waits: beside the others
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
 		if os.Getenv("CI") == "true" {

@@ -288,6 +288,7 @@ const matrixParallel = 10
 // for), then a row that waits for its lie to land in the run, so that none of them starts
 // last and sets the test's end alone.
 func TestMatrix(t *testing.T) {
+	t.Parallel() // its cells mostly wait: beside the other tests
 	profile := smallProfile(t, t.TempDir())
 	type cellOf struct {
 		row lieRow
