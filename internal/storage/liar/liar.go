@@ -164,8 +164,10 @@ func Start(target string, l Lies) (*Liar, error) {
 	if err != nil {
 		return nil, err
 	}
-	lr := &Liar{lies: l, target: target, done: make(chan error, 1), seen: map[string]bool{}, after: l.After,
-		newest: map[string]int64{}, answered: map[string]int64{}}
+	lr := &Liar{
+		lies: l, target: target, done: make(chan error, 1), seen: map[string]bool{}, after: l.After,
+		newest: map[string]int64{}, answered: map[string]int64{},
+	}
 	lr.proxy = httputil.NewSingleHostReverseProxy(u)
 	lr.proxy.ModifyResponse = lr.rewriteQuery
 	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
