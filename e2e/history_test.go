@@ -13,7 +13,7 @@ import (
 	"github.com/tsbench/tsbench/internal/storage"
 )
 
-// TestHistory is history's acceptance check (issue 12): 20 targets at 5 s with churn every
+// TestHistory is history's acceptance check (issue 12): 10 targets at 5 s with churn every
 // 2m, 15m of history, then 30s live, against real VictoriaMetrics and Prometheus. Each
 // storage catches up and acks all of it; what tsbench acked is what the storage says it
 // ingested, nothing is dropped or pending; the read-back checks the history from its first
@@ -28,7 +28,7 @@ func TestHistory(t *testing.T) {
 	cfg := fmt.Sprintf(`
 history: 15m
 duration: 30s
-targetsCount: 20
+targetsCount: 10
 scrapeInterval: 5s
 scrapeConfigUpdatePercent: 10
 scrapeConfigUpdateInterval: 2m
@@ -71,8 +71,8 @@ remoteStorages:
 				t.Errorf("storage ingested %.0f samples beside the freshness canary's, tsbench acked %d", got, wr.AckedSamples)
 			}
 			h := wr.History
-			// 20 targets × ~839 series × 180 scrapes in 15m, and more while catching up.
-			if !h.CaughtUp || h.AckedSamples != h.GeneratedSamples || h.AckedSamples < int64(20*res.Workload.SeriesPerTarget*180) || h.SamplesPerSecond <= 0 {
+			// 10 targets × ~839 series × 180 scrapes in 15m, and more while catching up.
+			if !h.CaughtUp || h.AckedSamples != h.GeneratedSamples || h.AckedSamples < int64(10*res.Workload.SeriesPerTarget*180) || h.SamplesPerSecond <= 0 {
 				t.Errorf("history %+v: want caught up, all of 15m acked", h)
 			}
 			t.Logf("%s caught up at %.0f samples/s in %.1fs", name, h.SamplesPerSecond, h.Seconds)
@@ -117,7 +117,7 @@ remoteStorages:
 	rr = runTsbench(t, 3*time.Minute, fmt.Sprintf(`
 history: 5m
 duration: 10s
-targetsCount: 20
+targetsCount: 10
 scrapeInterval: 5s
 scrapeConfigUpdatePercent: 10
 scrapeConfigUpdateInterval: 2m
