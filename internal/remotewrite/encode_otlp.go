@@ -62,10 +62,8 @@ type encoderOTLP struct {
 
 	fam famPoint // the open summary or histogram point
 
-	samples int                // samples in the request, the open family point's included
+	tally
 	points  int                // data points in the request
-	oldest  int64              // smallest timestamp, ms
-	invalid int                // samples refused for invalid labels since the last reset
 	ex      *workload.Exemplar // the next sample's, nil for none (encode_exemplar.go)
 	created int64              // the current target's process start, ms; 0: unknown (encode_created.go)
 }
@@ -443,11 +441,7 @@ func (e *encoderOTLP) open() (samples int, oldest int64, whole bool) {
 }
 
 // takeInvalid counts for both OTLP wires: gzipped and not, the requests are the same.
-func (e *encoderOTLP) takeInvalid(n *[wires]int64) {
-	n[wireOTLP] += int64(e.invalid)
-	n[wireOTLPGzip] += int64(e.invalid)
-	e.invalid = 0
-}
+func (e *encoderOTLP) takeInvalid(n *[wires]int64) { e.moveInvalid(n, wireOTLP, wireOTLPGzip) }
 
 func (e *encoderOTLP) flush(out *[wires]request) {
 	r := request{body: e.body(), points: int64(e.points)}
