@@ -33,8 +33,42 @@ const (
 func checkQueryAPIs(ctx context.Context, cfg *config.Config, log *slog.Logger) (map[string]*results.QueryAPI, error) {
 	wait := min(cfg.QueryTimeout, maxCheckWait)
 	out := map[string]*results.QueryAPI{}
-	var wg sync.WaitGroup
 	var mu sync.Mutex // guards out
+	failed, err := eachReader(cfg, func(name string, st config.Storage, client *storage.Client) {
+		err := askQueryAPI(ctx, query.NewAPI(client, st.ReadURL), wait)
+		qa := &results.QueryAPI{URL: config.RedactURL(st.ReadURL), Available: err == nil || passing(err)}
+		switch {
+		case err == nil:
+			if st.RemoteReadURL != "" {
+				log.Info("remoteReadURL not used: readURL serves the query API, which the read-back uses", "storage", name)
+			}
+		case qa.Available:
+			// Not reached, or not ready: no answer says it lacks the API. The read load
+			// runs, and counts what it meets.
+			qa.Answer = err.Error()
+			log.Warn("readURL did not answer the query API check; the read load runs and counts its errors",
+				"storage", name, "url", qa.URL, "answer", qa.Answer)
+		default:
+			qa.Answer = err.Error()
+			log.Warn("no Prometheus query API at readURL: no read load, probes or rule comparison for this storage",
+				"storage", name, "url", qa.URL, "answer", qa.Answer, "fix", fixQueryAPI(st, err))
+		}
+		mu.Lock()
+		out[name] = qa
+		mu.Unlock()
+	})
+	if err != nil {
+		return nil, &ConfigError{fmt.Errorf("remoteStorages.%s: %w", failed, err)}
+	}
+	return out, nil
+}
+
+// eachReader calls read, each in its own goroutine, with a read client of every storage that
+// has a readURL, which it closes after, and waits for them all. A client that cannot be made
+// ends the loop: it returns its storage's name and error once the calls started are done.
+func eachReader(cfg *config.Config, read func(name string, st config.Storage, client *storage.Client)) (string, error) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for _, name := range cfg.StorageNames() {
 		st := cfg.RemoteStorages[name]
 		if st.ReadURL == "" {
@@ -42,36 +76,14 @@ func checkQueryAPIs(ctx context.Context, cfg *config.Config, log *slog.Logger) (
 		}
 		client, err := storage.NewClient(name, st, storage.Read, 1)
 		if err != nil {
-			wg.Wait()
-			return nil, &ConfigError{fmt.Errorf("remoteStorages.%s: %w", name, err)}
+			return name, err
 		}
 		wg.Go(func() {
 			defer client.Close()
-			err := askQueryAPI(ctx, query.NewAPI(client, st.ReadURL), wait)
-			qa := &results.QueryAPI{URL: config.RedactURL(st.ReadURL), Available: err == nil || passing(err)}
-			switch {
-			case err == nil:
-				if st.RemoteReadURL != "" {
-					log.Info("remoteReadURL not used: readURL serves the query API, which the read-back uses", "storage", name)
-				}
-			case qa.Available:
-				// Not reached, or not ready: no answer says it lacks the API. The read load
-				// runs, and counts what it meets.
-				qa.Answer = err.Error()
-				log.Warn("readURL did not answer the query API check; the read load runs and counts its errors",
-					"storage", name, "url", qa.URL, "answer", qa.Answer)
-			default:
-				qa.Answer = err.Error()
-				log.Warn("no Prometheus query API at readURL: no read load, probes or rule comparison for this storage",
-					"storage", name, "url", qa.URL, "answer", qa.Answer, "fix", fixQueryAPI(st, err))
-			}
-			mu.Lock()
-			out[name] = qa
-			mu.Unlock()
+			read(name, st, client)
 		})
 	}
-	wg.Wait()
-	return out, nil
+	return "", nil
 }
 
 // fixQueryAPI says what to set for a storage whose readURL answered err, not the query API.

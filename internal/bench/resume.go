@@ -188,7 +188,7 @@ func (r *run) readBack(ctx context.Context, v *verify.Verifier, from, to time.Ti
 // of the run (HA pairs, native histograms, exemplars) must not expect what a gap left unsent.
 func sinceLastGap(gaps []results.Gap, from time.Time) time.Time {
 	if n := len(gaps); n > 0 {
-		return maxTime(from, gaps[n-1].To)
+		return results.Later(from, gaps[n-1].To)
 	}
 	return from
 }
@@ -197,27 +197,13 @@ func sinceLastGap(gaps []results.Gap, from time.Time) time.Time {
 func spansAround(gaps []results.Gap, from, to time.Time) [][2]time.Time {
 	var out [][2]time.Time
 	for _, g := range gaps {
-		if end := minTime(g.From, to); end.After(from) {
+		if end := results.Earlier(g.From, to); end.After(from) {
 			out = append(out, [2]time.Time{from, end})
 		}
-		from = maxTime(from, g.To)
+		from = results.Later(from, g.To)
 	}
 	if to.After(from) {
 		out = append(out, [2]time.Time{from, to})
 	}
 	return out
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }

@@ -32,40 +32,30 @@ func readSettings(ctx context.Context, cfg *config.Config, locals []*local.Proce
 		kinds[l.Name], set.flags[l.Name], set.versions[l.Name] = l.Kind, l.Settings, l.Version
 	}
 	checks := storage.ChecksOf(cfg, verify.DefaultSettle)
-	var wg sync.WaitGroup
-	defer wg.Wait()
 	var mu sync.Mutex // guards set
-	for _, name := range cfg.StorageNames() {
-		st := cfg.RemoteStorages[name]
-		if st.ReadURL == "" {
-			continue
-		}
-		client, err := storage.NewClient(name, st, storage.Read, 1)
-		if err != nil {
-			return set, &ConfigError{err}
-		}
-		wg.Go(func() {
-			defer client.Close()
-			if v := readVersion(ctx, client, st.ReadURL, name, log); v != "" {
-				mu.Lock()
-				set.versions[name] = v
-				mu.Unlock()
-			}
-			kind, read, err := storage.ReadSettings(ctx, client, st.ReadURL, storage.Kind(kinds[name]))
-			if err != nil {
-				log.Info("storage settings not read: what changes the figures is not known", "storage", name, "err", err)
-				return
-			}
-			warnings := storage.SettingsWarnings(kind, read, checks)
+	_, err := eachReader(cfg, func(name string, st config.Storage, client *storage.Client) {
+		if v := readVersion(ctx, client, st.ReadURL, name, log); v != "" {
 			mu.Lock()
-			defer mu.Unlock()
-			set.flags[name] = mergeSettings(set.flags[name], read)
-			set.warnings[name] = warnings
-			log.Info("storage settings", "storage", name, "kind", kind, "settings", strings.Join(set.flags[name], " "))
-			for _, w := range warnings {
-				log.Warn("storage setting hides data from the checks", "storage", name, "warning", w)
-			}
-		})
+			set.versions[name] = v
+			mu.Unlock()
+		}
+		kind, read, err := storage.ReadSettings(ctx, client, st.ReadURL, storage.Kind(kinds[name]))
+		if err != nil {
+			log.Info("storage settings not read: what changes the figures is not known", "storage", name, "err", err)
+			return
+		}
+		warnings := storage.SettingsWarnings(kind, read, checks)
+		mu.Lock()
+		defer mu.Unlock()
+		set.flags[name] = mergeSettings(set.flags[name], read)
+		set.warnings[name] = warnings
+		log.Info("storage settings", "storage", name, "kind", kind, "settings", strings.Join(set.flags[name], " "))
+		for _, w := range warnings {
+			log.Warn("storage setting hides data from the checks", "storage", name, "warning", w)
+		}
+	})
+	if err != nil {
+		return set, &ConfigError{err}
 	}
 	return set, nil
 }

@@ -336,7 +336,7 @@ func (c *Config) churnWarnings() []string {
 	var w []string
 	if c.Duration > 0 && c.ScrapeConfigUpdateInterval >= c.Duration {
 		w = append(w, fmt.Sprintf("scrapeConfigUpdateInterval: %s is not shorter than duration (%s): no churn will happen in this run; set it below duration to see series churn",
-			shortDuration(c.ScrapeConfigUpdateInterval), shortDuration(c.Duration)))
+			ShortDuration(c.ScrapeConfigUpdateInterval), ShortDuration(c.Duration)))
 	}
 	if math.Round(float64(c.TargetsCount)*c.ScrapeConfigUpdatePercent/100) == 0 && c.TargetsCount > 0 {
 		w = append(w, fmt.Sprintf("scrapeConfigUpdatePercent: %g%% of %d targets rounds to 0 targets: no churn will happen; one target is %.3g%%",
@@ -362,7 +362,7 @@ func (c *Config) HistoryWarnings(seriesPerTarget int) []string {
 	if rate >= CatchUpSamplesPerSecond {
 		return []string{fmt.Sprintf("history: %s at %.0f samples/s (targetsCount × %d series / scrapeInterval) is %.3g samples per storage; "+
 			"a storage ingesting %d samples/s never catches up with a live load this large: lower targetsCount or history",
-			shortDuration(c.History), rate, seriesPerTarget, samples, CatchUpSamplesPerSecond)}
+			ShortDuration(c.History), rate, seriesPerTarget, samples, CatchUpSamplesPerSecond)}
 	}
 	est := time.Duration(c.History.Seconds() * rate / (CatchUpSamplesPerSecond - rate) * float64(time.Second)).Round(time.Second)
 	if c.Duration == 0 || est <= c.Duration {
@@ -370,7 +370,7 @@ func (c *Config) HistoryWarnings(seriesPerTarget int) []string {
 	}
 	return []string{fmt.Sprintf("history: %s at %.0f samples/s (targetsCount × %d series / scrapeInterval) is %.3g samples per storage; "+
 		"at %d samples/s a storage takes about %s to catch up, longer than duration (%s); the run lasts about %s",
-		shortDuration(c.History), rate, seriesPerTarget, samples, CatchUpSamplesPerSecond, est, shortDuration(c.Duration), est+c.Duration)}
+		ShortDuration(c.History), rate, seriesPerTarget, samples, CatchUpSamplesPerSecond, est, ShortDuration(c.Duration), est+c.Duration)}
 }
 
 // URLReplicas is the number of copies sent to each write URL of the storage name: its own
@@ -420,7 +420,7 @@ func (c *Config) problems() []error {
 		bad("history", "must be >= 0 (0 starts the workload's clock now)")
 	} else if c.History > 0 && c.History < c.ScrapeInterval {
 		bad("history", "%s is shorter than one scrapeInterval (%s): it holds no scrape; set 0, or at least %s",
-			shortDuration(c.History), shortDuration(c.ScrapeInterval), shortDuration(c.ScrapeInterval))
+			ShortDuration(c.History), ShortDuration(c.ScrapeInterval), ShortDuration(c.ScrapeInterval))
 	}
 	if c.History > 0 && c.ScrapeModeOn() {
 		bad("history", "scrape mode serves its targets at the wall clock to an agent that scrapes them live: history needs sender: %s", SenderTsbench)
@@ -517,13 +517,14 @@ func (rq RangeQuery) validate(key string) []error {
 	return errs
 }
 
-// shortDuration writes a duration as a config does: 10m, not 10m0s.
-func shortDuration(d time.Duration) string {
+// ShortDuration writes a duration as a config does: 10m, not 10m0s. A storage's flags and the
+// report's time axis are written with it too.
+func ShortDuration(d time.Duration) string {
 	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
+	if strings.HasSuffix(s, "m0s") { // 1m0s → 1m, 1h0m0s → 1h0m
 		s = strings.TrimSuffix(s, "0s")
 	}
-	if strings.HasSuffix(s, "h0m") {
+	if strings.HasSuffix(s, "h0m") { // 1h0m → 1h
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s

@@ -92,13 +92,13 @@ func (f Freshness) problems() []error {
 	case f.WriteInterval < 0:
 		bad("writeInterval", "must be >= 0 (0: a tenth of the read load)")
 	case f.WriteInterval > 0 && f.WriteInterval < f.Interval:
-		bad("writeInterval", "%s is shorter than freshness.interval (%s): write at most as often as you poll", shortDuration(f.WriteInterval), shortDuration(f.Interval))
+		bad("writeInterval", "%s is shorter than freshness.interval (%s): write at most as often as you poll", ShortDuration(f.WriteInterval), ShortDuration(f.Interval))
 	}
 	switch {
 	case f.Timeout < f.WriteInterval:
-		bad("timeout", "%s is shorter than freshness.writeInterval (%s)", shortDuration(f.Timeout), shortDuration(f.WriteInterval))
+		bad("timeout", "%s is shorter than freshness.writeInterval (%s)", ShortDuration(f.Timeout), ShortDuration(f.WriteInterval))
 	case f.Timeout < f.Interval:
-		bad("timeout", "%s is shorter than freshness.interval (%s)", shortDuration(f.Timeout), shortDuration(f.Interval))
+		bad("timeout", "%s is shorter than freshness.interval (%s)", ShortDuration(f.Timeout), ShortDuration(f.Interval))
 	}
 	return errs
 }

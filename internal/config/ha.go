@@ -55,7 +55,7 @@ func (c *Config) haProblems() []error {
 		return errs
 	}
 	if off := c.HAOffsetOf(); off < time.Millisecond || time.Duration(s.HAReplicas-1)*off >= c.ScrapeInterval {
-		bad("haOffset", "must be >= 1ms and (haReplicas - 1) × haOffset below scrapeInterval (%s): every replica scrapes once per interval", shortDuration(c.ScrapeInterval))
+		bad("haOffset", "must be >= 1ms and (haReplicas - 1) × haOffset below scrapeInterval (%s): every replica scrapes once per interval", ShortDuration(c.ScrapeInterval))
 	}
 	l := s.HALabels
 	if (l.Cluster.Name == "") != (l.Cluster.Value == "") {

@@ -84,7 +84,7 @@ func (c *Config) seriesProblems() []error {
 			bad("events.ramp", "from and to must be >= 1 targets")
 		}
 		if r.Over < iv {
-			bad("events.ramp.over", "must be >= scrapeInterval (%s)", shortDuration(iv))
+			bad("events.ramp.over", "must be >= scrapeInterval (%s)", ShortDuration(iv))
 		}
 	}
 	if sp := s.Events.Spike; sp != nil {
@@ -92,21 +92,21 @@ func (c *Config) seriesProblems() []error {
 			bad("events.spike.factor", "must be > 1 (2 doubles the targets during a spike)")
 		}
 		if sp.For < iv || sp.Every <= sp.For {
-			bad("events.spike", "for must be >= scrapeInterval (%s) and every longer than for", shortDuration(iv))
+			bad("events.spike", "for must be >= scrapeInterval (%s) and every longer than for", ShortDuration(iv))
 		}
 	}
 	if d := s.Events.DoubleHalve; d != nil && d.Every < iv {
-		bad("events.doubleHalve.every", "must be >= scrapeInterval (%s)", shortDuration(iv))
+		bad("events.doubleHalve.every", "must be >= scrapeInterval (%s)", ShortDuration(iv))
 	}
 	if p := s.Events.PodChurn; p != nil && p.Lifetime < iv {
-		bad("events.podChurn.lifetime", "must be >= scrapeInterval (%s)", shortDuration(iv))
+		bad("events.podChurn.lifetime", "must be >= scrapeInterval (%s)", ShortDuration(iv))
 	}
 	held := func(key string, h Held, minBy time.Duration) {
 		if h.Percent < 0 || h.Percent > 100 {
 			bad(key+".percent", "must be between 0 and 100")
 		}
 		if h.Percent > 0 && h.By < minBy {
-			bad(key+".by", "must be >= %s", shortDuration(minBy))
+			bad(key+".by", "must be >= %s", ShortDuration(minBy))
 		}
 	}
 	held("late", s.Late, iv)

@@ -127,32 +127,36 @@ func runs(ss []Sample) [][]Sample {
 
 func timeSeriesV1(ls []prompb.Label, run []Sample) prompb.TimeSeries {
 	ts := prompb.TimeSeries{Labels: ls}
-	for _, s := range run {
-		switch h := intHistogram(s.H); {
-		case h != nil:
-			ts.Histograms = append(ts.Histograms, prompb.FromIntHistogram(s.T, h))
-		case s.H != nil:
-			ts.Histograms = append(ts.Histograms, prompb.FromFloatHistogram(s.T, s.H))
-		default:
-			ts.Samples = append(ts.Samples, prompb.Sample{Timestamp: s.T, Value: s.V})
-		}
-	}
+	ts.Samples, ts.Histograms = points(run, func(s Sample) prompb.Sample { return prompb.Sample{Timestamp: s.T, Value: s.V} },
+		prompb.FromIntHistogram, prompb.FromFloatHistogram)
 	return ts
 }
 
 func timeSeriesV2(refs []uint32, run []Sample) writev2.TimeSeries {
 	ts := writev2.TimeSeries{LabelsRefs: refs, Metadata: writev2.Metadata{Type: writev2.Metadata_METRIC_TYPE_UNSPECIFIED}}
+	ts.Samples, ts.Histograms = points(run, func(s Sample) writev2.Sample { return writev2.Sample{Value: s.V, Timestamp: s.T} },
+		writev2.FromIntHistogram, writev2.FromFloatHistogram)
+	return ts
+}
+
+// points are run's samples and histograms in a wire format's types (S, H), each histogram
+// sent as an integer one where it is one (intHistogram); nil where run has none.
+func points[S, H any](run []Sample, sample func(Sample) S,
+	fromInt func(int64, *histogram.Histogram) H, fromFloat func(int64, *histogram.FloatHistogram) H,
+) ([]S, []H) {
+	var samples []S
+	var hs []H
 	for _, s := range run {
 		switch h := intHistogram(s.H); {
 		case h != nil:
-			ts.Histograms = append(ts.Histograms, writev2.FromIntHistogram(s.T, h))
+			hs = append(hs, fromInt(s.T, h))
 		case s.H != nil:
-			ts.Histograms = append(ts.Histograms, writev2.FromFloatHistogram(s.T, s.H))
+			hs = append(hs, fromFloat(s.T, s.H))
 		default:
-			ts.Samples = append(ts.Samples, writev2.Sample{Value: s.V, Timestamp: s.T})
+			samples = append(samples, sample(s))
 		}
 	}
-	return ts
+	return samples, hs
 }
 
 // intHistogram is fh as an integer histogram, as an instrumented program sends a counter or

@@ -47,25 +47,12 @@ func (p *Prober) Resume(f *results.Freshness) error {
 func (p *probe) resume(from *results.FreshnessProbe) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if from.Seconds.Histogram != "" {
-		h, err := hdrhistogram.Decode([]byte(from.Seconds.Histogram))
-		if err != nil {
-			return fmt.Errorf("decode histogram: %w", err)
-		}
-		p.h.Merge(h)
+	if err := resumeLatency(p.h, &p.longest, from.Seconds); err != nil {
+		return fmt.Errorf("decode histogram: %w", err)
 	}
-	if from.Seconds.Max != nil {
-		p.longest = max(p.longest, time.Duration(*from.Seconds.Max*float64(time.Second)))
-	}
-	if from.LowerBoundSeconds.Histogram != "" { // absent from a checkpoint written before issue 29
-		h, err := hdrhistogram.Decode([]byte(from.LowerBoundSeconds.Histogram))
-		if err != nil {
-			return fmt.Errorf("decode lower-bound histogram: %w", err)
-		}
-		p.lower.Merge(h)
-	}
-	if from.LowerBoundSeconds.Max != nil {
-		p.longestLower = max(p.longestLower, time.Duration(*from.LowerBoundSeconds.Max*float64(time.Second)))
+	// The lower bounds are absent from a checkpoint written before issue 29.
+	if err := resumeLatency(p.lower, &p.longestLower, from.LowerBoundSeconds); err != nil {
+		return fmt.Errorf("decode lower-bound histogram: %w", err)
 	}
 	p.visible += from.Visible
 	p.neverVisible += from.NeverVisible
@@ -81,6 +68,22 @@ func (p *probe) resume(from *results.FreshnessProbe) error {
 	p.tl.points.Restore(from.Timeline)
 	for _, s := range from.LastPollSeconds { // until this run places a sample of its own
 		p.last = append(p.last, time.Duration(s*float64(time.Second)))
+	}
+	return nil
+}
+
+// resumeLatency adds a checkpoint's latencies to h and their maximum to longest; it returns
+// the histogram's decode error.
+func resumeLatency(h *hdrhistogram.Histogram, longest *time.Duration, from results.Latency) error {
+	if from.Histogram != "" {
+		d, err := hdrhistogram.Decode([]byte(from.Histogram))
+		if err != nil {
+			return err
+		}
+		h.Merge(d)
+	}
+	if from.Max != nil {
+		*longest = max(*longest, time.Duration(*from.Max*float64(time.Second)))
 	}
 	return nil
 }

@@ -22,11 +22,9 @@ import (
 // each time; or, from a workload that names its series, StartTarget once per target and
 // AppendSeries per sample, which copies bytes prepared in advance (see templates).
 type encoderV1 struct {
-	buf     []byte
-	samples int                // samples in buf
-	oldest  int64              // smallest timestamp in buf, ms
-	invalid int                // samples refused for invalid labels since the last reset
-	ex      *workload.Exemplar // the next sample's, nil for none (encode_exemplar.go)
+	buf []byte
+	tally
+	ex *workload.Exemplar // the next sample's, nil for none (encode_exemplar.go)
 
 	tpl *templates // nil when the workload does not name its series
 	// target is the current target's labels encoded (each a whole Label field), targetEnd
@@ -39,18 +37,32 @@ type encoderV1 struct {
 	tsFor  int64
 }
 
+// tally is what an encoder counts of the request it builds.
+type tally struct {
+	samples int   // samples in the request (OTLP: the open summary or histogram point's included)
+	oldest  int64 // smallest timestamp, ms
+	invalid int   // samples refused for invalid labels since the last reset
+}
+
+// open says a request may end after any sample; OTLP's encoder has its own.
+func (t *tally) open() (samples int, oldest int64, whole bool) {
+	return t.samples, t.oldest, true
+}
+
+// moveInvalid adds the samples refused for invalid labels to the count of each of ws, and
+// counts from zero again.
+func (t *tally) moveInvalid(n *[wires]int64, ws ...wire) {
+	for _, w := range ws {
+		n[w] += int64(t.invalid)
+	}
+	t.invalid = 0
+}
+
 func (e *encoderV1) reset() {
 	e.buf, e.samples, e.oldest = e.buf[:0], 0, 0
 }
 
-func (e *encoderV1) open() (samples int, oldest int64, whole bool) {
-	return e.samples, e.oldest, true
-}
-
-func (e *encoderV1) takeInvalid(n *[wires]int64) {
-	n[wireRW1] += int64(e.invalid)
-	e.invalid = 0
-}
+func (e *encoderV1) takeInvalid(n *[wires]int64) { e.moveInvalid(n, wireRW1) }
 
 func (e *encoderV1) flush(out *[wires]request) {
 	out[wireRW1] = request{body: e.buf, points: int64(e.samples)}

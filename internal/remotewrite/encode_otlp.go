@@ -62,10 +62,8 @@ type encoderOTLP struct {
 
 	fam famPoint // the open summary or histogram point
 
-	samples int                // samples in the request, the open family point's included
+	tally
 	points  int                // data points in the request
-	oldest  int64              // smallest timestamp, ms
-	invalid int                // samples refused for invalid labels since the last reset
 	ex      *workload.Exemplar // the next sample's, nil for none (encode_exemplar.go)
 	created int64              // the current target's process start, ms; 0: unknown (encode_created.go)
 }
@@ -247,18 +245,7 @@ func (e *encoderOTLP) closeFamily() {
 	e.points++
 	b := append(e.pts, 0x0a)
 	if e.metKind == typeSummary {
-		n := len(f.attrs) + 9 + 9 + 9 + len(f.parts)*(2+18) + otlpStartSize(f.start)
-		if f.stale {
-			n += 2
-		}
-		b = binary.AppendUvarint(b, uint64(n))
-		b = appendOTLPStart(append(b, f.attrs...), f.start)
-		b = append(b, 0x19)
-		b = binary.LittleEndian.AppendUint64(b, uint64(f.t)*1e6)
-		b = append(b, 0x21) // count = 4, fixed64
-		b = binary.LittleEndian.AppendUint64(b, count(f.count))
-		b = append(b, 0x29) // sum = 5, double
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f.sum))
+		b = f.appendHead(b, len(f.parts)*(2+18))
 		for _, p := range f.parts {
 			b = append(b, 0x32, 18) // quantile_values = 6
 			b = append(b, 0x09)
@@ -280,21 +267,11 @@ func (e *encoderOTLP) closeFamily() {
 	}
 	buckets := bounds + 1
 	countsLen, boundsLen := 8*buckets, 8*bounds
-	n := len(f.attrs) + 9 + 9 + 9 + 1 + uvarintLen(uint64(countsLen)) + countsLen + otlpStartSize(f.start)
+	rest := 1 + uvarintLen(uint64(countsLen)) + countsLen
 	if bounds > 0 {
-		n += 1 + uvarintLen(uint64(boundsLen)) + boundsLen
+		rest += 1 + uvarintLen(uint64(boundsLen)) + boundsLen
 	}
-	if f.stale {
-		n += 2
-	}
-	b = binary.AppendUvarint(b, uint64(n))
-	b = appendOTLPStart(append(b, f.attrs...), f.start)
-	b = append(b, 0x19)
-	b = binary.LittleEndian.AppendUint64(b, uint64(f.t)*1e6)
-	b = append(b, 0x21)
-	b = binary.LittleEndian.AppendUint64(b, count(f.count))
-	b = append(b, 0x29)
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f.sum))
+	b = f.appendHead(b, rest)
 	b = append(b, 0x32) // bucket_counts = 6, packed fixed64
 	b = binary.AppendUvarint(b, uint64(countsLen))
 	prev := 0.0
@@ -318,6 +295,24 @@ func (e *encoderOTLP) closeFamily() {
 		b = append(b, 0x50, 1) // flags = 10
 	}
 	e.pts = b
+}
+
+// appendHead appends the point's length, then its attributes, start, time, count and sum,
+// the fields a summary and a histogram point share; rest is the length of the fields after
+// them, the flags of a stale point left out.
+func (f *famPoint) appendHead(b []byte, rest int) []byte {
+	n := len(f.attrs) + 9 + 9 + 9 + otlpStartSize(f.start) + rest
+	if f.stale {
+		n += 2
+	}
+	b = binary.AppendUvarint(b, uint64(n))
+	b = appendOTLPStart(append(b, f.attrs...), f.start)
+	b = append(b, 0x19) // time_unix_nano = 3, fixed64
+	b = binary.LittleEndian.AppendUint64(b, uint64(f.t)*1e6)
+	b = append(b, 0x21) // count = 4, fixed64
+	b = binary.LittleEndian.AppendUint64(b, count(f.count))
+	b = append(b, 0x29) // sum = 5, double
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(f.sum))
 }
 
 // count is an observation count as OTLP's unsigned integer: negative and NaN (a staleness
@@ -446,11 +441,7 @@ func (e *encoderOTLP) open() (samples int, oldest int64, whole bool) {
 }
 
 // takeInvalid counts for both OTLP wires: gzipped and not, the requests are the same.
-func (e *encoderOTLP) takeInvalid(n *[wires]int64) {
-	n[wireOTLP] += int64(e.invalid)
-	n[wireOTLPGzip] += int64(e.invalid)
-	e.invalid = 0
-}
+func (e *encoderOTLP) takeInvalid(n *[wires]int64) { e.moveInvalid(n, wireOTLP, wireOTLPGzip) }
 
 func (e *encoderOTLP) flush(out *[wires]request) {
 	r := request{body: e.body(), points: int64(e.points)}

@@ -30,9 +30,7 @@ type encoderV2 struct {
 	arena   []byte // the bytes of the symbols, the keys of refs point into it
 	out     []byte // symbols then series, what body returns
 	lrefs   []uint32
-	samples int                // samples in the request
-	oldest  int64              // smallest timestamp, ms
-	invalid int                // samples refused for invalid labels since the last reset
+	tally
 	ex      *workload.Exemplar // the next sample's, nil for none (encode_exemplar.go)
 	created int64              // the current target's process start, ms; 0: unknown (encode_created.go)
 
@@ -330,14 +328,7 @@ func (e *encoderV2) body() []byte {
 	return e.out
 }
 
-func (e *encoderV2) open() (samples int, oldest int64, whole bool) {
-	return e.samples, e.oldest, true
-}
-
-func (e *encoderV2) takeInvalid(n *[wires]int64) {
-	n[wireRW2] += int64(e.invalid)
-	e.invalid = 0
-}
+func (e *encoderV2) takeInvalid(n *[wires]int64) { e.moveInvalid(n, wireRW2) }
 
 func (e *encoderV2) flush(out *[wires]request) {
 	out[wireRW2] = request{body: e.body(), points: int64(e.samples)}

@@ -201,21 +201,9 @@ func (s *sink) checkHistoryDoneLocked() {
 }
 
 // oldestLocked is the scheduled time of the oldest sample pending (queued or in flight), -1
-// when none is.
+// when none is. Only each queue's first batch is looked at.
 func (s *sink) oldestLocked() int64 {
-	oldest := int64(-1)
-	older := func(b *batch) {
-		if b != nil && (oldest < 0 || b.oldest < oldest) {
-			oldest = b.oldest
-		}
-	}
-	for _, ep := range s.endpoints {
-		for i := range ep.queues {
-			older(ep.inflight[i])
-			older(first(ep.queues[i]))
-		}
-	}
-	return oldest
+	return s.oldestAmongLocked(func(q []*batch) []*batch { return q[:min(len(q), 1)] })
 }
 
 // liveLocked reports whether the storage is in its live phase: it has no history, or has

@@ -513,10 +513,3 @@ func (s *sink) lagLocked(nowMs int64) float64 {
 	}
 	return max(0, float64(nowMs-oldest)/1000)
 }
-
-func first(q []*batch) *batch {
-	if len(q) == 0 {
-		return nil
-	}
-	return q[0]
-}

@@ -41,6 +41,12 @@ func (w *Writer) Settled(name string, now time.Time) time.Time {
 // generate workers than shards, a shard's queue takes batches of several workers, whose
 // oldest samples need not come in order.
 func (s *sink) oldestQueuedLocked() int64 {
+	return s.oldestAmongLocked(func(q []*batch) []*batch { return q })
+}
+
+// oldestAmongLocked is the oldest scheduled time of the batches in flight and those of look
+// of each queue, -1 when there are none.
+func (s *sink) oldestAmongLocked(look func(queue []*batch) []*batch) int64 {
 	oldest := int64(-1)
 	older := func(b *batch) {
 		if b != nil && (oldest < 0 || b.oldest < oldest) {
@@ -50,7 +56,7 @@ func (s *sink) oldestQueuedLocked() int64 {
 	for _, ep := range s.endpoints {
 		for i := range ep.queues {
 			older(ep.inflight[i])
-			for _, b := range ep.queues[i] {
+			for _, b := range look(ep.queues[i]) {
 				older(b)
 			}
 		}

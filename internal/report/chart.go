@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tsbench/tsbench/internal/config"
 	"github.com/tsbench/tsbench/internal/results"
 )
 
@@ -356,15 +357,7 @@ func timeTicks(span float64) ticks {
 
 // formatElapsed writes whole seconds as a short duration: "0s", "45s", "1m30s", "2m", "1h".
 func formatElapsed(s float64) string {
-	d := time.Duration(math.Round(s)) * time.Second
-	out := d.String()
-	if strings.HasSuffix(out, "m0s") {
-		out = strings.TrimSuffix(out, "0s")
-	}
-	if strings.HasSuffix(out, "h0m") {
-		out = strings.TrimSuffix(out, "0m")
-	}
-	return out
+	return config.ShortDuration(time.Duration(math.Round(s)) * time.Second)
 }
 
 // charts builds the report's charts from the timelines.

@@ -187,15 +187,8 @@ func mergeChecks(m *Verify, vs []*Verify) {
 			checks := max(mc.Total.Checks, c.Total.Checks)
 			mc.Total = sumChecks(mc.Total, c.Total)
 			mc.Total.Checks = checks
-			mc.CheckedTo = minTime(mc.CheckedTo, c.CheckedTo)
+			mc.CheckedTo = Earlier(c.CheckedTo, mc.CheckedTo)
 			mc.Examples = append(mc.Examples, c.Examples[:min(len(c.Examples), maxMergedExamples-len(mc.Examples))]...)
 		}
 	}
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
 }

@@ -29,6 +29,23 @@ type Gap struct {
 	Reason     string    `json:"reason"`
 }
 
+// Earlier is the earlier of a and b, b when they are the same instant: spans are clipped to
+// gaps with it and Later, by the read-back and by a liar's window alike.
+func Earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// Later is the later of a and b, b when they are the same instant.
+func Later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // TimelinePoints is how many points a timeline keeps at most: a 24-hour run at the default 10 s
 // interval (8,640 observations) keeps 270 to 540 points of 32 observations each, so
 // results.json and the report's charts stay the same size however long the run.

@@ -235,15 +235,8 @@ func mergeWrites(ws []*Write) *Write {
 // checkpoint's): one entry per limit and storage family, its answers added up, the first
 // wording and status kept. It changes into's entries in place.
 func AddLimits(into, ls []WriteLimit) []WriteLimit {
-	for _, l := range ls {
-		i := slices.IndexFunc(into, func(m WriteLimit) bool { return m.Limit == l.Limit && m.Family == l.Family })
-		if i < 0 {
-			into = append(into, l)
-			continue
-		}
-		into[i].Requests += l.Requests
-	}
-	return into
+	return addByKey(into, ls, func(l WriteLimit) [2]string { return [2]string{l.Limit, l.Family} },
+		func(have *WriteLimit, l WriteLimit) { have.Requests += l.Requests })
 }
 
 // mergeWriteTimelines adds up the shards' counters at the times of the first shard's points:

@@ -173,15 +173,22 @@ func addVerify(m, v *Verify) {
 // addLabelChanges adds the label changes of one part to those of the others: one entry per
 // change, its series added up (each part counts the series it read).
 func addLabelChanges(cs, add []LabelChange) []LabelChange {
-	for _, c := range add {
-		i := slices.IndexFunc(cs, func(o LabelChange) bool { return o.From == c.From && o.To == c.To })
+	return addByKey(cs, add, func(c LabelChange) [2]string { return [2]string{c.From, c.To} },
+		func(have *LabelChange, c LabelChange) { have.Series += c.Series })
+}
+
+// addByKey adds each entry of add to the entry of into with the same key, with combine, or
+// appends it when into has none: one entry per key, in the order the keys came.
+func addByKey[T any, K comparable](into, add []T, key func(T) K, combine func(have *T, x T)) []T {
+	for _, x := range add {
+		i := slices.IndexFunc(into, func(o T) bool { return key(o) == key(x) })
 		if i < 0 {
-			cs = append(cs, c)
+			into = append(into, x)
 			continue
 		}
-		cs[i].Series += c.Series
+		combine(&into[i], x)
 	}
-	return cs
+	return into
 }
 
 // storedNothing is the parts' finding that the storage stored nothing, kept when every part
@@ -205,16 +212,11 @@ func storedNothing(vs []*Verify) *StoredNothing {
 // addProbes adds the probes of one part to those of the others, one per name: a behaviour
 // one part saw differ from Prometheus' is kept as its answer.
 func addProbes(ps, add []Probe) []Probe {
-	for _, p := range add {
-		i := slices.IndexFunc(ps, func(o Probe) bool { return o.Name == p.Name })
-		switch {
-		case i < 0:
-			ps = append(ps, p)
-		case ps[i].Same && !p.Same:
-			ps[i] = p
+	return addByKey(ps, add, func(p Probe) string { return p.Name }, func(have *Probe, p Probe) {
+		if have.Same && !p.Same {
+			*have = p
 		}
-	}
-	return ps
+	})
 }
 
 // addRuleDiffs adds the rule differences of one part to those of the others, one per rule and
@@ -228,15 +230,7 @@ func addRuleDiffs(ds, add []RuleDiff) []RuleDiff {
 		against, _, _ := strings.Cut(d.Detail, ":")
 		return d.Rule + "\x00" + against
 	}
-	for _, d := range add {
-		i := slices.IndexFunc(ds, func(o RuleDiff) bool { return key(o) == key(d) })
-		if i < 0 {
-			ds = append(ds, d)
-			continue
-		}
-		ds[i] = d
-	}
-	return ds
+	return addByKey(ds, add, key, func(have *RuleDiff, d RuleDiff) { *have = d })
 }
 
 // rulesNotCompared are the rules no part compared. A shard's file names those of the lead,

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/tsbench/tsbench/internal/config"
@@ -159,12 +158,5 @@ func shortDuration(d time.Duration) string {
 		}
 		return fmt.Sprintf("%dd%s", d/day, shortDuration(d%day))
 	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") { // 1m0s → 1m, 1h0m0s → 1h0m
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") { // 1h0m → 1h
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
+	return config.ShortDuration(d)
 }

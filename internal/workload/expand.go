@@ -12,14 +12,9 @@ import (
 // a family (same name and labels but le) starts and rates never decrease with le, and _count
 // takes the +Inf bucket's shape, so _count equals the +Inf bucket at every timestamp.
 func keepHistogramsCumulative(p *Profile) {
-	type bucket struct {
-		idx int
-		le  float64
-	}
-	families := map[string][]bucket{}
-	for i, s := range p.Series {
+	families := familiesOf(p, func(s Series) (string, float64, bool) {
 		if s.Type != "histogram" || !strings.HasSuffix(s.Name, "_bucket") {
-			continue
+			return "", 0, false
 		}
 		var le float64
 		rest := make([]Label, 0, len(s.Labels))
@@ -30,15 +25,10 @@ func keepHistogramsCumulative(p *Profile) {
 				rest = append(rest, l)
 			}
 		}
-		k := Series{Name: strings.TrimSuffix(s.Name, "_bucket"), Labels: rest}.key()
-		families[k] = append(families[k], bucket{i, le})
-	}
-	index := map[string]int{}
-	for i, s := range p.Series {
-		index[s.key()] = i
-	}
+		return Series{Name: strings.TrimSuffix(s.Name, "_bucket"), Labels: rest}.key(), le, true
+	})
+	index := seriesIndex(p)
 	for k, bs := range families {
-		slices.SortFunc(bs, func(a, b bucket) int { return cmp.Compare(a.le, b.le) })
 		for j := 1; j < len(bs); j++ {
 			prev, cur := &p.Series[bs[j-1].idx].Shape, &p.Series[bs[j].idx].Shape
 			cur.Value = max(cur.Value, prev.Value)
@@ -74,6 +64,37 @@ func keepHistogramsCumulative(p *Profile) {
 			p.Series[i].Shape = p.Series[bs[len(bs)-1].idx].Shape
 		}
 	}
+}
+
+// member is a series of a family, by its index in the profile, with its place in the family:
+// a bucket's le, a quantile's quantile.
+type member struct {
+	idx int
+	at  float64
+}
+
+// familiesOf groups p's series into families: of gives a series' family key and place in it,
+// or false when it is in none. Each family is sorted by place.
+func familiesOf(p *Profile, of func(s Series) (key string, at float64, ok bool)) map[string][]member {
+	families := map[string][]member{}
+	for i, s := range p.Series {
+		if k, at, ok := of(s); ok {
+			families[k] = append(families[k], member{i, at})
+		}
+	}
+	for _, ms := range families {
+		slices.SortFunc(ms, func(a, b member) int { return cmp.Compare(a.at, b.at) })
+	}
+	return families
+}
+
+// seriesIndex is the index of each of p's series by its key.
+func seriesIndex(p *Profile) map[string]int {
+	index := map[string]int{}
+	for i, s := range p.Series {
+		index[s.key()] = i
+	}
+	return index
 }
 
 // fitSum makes the counters ms of Sum group key fit under their remainder ri (validateSums):
@@ -154,26 +175,15 @@ func without(labels []Label, name string) []Label {
 // stream and one noise over ranges that grow with the quantile (as observed: every scrape had
 // them ordered), all on the finest resolution among them; _sum and _count change with them.
 func orderQuantiles(p *Profile) {
-	type member struct {
-		idx int
-		q   float64
-	}
-	families := map[string][]member{}
-	for i, s := range p.Series {
+	families := familiesOf(p, func(s Series) (string, float64, bool) {
 		if s.Type != "summary" {
-			continue
+			return "", 0, false
 		}
-		if q, ok := labelValue(s.Labels, "quantile"); ok {
-			k := seriesKey(s.Name, without(s.Labels, "quantile"))
-			families[k] = append(families[k], member{i, parseLe(q)})
-		}
-	}
-	index := map[string]int{}
-	for i, s := range p.Series {
-		index[s.key()] = i
-	}
+		q, ok := labelValue(s.Labels, "quantile")
+		return seriesKey(s.Name, without(s.Labels, "quantile")), parseLe(q), ok
+	})
+	index := seriesIndex(p)
 	for key, ms := range families {
-		slices.SortFunc(ms, func(a, b member) int { return cmp.Compare(a.q, b.q) })
 		first := p.Series[ms[0].idx]
 		base := Series{Name: first.Name, Labels: without(first.Labels, "quantile")}
 		changes, tick := 0.0, 0.0

@@ -46,7 +46,7 @@ func ResumeGap(cp *results.Run, restart time.Time, interval time.Duration) Gap {
 	for _, s := range cp.Storages {
 		if w := s.Write; w != nil {
 			margin := max(interval, time.Duration(w.MaxScheduleDriftSeconds*float64(time.Second)))
-			from = earlier(from, at.Add(-time.Duration(w.LagSeconds*float64(time.Second))).Add(-margin))
+			from = results.Earlier(from, at.Add(-time.Duration(w.LagSeconds*float64(time.Second))).Add(-margin))
 		}
 	}
 	return Gap{From: from, To: restart}
@@ -58,7 +58,7 @@ func ResumeGap(cp *results.Run, restart time.Time, interval time.Duration) Gap {
 func (w Window) Check(from, to time.Time, gaps []results.Gap) string {
 	var msg string
 	edge := func(what string, want, by, got time.Time) {
-		if got.Before(want.Add(-w.Interval)) || got.After(later(want, by).Add(w.Interval)) {
+		if got.Before(want.Add(-w.Interval)) || got.After(results.Later(want, by).Add(w.Interval)) {
 			msg += fmt.Sprintf("%s %s, want %s (the test's", what, got.Format(time.RFC3339Nano), want.Format(time.RFC3339Nano))
 			if by.After(want) {
 				msg += " to " + by.Format(time.RFC3339Nano)
@@ -69,7 +69,7 @@ func (w Window) Check(from, to time.Time, gaps []results.Gap) string {
 	wantFrom, fromBy := w.From, time.Time{}
 	for _, g := range w.Gaps { // a gap from before the start: the read-back begins after it
 		if !g.From.After(wantFrom) {
-			wantFrom, fromBy = later(wantFrom, g.To), g.By
+			wantFrom, fromBy = results.Later(wantFrom, g.To), g.By
 		}
 	}
 	edge("checkedFrom", wantFrom, fromBy, from)
@@ -113,18 +113,4 @@ func (w Window) Last() Window {
 		return Window{From: w.Gaps[n-1].To, To: w.To, Interval: w.Interval, Stopped: w.Stopped}
 	}
 	return w
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-func earlier(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }

@@ -396,20 +396,30 @@ func parseLookup(req *http.Request) (lookup, error) {
 	return l, nil
 }
 
-// series answers /api/v1/series: the label sets of the series matching any match[] (one at
-// least) with samples between start and end, sorted, each once.
-func (r *Receiver) series(w http.ResponseWriter, req *http.Request) {
+// openLookup parses req's lookup and opens a querier over its range, or answers the error
+// and returns a nil querier. A lookup of series needs a match[] (needMatch), one of names not.
+func (r *Receiver) openLookup(w http.ResponseWriter, req *http.Request, needMatch bool) (lookup, storage.Querier) {
 	l, err := parseLookup(req)
-	if err == nil && len(l.sets) == 0 {
+	if err == nil && needMatch && len(l.sets) == 0 {
 		err = errors.New("no match[] parameter provided")
 	}
 	if err != nil {
 		apiError(w, http.StatusBadRequest, "bad_data", err)
-		return
+		return l, nil
 	}
 	q, err := r.db.Querier(l.mint, l.maxt)
 	if err != nil {
 		apiError(w, http.StatusUnprocessableEntity, "execution", err)
+		return l, nil
+	}
+	return l, q
+}
+
+// series answers /api/v1/series: the label sets of the series matching any match[] (one at
+// least) with samples between start and end, sorted, each once.
+func (r *Receiver) series(w http.ResponseWriter, req *http.Request) {
+	l, q := r.openLookup(w, req, true)
+	if q == nil {
 		return
 	}
 	// Closed after the answer is written (a block's labels may point into its index), when
@@ -466,14 +476,8 @@ func (r *Receiver) labelValues(w http.ResponseWriter, req *http.Request) {
 func (r *Receiver) names(w http.ResponseWriter, req *http.Request,
 	list func(context.Context, storage.Querier, *storage.LabelHints, []*labels.Matcher) ([]string, annotations.Annotations, error),
 ) {
-	l, err := parseLookup(req)
-	if err != nil {
-		apiError(w, http.StatusBadRequest, "bad_data", err)
-		return
-	}
-	q, err := r.db.Querier(l.mint, l.maxt)
-	if err != nil {
-		apiError(w, http.StatusUnprocessableEntity, "execution", err)
+	l, q := r.openLookup(w, req, false)
+	if q == nil {
 		return
 	}
 	defer func() { _ = q.Close() }() // after the answer, as in series
