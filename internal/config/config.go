@@ -397,39 +397,7 @@ func (c *Config) problems() []error {
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
 	}
-	if c.Duration < 0 {
-		bad("duration", "must be >= 0 (0 runs until interrupted)")
-	}
-	if c.Rounds < 1 {
-		bad("rounds", "must be >= 1")
-	} else if c.Rounds > 1 && c.Duration == 0 {
-		bad("rounds", "needs a duration: a round that runs until interrupted has no next round")
-	} else if c.Rounds > 1 && !c.StartTime.IsZero() {
-		bad("rounds", "cannot be used with startTime: every round would start its schedule at %s, so the second would begin after its own end; drop startTime, or run one round per config",
-			c.StartTime.UTC().Format(time.RFC3339))
-	}
-	if !(c.Confidence > 0 && c.Confidence < 1) {
-		bad("confidence", "must be between 0 and 1 (exclusive), e.g. 0.95")
-	}
-	if err := c.Shard.validate(); err != nil {
-		bad("shard", "%v", err)
-	} else if c.LeadShard < 0 || c.LeadShard >= c.Shard.Count {
-		bad("leadShard", "must be between 0 and %d (shard %s)", c.Shard.Count-1, c.Shard)
-	}
-	if c.History < 0 {
-		bad("history", "must be >= 0 (0 starts the workload's clock now)")
-	} else if c.History > 0 && c.History < c.ScrapeInterval {
-		bad("history", "%s is shorter than one scrapeInterval (%s): it holds no scrape; set 0, or at least %s",
-			ShortDuration(c.History), ShortDuration(c.ScrapeInterval), ShortDuration(c.ScrapeInterval))
-	}
-	if c.History > 0 && c.ScrapeModeOn() {
-		bad("history", "scrape mode serves its targets at the wall clock to an agent that scrapes them live: history needs sender: %s", SenderTsbench)
-	}
-	if c.History > 0 && c.Shard.Of() > 1 {
-		// Each shard would catch up on its own, while the lead shard's query load and rule
-		// comparison need every shard's history written.
-		bad("history", "not with shards (shard %s): each shard would catch up on its own; run history in one tsbench", c.Shard)
-	}
+	errs = append(errs, c.runProblems()...)
 	if c.TargetsCount < 1 {
 		bad("targetsCount", "must be >= 1")
 	}
@@ -493,6 +461,49 @@ func (c *Config) problems() []error {
 	for _, name := range c.StorageNames() {
 		st := c.RemoteStorages[name]
 		errs = append(errs, st.validate("remoteStorages."+name)...)
+	}
+	return errs
+}
+
+// runProblems are the problems of the run's shape: its duration and rounds, its shards and
+// its history.
+func (c *Config) runProblems() []error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	if c.Duration < 0 {
+		bad("duration", "must be >= 0 (0 runs until interrupted)")
+	}
+	if c.Rounds < 1 {
+		bad("rounds", "must be >= 1")
+	} else if c.Rounds > 1 && c.Duration == 0 {
+		bad("rounds", "needs a duration: a round that runs until interrupted has no next round")
+	} else if c.Rounds > 1 && !c.StartTime.IsZero() {
+		bad("rounds", "cannot be used with startTime: every round would start its schedule at %s, so the second would begin after its own end; drop startTime, or run one round per config",
+			c.StartTime.UTC().Format(time.RFC3339))
+	}
+	if !(c.Confidence > 0 && c.Confidence < 1) {
+		bad("confidence", "must be between 0 and 1 (exclusive), e.g. 0.95")
+	}
+	if err := c.Shard.validate(); err != nil {
+		bad("shard", "%v", err)
+	} else if c.LeadShard < 0 || c.LeadShard >= c.Shard.Count {
+		bad("leadShard", "must be between 0 and %d (shard %s)", c.Shard.Count-1, c.Shard)
+	}
+	if c.History < 0 {
+		bad("history", "must be >= 0 (0 starts the workload's clock now)")
+	} else if c.History > 0 && c.History < c.ScrapeInterval {
+		bad("history", "%s is shorter than one scrapeInterval (%s): it holds no scrape; set 0, or at least %s",
+			ShortDuration(c.History), ShortDuration(c.ScrapeInterval), ShortDuration(c.ScrapeInterval))
+	}
+	if c.History > 0 && c.ScrapeModeOn() {
+		bad("history", "scrape mode serves its targets at the wall clock to an agent that scrapes them live: history needs sender: %s", SenderTsbench)
+	}
+	if c.History > 0 && c.Shard.Of() > 1 {
+		// Each shard would catch up on its own, while the lead shard's query load and rule
+		// comparison need every shard's history written.
+		bad("history", "not with shards (shard %s): each shard would catch up on its own; run history in one tsbench", c.Shard)
 	}
 	return errs
 }
