@@ -205,30 +205,42 @@ type namedSeries interface {
 func newTemplates(w namedSeries) *templates {
 	tp := &templates{names: w.TargetLabelNames()}
 	for s := range w.SeriesPerTarget() {
-		own := w.SeriesLabels(s)
 		var st seriesTemplate
-		var merged []workload.Label
-		i := 0
-		for j, name := range tp.names {
-			for ; i < len(own) && own[i].Name < name; i++ {
-				st.fixed = appendLabel(st.fixed, own[i].Name, own[i].Value)
-				merged = append(merged, own[i])
-			}
+		st.valid = mergeTargetLabels(w.SeriesLabels(s), tp.names, func(l workload.Label) {
+			st.fixed = appendLabel(st.fixed, l.Name, l.Value)
+		}, func(j int, _ string) {
 			if n := len(st.runs); n > 0 && st.runs[n-1].at == len(st.fixed) {
 				st.runs[n-1].to++
 			} else {
 				st.runs = append(st.runs, targetRun{at: len(st.fixed), from: j, to: j + 1})
 			}
-			merged = append(merged, workload.Label{Name: name, Value: "x"})
-		}
-		for ; i < len(own); i++ {
-			st.fixed = appendLabel(st.fixed, own[i].Name, own[i].Value)
-			merged = append(merged, own[i])
-		}
-		st.valid = validLabels(merged)
+		})
 		tp.series = append(tp.series, st)
 	}
 	return tp
+}
+
+// mergeTargetLabels walks a series' own labels (sorted) and the target label names (sorted)
+// together in name order, calling own for each of the series' labels and target for the j-th
+// target label, and reports whether the whole set passes validLabels (a target's value taken
+// as "x": each is checked where the targets are made). Remote write 1.0's and 2.0's templates
+// are made by it.
+func mergeTargetLabels(own []workload.Label, names []string, ownLabel func(workload.Label), target func(j int, name string)) bool {
+	merged := make([]workload.Label, 0, len(own)+len(names))
+	i := 0
+	for j, name := range names {
+		for ; i < len(own) && own[i].Name < name; i++ {
+			ownLabel(own[i])
+			merged = append(merged, own[i])
+		}
+		target(j, name)
+		merged = append(merged, workload.Label{Name: name, Value: "x"})
+	}
+	for ; i < len(own); i++ {
+		ownLabel(own[i])
+		merged = append(merged, own[i])
+	}
+	return validLabels(merged)
 }
 
 // appendLabel appends one Label as field 1 of a TimeSeries.

@@ -294,21 +294,11 @@ func newV2Templates(w namedSeries, meta metadata) *v2Templates {
 	for s := range w.SeriesPerTarget() {
 		own := w.SeriesLabels(s)
 		var st v2Series
-		var merged []workload.Label
-		i := 0
-		for j, name := range tp.names {
-			for ; i < len(own) && own[i].Name < name; i++ {
-				st.labels = append(st.labels, intern(own[i].Name), intern(own[i].Value))
-				merged = append(merged, own[i])
-			}
+		st.valid = mergeTargetLabels(own, tp.names, func(l workload.Label) {
+			st.labels = append(st.labels, intern(l.Name), intern(l.Value))
+		}, func(j int, name string) {
 			st.labels = append(st.labels, intern(name), int32(-1-j))
-			merged = append(merged, workload.Label{Name: name, Value: "x"})
-		}
-		for ; i < len(own); i++ {
-			st.labels = append(st.labels, intern(own[i].Name), intern(own[i].Value))
-			merged = append(merged, own[i])
-		}
-		st.valid = validLabels(merged)
+		})
 		m := meta[metricName(own)]
 		st.typ, st.help, st.unit = rw2Type[m.typ], -1, -1
 		if m.help != "" {
