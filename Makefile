@@ -74,7 +74,8 @@ sender-compliance:
 # without -race, and keeps a failed test's results.json, summary and storage logs under
 # out/e2e-failed/. The whole run's events go to $(OUT)/test.json; scripts/testsummary prints
 # go test's usual lines, the ten slowest tests and "N passed, N failed, N skipped". On 2
-# cores it takes about 5 minutes; each package stays far inside its -timeout.
+# cores it takes about 9 minutes (15 minutes of CPU: the e2e storages, -race); each package
+# stays far inside its -timeout (e2e, the slowest, about 5 of its 10 minutes).
 test: deps-browser check helm-check
 	# Allocation checks skip under -race (its instrumentation allocates): run them without it,
 	# in the packages that have them, first.
