@@ -2,16 +2,13 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,7 +18,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	cmds := map[string]func(){
+	testscript.Main(m, map[string]func(){
 		"tsbench": func() { os.Exit(Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr)) },
 		// tsbench-signals is tsbench ended by its first SIGINT or SIGTERM, as cmd/tsbench is.
 		"tsbench-signals": func() {
@@ -37,23 +34,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "exit code %d\n", code)
 			os.Exit(code)
 		},
-	}
-	if _, cmd := cmds[filepath.Base(os.Args[0])]; !cmd { // the test binary, not a script's tsbench
-		setParallel(8)
-	}
-	testscript.Main(m, cmds)
-}
-
-// setParallel runs up to n tests side by side unless -parallel was given, as e2e does: the
-// runs here mostly wait (a run's seconds, a receiver's answer), and go test's default,
-// GOMAXPROCS, ran 2 at a time on a 2-core machine (the package took 6 minutes, 2.5 of CPU).
-func setParallel(n int) {
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		_ = flag.Set("test.parallel", strconv.Itoa(n))
-	}
+	})
 }
 
 // TestScript runs the CLI scripts in testdata/script: the test binary acts as tsbench.
