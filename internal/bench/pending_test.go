@@ -17,13 +17,15 @@ import (
 
 	tsbench "github.com/tsbench/tsbench"
 	"github.com/tsbench/tsbench/internal/config"
+	"github.com/tsbench/tsbench/internal/results"
 	"github.com/tsbench/tsbench/internal/storage/storagetest"
 )
 
 // stallsAfter is an honest storage in front of the receiver at target that, once stall is
-// set, answers no write until the writer gives up on it: a storage starved (or hung) at the
-// end of a run, whose last samples are still pending when the drain ends.
-func stallsAfter(t *testing.T, target string, stall *atomic.Bool) string {
+// set, answers no write until the writer gives up on it (a storage starved or hung at the end
+// of a run, whose last samples are still pending when the drain ends), or with refuse
+// answers each 400 (its samples dropped).
+func stallsAfter(t *testing.T, target string, stall *atomic.Bool, refuse bool) string {
 	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {
@@ -32,6 +34,10 @@ func stallsAfter(t *testing.T, target string, stall *atomic.Bool) string {
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	released := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == storagetest.WritePath && stall.Load() && refuse {
+			http.Error(w, "refused", http.StatusBadRequest)
+			return
+		}
 		if r.URL.Path == storagetest.WritePath && stall.Load() {
 			_, _ = io.Copy(io.Discard, r.Body) // read: the server then sees the sender hang up
 			select {
@@ -47,16 +53,15 @@ func stallsAfter(t *testing.T, target string, stall *atomic.Bool) string {
 	return srv.URL
 }
 
-// TestPendingAtTheEndIsNotMissing: a storage that stops answering writes near the end of a
-// run holds samples pending when the drain ends. The read-back stops before the oldest of
-// them (verify.pendingFrom) and counts none missing: they are in the account as pending, and
-// a storage that acked everything it was sent returned all of it (the matrix's dropSamples
-// cell once counted a starved run's last 14 s of unsent samples as the liar's, issue 37).
-func TestPendingAtTheEndIsNotMissing(t *testing.T) {
+// stallRun runs 4 s of 2 targets into a stallsAfter front that stalls (or refuses, with
+// refuse) from 2.5 s on, read back from the receiver behind it, and returns the storage's
+// results.
+func stallRun(t *testing.T, refuse bool) *results.Storage {
+	t.Helper()
 	dir := t.TempDir()
 	recv := storagetest.StartT(t, storagetest.Options{})
 	var stall atomic.Bool
-	front := stallsAfter(t, recv.URL, &stall)
+	front := stallsAfter(t, recv.URL, &stall, refuse)
 	profile, err := storagetest.SmallProfile(filepath.Join("..", "..", "profiles", "node_exporter.json"), dir, 150)
 	if err != nil {
 		t.Fatal(err)
@@ -89,12 +94,25 @@ remoteStorages:
 		t.Fatal(err)
 	}
 	st := res.Storage("stalls")
-	w, v := st.Write, st.Verify
-	if w == nil || v == nil {
+	if st.Write == nil || st.Verify == nil {
 		t.Fatalf("no write or read-back: %+v", st)
 	}
-	if ok, diff := w.Balanced(); !ok || w.PendingSamples == 0 {
-		t.Fatalf("want samples pending at the end and a balanced account: pending %d, balanced %v (off by %d)", w.PendingSamples, ok, diff)
+	if ok, diff := st.Write.Balanced(); !ok {
+		t.Fatalf("accounting off by %d", diff)
+	}
+	return st
+}
+
+// TestPendingAtTheEndIsNotMissing: a storage that stops answering writes near the end of a
+// run holds samples pending when the drain ends. The read-back stops before the oldest of
+// them (verify.pendingFrom) and counts none missing: they are in the account as pending, and
+// a storage that acked everything it was sent returned all of it (the matrix's dropSamples
+// cell once counted a starved run's last 14 s of unsent samples as the liar's, issue 37).
+func TestPendingAtTheEndIsNotMissing(t *testing.T) {
+	st := stallRun(t, false)
+	w, v := st.Write, st.Verify
+	if w.PendingSamples == 0 {
+		t.Fatalf("want samples pending at the end: %+v", w)
 	}
 	if v.PendingFrom == nil || !v.CheckedTo.Equal(v.PendingFrom.Add(-time.Millisecond)) {
 		t.Errorf("read back to %s, pendingFrom %v: want the read-back to end just before the oldest pending sample", v.CheckedTo, v.PendingFrom)
@@ -102,5 +120,19 @@ remoteStorages:
 	if v.CheckedSamples == 0 || v.MissingSamples != 0 || !v.Exact() {
 		t.Errorf("verdict %q (checked %d, missing %d, errors %q): want the samples acked before the stall, all returned",
 			v.Verdict(), v.CheckedSamples, v.MissingSamples, v.Errors)
+	}
+}
+
+// TestDroppedIsNotMissing: the samples of writes a storage refused (400: dropped) are not
+// looked for (verify.notAckedSamples): the storage returned every sample it acked.
+func TestDroppedIsNotMissing(t *testing.T) {
+	st := stallRun(t, true)
+	w, v := st.Write, st.Verify
+	if w.DroppedSamples["http_400"] == 0 || w.PendingSamples != 0 {
+		t.Fatalf("want samples dropped as http_400, none pending: %+v", w)
+	}
+	if v.NotAckedSamples == 0 || v.CheckedSamples == 0 || v.MissingSamples != 0 || !v.Exact() {
+		t.Errorf("verdict %q (checked %d, missing %d, not acked %d, errors %q): want the refused samples not looked for, the rest all returned",
+			v.Verdict(), v.CheckedSamples, v.MissingSamples, v.NotAckedSamples, v.Errors)
 	}
 }

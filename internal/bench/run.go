@@ -348,7 +348,11 @@ func (r *run) verifyTargets() []verify.Target {
 	var targets []verify.Target
 	for _, name := range r.cfg.StorageNames() {
 		st := r.cfg.RemoteStorages[name]
-		t := verify.Target{Name: name, RemoteReadURL: st.RemoteReadURL, Client: r.readers[name], Kind: storage.Kind(r.kinds[name]), Protocol: st.WriteProtocol(), OTLPLabels: st.OTLPLabelMapping()}
+		t := verify.Target{
+			Name: name, RemoteReadURL: st.RemoteReadURL, Client: r.readers[name], Kind: storage.Kind(r.kinds[name]),
+			Protocol: st.WriteProtocol(), OTLPLabels: st.OTLPLabelMapping(),
+			NotAcked: func(t int64) bool { return r.writer.NotAcked(name, time.UnixMilli(t)) },
+		}
 		if t.Kind == "" { // a storage tsbench did not start: as its metrics tell
 			t.Kind = r.obs.Kind(name)
 		}

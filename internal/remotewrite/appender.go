@@ -1,6 +1,7 @@
 package remotewrite
 
 import (
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -173,12 +174,15 @@ type shardAppender struct {
 	// not by their old samples: lag is the storage's, not the delay held by design.
 	held          uint8
 	due, firstDue int64
+	// from and to are the open batch's smallest and largest sample timestamps (batch);
+	// MaxInt64 and MinInt64 while it is empty.
+	from, to int64
 }
 
 func (w *Writer) newShardAppender(ln *lane, shard int, openOldest *atomic.Int64, history bool) *shardAppender {
 	// Only the lane's own storages' encodings: with history, each storage's lane encodes its
 	// protocol alone.
-	a := &shardAppender{w: w, ln: ln, use: ln.use, shard: shard, openOldest: openOldest, history: history}
+	a := &shardAppender{w: w, ln: ln, use: ln.use, shard: shard, openOldest: openOldest, history: history, from: math.MaxInt64, to: math.MinInt64}
 	a.pk.snappy = w.compress
 	a.enc = newEncoder(ln.use, w.meta, w.tpl, w.v2tpl)
 	if w.tpl != nil { // the workload names its series and no storage takes OTLP
@@ -244,6 +248,7 @@ func (a *shardAppender) appended(t int64) {
 		a.firstDue = a.due
 		a.openOldest.Store(t)
 	}
+	a.from, a.to = min(a.from, t), max(a.to, t)
 	if n >= a.w.maxSamples && whole {
 		a.flush()
 	}
@@ -277,6 +282,7 @@ func (a *shardAppender) flush() {
 	}
 	a.out = [wires]request{}
 	a.openOldest.Store(0)
+	a.from, a.to = math.MaxInt64, math.MinInt64
 }
 
 // packer compresses request bodies as their wire sends them, into buffers it reuses.
@@ -307,7 +313,7 @@ func (a *shardAppender) push(wr wire, data []byte, samples, points, oldest int64
 		oldest = a.firstDue
 	}
 	b := a.w.newBatch(data, samples, oldest)
-	b.points, b.history, b.held = points, a.history, a.held
+	b.points, b.history, b.held, b.from, b.to = points, a.history, a.held, a.from, a.to
 	if !a.history && a.held == heldNone { // a history batch is behind the clock by design, a held one by its delay
 		a.ln.noteDrift(time.Now().UnixMilli(), oldest)
 	}

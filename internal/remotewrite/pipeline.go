@@ -32,10 +32,13 @@ type batch struct {
 	samples int64
 	points  int64 // OTLP data points (a summary or histogram point is several samples)
 	oldest  int64 // smallest sample timestamp, ms
-	history bool  // made while its lane was catching up (Config.History)
-	held    uint8 // heldNone, or the held kind of every sample in it (series.go)
-	refs    atomic.Int32
-	pool    *sync.Pool
+	// from and to are its samples' smallest and largest timestamps, ms (oldest is, for a
+	// held batch, when it was due): what a drop records as not acked.
+	from, to int64
+	history  bool  // made while its lane was catching up (Config.History)
+	held     uint8 // heldNone, or the held kind of every sample in it (series.go)
+	refs     atomic.Int32
+	pool     *sync.Pool
 }
 
 func (b *batch) release() {
@@ -84,6 +87,7 @@ type sink struct {
 
 	mu        sync.Mutex // guards everything below and every endpoint's queues and inflight
 	endpoints []*endpoint
+	notAcked  notAcked // the sample times of the batches not acked in full
 	generated int64
 	acked     int64
 	pending   int64
@@ -216,6 +220,7 @@ func (s *sink) settleBatchLocked(b *batch, acked int64, reason string) {
 	}
 	if acked < b.samples {
 		s.settleLocked(b.samples-acked, reason)
+		s.notAcked.add(b.from, b.to)
 	}
 	if b.held != heldNone {
 		s.held[b.held].settle(acked, b.samples-acked, reason)

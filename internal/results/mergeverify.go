@@ -132,6 +132,7 @@ func addVerify(m, v *Verify) {
 	m.StalenessIgnored += v.StalenessIgnored
 	m.MaxShiftMillis = max(m.MaxShiftMillis, v.MaxShiftMillis)
 	m.CheckedSeries += v.CheckedSeries
+	m.NotAckedSamples += v.NotAckedSamples
 	m.RenamedSamples += v.RenamedSamples
 	m.LabelChanges = addLabelChanges(m.LabelChanges, v.LabelChanges)
 	m.ReadBackVia = cmp.Or(m.ReadBackVia, v.ReadBackVia)

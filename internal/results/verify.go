@@ -77,6 +77,10 @@ type Verify struct {
 	// drain ended, the oldest it had not: the read-back ends just before it, as those
 	// samples are pending in the write account (write.pendingSamples), not missing.
 	PendingFrom *time.Time `json:"pendingFrom,omitempty"`
+	// NotAckedSamples were planned but not looked for: tsbench dropped the write that carried
+	// them (write.droppedSamples: queue full, refused, retries given up) or had it acked in
+	// part, so the storage may hold them or not, and neither is its doing.
+	NotAckedSamples int64 `json:"notAckedSamples,omitempty"`
 	// Examples are the first differences found, one line each, for a human to start from.
 	Examples []string `json:"examples,omitempty"`
 	// ReadErrors is how many read-back reads failed (range, export and staleness reads;

@@ -25,6 +25,10 @@ type tally struct {
 	maxShift             int64
 	examples             []string
 	held                 [3]heldTally // by held kind (series.go)
+	// notAcked says a sample was in a write the storage did not ack in full (Target.NotAcked;
+	// nil: none); notAckedSamples counts those not looked for.
+	notAcked        func(t int64) bool
+	notAckedSamples int64
 }
 
 func (t *tally) example(format string, args ...any) {
@@ -38,6 +42,7 @@ func (t *tally) fill(v *results.Verify) {
 	v.StalenessIgnored += t.staleIgnored
 	v.MaxShiftMillis = max(v.MaxShiftMillis, t.maxShift)
 	v.CheckedSeries += t.series
+	v.NotAckedSamples += t.notAckedSamples
 	v.Examples = append(v.Examples, t.examples[:min(len(t.examples), maxExamples-len(v.Examples))]...)
 	t.fillHeld(v)
 }
@@ -129,6 +134,17 @@ func compareSeries(es *expSeries, got []point, shiftLimit int64, markers bool, t
 	used := make([]bool, len(uniq))
 	var unmatched []expSample
 	for _, e := range es.samples {
+		if t.notAcked != nil && t.notAcked(e.t) {
+			// tsbench dropped the write that carried it, or had it acked in part: the storage
+			// may hold it or not, and neither is its doing.
+			if i, ok := at[e.t]; ok {
+				used[i] = true
+			}
+			if !e.stale {
+				t.notAckedSamples++
+			}
+			continue
+		}
 		if e.unsent || (e.held != 0 && !e.stale) {
 			// A held sample is counted by its kind's verdict, not as missing: refusing one is
 			// the storage's documented choice, shown beside its account.

@@ -43,6 +43,10 @@ type Target struct {
 	// OTLPLabels is how the storage stores OTLP resource attributes: with otlp-http, the
 	// read-back looks for job and instance under its names (config.OTLPLabelNames).
 	OTLPLabels config.OTLPLabels
+	// NotAcked says a sample at t (ms) was in a write the storage did not ack in full
+	// (remotewrite.Writer.NotAcked): not looked for, nor counted when found
+	// (notAckedSamples). Nil: every sample written was acked.
+	NotAcked func(t int64) bool
 }
 
 // Workload is what verify uses of *workload.Generator.
@@ -240,10 +244,10 @@ func (v *Verifier) readBack(ctx context.Context, r *reader, target Target, units
 	if r.api == nil {
 		res.ReadBackVia = "remoteRead"
 	}
-	t := &tally{}
+	t := &tally{notAcked: target.NotAcked}
 	var exp *tally // the raw export cross-check, where the storage offers it
 	if target.Kind.Family().Export && r.api != nil {
-		exp = &tally{}
+		exp = &tally{notAcked: target.NotAcked}
 	}
 	c := v.newCopies(target.Name, target.Kind)
 	var notRead int64
