@@ -66,6 +66,9 @@ type verdict struct {
 	liar *liar.Liar
 	// checkpoint is, in resumed, the first part's checkpoint the run continued from; nil else.
 	checkpoint *results.Storage
+	// starved: tsbench dropped samples of a row that refuses none (starved): counts over
+	// samples are bounds.
+	starved bool
 }
 
 // requests is what a run's write counts must hold of the requests the liar refused, count
@@ -351,7 +354,10 @@ func cell(t *testing.T, profile string, row lieRow, m mode) {
 	if told == 0 {
 		t.Fatalf("the liar told no lie in the window: the cell could not fail (checked %d, errors %q)", v.CheckedSamples, v.Errors)
 	}
-	c := verdict{st: st, told: told, want: e.want, liar: lr}
+	c := verdict{st: st, told: told, want: e.want, liar: lr, starved: !row.whole && starved(st)}
+	if c.starved {
+		t.Logf("a starved run: %d samples dropped (%v), %d not looked for: counts are bounds", st.Write.Dropped(), st.Write.DroppedSamples, v.NotAckedSamples)
+	}
 	if e.checkpoint != nil {
 		c.checkpoint = e.checkpoint.Storage("liar")
 	}

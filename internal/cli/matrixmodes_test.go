@@ -184,7 +184,7 @@ var (
 			return b.stderr.Count(checkedLies.MatchString) > 0
 		})
 		e.want = e.expect(cfg, res, stopped)
-		if msg := checkedDuringRun(res.Storage("liar").Verify, e.liar, e.want); msg != "" {
+		if msg := checkedDuringRun(res.Storage("liar").Verify, e.liar, e.want, starved(res.Storage("liar"))); msg != "" {
 			e.t.Error(msg)
 		}
 		return res
