@@ -134,9 +134,10 @@ func compareSeries(es *expSeries, got []point, shiftLimit int64, markers bool, t
 	used := make([]bool, len(uniq))
 	var unmatched []expSample
 	for _, e := range es.samples {
-		if t.notAcked != nil && t.notAcked(e.t) {
+		if e.held == 0 && t.notAcked != nil && t.notAcked(e.t) {
 			// tsbench dropped the write that carried it, or had it acked in part: the storage
-			// may hold it or not, and neither is its doing.
+			// may hold it or not, and neither is its doing. (A held sample is judged by its
+			// kind's verdict, refused or not, below.)
 			if i, ok := at[e.t]; ok {
 				used[i] = true
 			}
