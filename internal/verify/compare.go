@@ -189,19 +189,7 @@ func compareSeries(es *expSeries, got []point, shiftLimit int64, markers bool, t
 			}
 		}
 		if best < 0 || bestD > shiftLimit {
-			switch {
-			case e.stale:
-				if markers {
-					t.MissingStaleMarkers++
-					t.example("staleness marker not stored: %s at %d", render(es.labels), e.t)
-				}
-			case math.IsNaN(e.v):
-				t.NaNAltered++
-				t.example("NaN missing: %s at %d", render(es.labels), e.t)
-			default:
-				t.MissingSamples++
-				t.example("missing %s at %d (%s)", render(es.labels), e.t, fmtFloat(e.v))
-			}
+			t.notFound(es, e, markers)
 			continue
 		}
 		p := extra[best]
@@ -218,6 +206,24 @@ func compareSeries(es *expSeries, got []point, shiftLimit int64, markers bool, t
 			t.UnexpectedSamples++
 			t.example("unexpected sample %s at %d (%s)", render(es.labels), p.T, fmtFloat(p.V))
 		}
+	}
+}
+
+// notFound counts a written sample no answer had, nor one shifted within the limit: a
+// missing sample, a NaN dropped, or (where raw samples show them) a marker not stored.
+func (t *tally) notFound(es *expSeries, e expSample, markers bool) {
+	switch {
+	case e.stale:
+		if markers {
+			t.MissingStaleMarkers++
+			t.example("staleness marker not stored: %s at %d", render(es.labels), e.t)
+		}
+	case math.IsNaN(e.v):
+		t.NaNAltered++
+		t.example("NaN missing: %s at %d", render(es.labels), e.t)
+	default:
+		t.MissingSamples++
+		t.example("missing %s at %d (%s)", render(es.labels), e.t, fmtFloat(e.v))
 	}
 }
 
