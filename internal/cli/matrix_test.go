@@ -362,6 +362,16 @@ func cell(t *testing.T, profile string, row lieRow, m mode) {
 		c.checkpoint = e.checkpoint.Storage("liar")
 	}
 	if msg := row.check(c); msg != "" {
-		t.Errorf("%s(checked %d samples, liar's count %d of %d, examples %q, errors %q)", msg, v.CheckedSamples, told, lr.Total(), v.Examples, v.Errors)
+		t.Errorf("%s(checked %d samples, liar's count %d of %d, examples %q, errors %q; %s)", msg, v.CheckedSamples, told, lr.Total(), v.Examples, v.Errors, writeAccount(st.Write))
 	}
+}
+
+// writeAccount is a run's write account in one line, for a failed cell's message: what
+// tsbench says it had acked, dropped and left pending.
+func writeAccount(w *results.Write) string {
+	if w == nil {
+		return "no write section"
+	}
+	return fmt.Sprintf("write: generated %d, acked %d, dropped %v, pending %d, answers %v, retries %d",
+		w.GeneratedSamples, w.AckedSamples, w.DroppedSamples, w.PendingSamples, w.RequestsByStatus, w.Retries)
 }
