@@ -1,6 +1,7 @@
 package remotewrite
 
 import (
+	"cmp"
 	"slices"
 	"time"
 )
@@ -18,7 +19,7 @@ type notAcked struct{ spans [][2]int64 }
 
 // add records the span [from, to], ms.
 func (n *notAcked) add(from, to int64) {
-	i, _ := slices.BinarySearchFunc(n.spans, from, func(s [2]int64, t int64) int { return cmpInt(s[1], t) })
+	i, _ := slices.BinarySearchFunc(n.spans, from, func(s [2]int64, t int64) int { return cmp.Compare(s[1], t) })
 	j := i
 	for j < len(n.spans) && n.spans[j][0] <= to {
 		from, to = min(from, n.spans[j][0]), max(to, n.spans[j][1])
@@ -44,18 +45,8 @@ func (n *notAcked) mergeClosest() {
 
 // has reports whether t (ms) is in a span.
 func (n *notAcked) has(t int64) bool {
-	i, _ := slices.BinarySearchFunc(n.spans, t, func(s [2]int64, t int64) int { return cmpInt(s[1], t) })
+	i, _ := slices.BinarySearchFunc(n.spans, t, func(s [2]int64, t int64) int { return cmp.Compare(s[1], t) })
 	return i < len(n.spans) && n.spans[i][0] <= t
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // NotAcked reports whether a sample of the storage name at t was in a batch it did not ack in
