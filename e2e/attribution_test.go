@@ -111,7 +111,7 @@ remoteStorages:
 		}
 	}
 	if withSeries < 2 {
-		t.Errorf("mapped: %d rules found series under service_name and service_instance_id (rules and panels with series during the load: %v); want the rules rw answers", withSeries, found)
+		t.Errorf("mapped: %d rules found series under service_name and service_instance_id, of %d compared (rules and panels with series during the load: %v); want the rules rw answers", withSeries, m.RulesCompared, found)
 	}
 }
 

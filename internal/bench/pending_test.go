@@ -54,12 +54,12 @@ func stallsAfter(t *testing.T, target string, stall *atomic.Bool, refuse bool) s
 }
 
 // stallRun runs 4 s of 2 targets into a stallsAfter front that stalls (or refuses, with
-// refuse) from 2.5 s on, read back from the receiver behind it, and returns the storage's
-// results.
-func stallRun(t *testing.T, refuse bool) *results.Storage {
+// refuse) from 2.5 s on, read back from the receiver behind it, and into a storage beside it
+// that answers all along, and returns both storages' results.
+func stallRun(t *testing.T, refuse bool) (stalls, honest *results.Storage) {
 	t.Helper()
 	dir := t.TempDir()
-	recv := storagetest.StartT(t, storagetest.Options{})
+	recv, other := storagetest.StartT(t, storagetest.Options{}), storagetest.StartT(t, storagetest.Options{})
 	var stall atomic.Bool
 	front := stallsAfter(t, recv.URL, &stall, refuse)
 	profile, err := storagetest.SmallProfile(filepath.Join("..", "..", "profiles", "node_exporter.json"), dir, 150)
@@ -76,7 +76,8 @@ verifySamples: 100000
 freshness: {interval: 0s}
 remoteStorages:
   stalls: {writeURL: %s%s, readURL: %s}
-`, profile, front, storagetest.WritePath, recv.URL)
+  honest: {writeURL: %s%s, readURL: %s}
+`, profile, front, storagetest.WritePath, recv.URL, other.URL, storagetest.WritePath, other.URL)
 	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -93,14 +94,16 @@ remoteStorages:
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := res.Storage("stalls")
-	if st.Write == nil || st.Verify == nil {
-		t.Fatalf("no write or read-back: %+v", st)
+	for _, name := range []string{"stalls", "honest"} {
+		st := res.Storage(name)
+		if st.Write == nil || st.Verify == nil {
+			t.Fatalf("%s: no write or read-back: %+v", name, st)
+		}
+		if ok, diff := st.Write.Balanced(); !ok {
+			t.Fatalf("%s: accounting off by %d", name, diff)
+		}
 	}
-	if ok, diff := st.Write.Balanced(); !ok {
-		t.Fatalf("accounting off by %d", diff)
-	}
-	return st
+	return res.Storage("stalls"), res.Storage("honest")
 }
 
 // TestPendingAtTheEndIsNotMissing: a storage that stops answering writes near the end of a
@@ -108,8 +111,11 @@ remoteStorages:
 // them (verify.pendingFrom) and counts none missing: they are in the account as pending, and
 // a storage that acked everything it was sent returned all of it (the matrix's dropSamples
 // cell once counted a starved run's last 14 s of unsent samples as the liar's, issue 37).
+//
+// Its rules are still compared with the other storage's, over the window both had settled:
+// read back alone, they once were compared with nothing (e2e TestOTLPLabelMapping in CI).
 func TestPendingAtTheEndIsNotMissing(t *testing.T) {
-	st := stallRun(t, false)
+	st, honest := stallRun(t, false)
 	w, v := st.Write, st.Verify
 	if w.PendingSamples == 0 {
 		t.Fatalf("want samples pending at the end: %+v", w)
@@ -121,12 +127,21 @@ func TestPendingAtTheEndIsNotMissing(t *testing.T) {
 		t.Errorf("verdict %q (checked %d, missing %d, errors %q): want the samples acked before the stall, all returned",
 			v.Verdict(), v.CheckedSamples, v.MissingSamples, v.Errors)
 	}
+	if honest.Verify.PendingFrom != nil || !honest.Verify.CheckedTo.After(v.CheckedTo) {
+		t.Errorf("honest read back to %s (pendingFrom %v): want its own window, beyond stalls' %s", honest.Verify.CheckedTo, honest.Verify.PendingFrom, v.CheckedTo)
+	}
+	for _, s := range []*results.Storage{st, honest} {
+		if c := s.Verify; c.RulesCompared == 0 || len(c.RuleDiffs) != 0 {
+			t.Errorf("%s: %d rules compared, differences %+v (not compared: %q): want the rules compared across both storages, alike",
+				s.Name, c.RulesCompared, c.RuleDiffs, c.RulesNotCompared)
+		}
+	}
 }
 
 // TestDroppedIsNotMissing: the samples of writes a storage refused (400: dropped) are not
 // looked for (verify.notAckedSamples): the storage returned every sample it acked.
 func TestDroppedIsNotMissing(t *testing.T) {
-	st := stallRun(t, true)
+	st, _ := stallRun(t, true)
 	w, v := st.Write, st.Verify
 	if w.DroppedSamples["http_400"] == 0 || w.PendingSamples != 0 {
 		t.Fatalf("want samples dropped as http_400, none pending: %+v", w)

@@ -382,8 +382,13 @@ func (r *run) verify(ctx context.Context) map[string]*results.Verify {
 	to := r.writer.GeneratedBefore().Add(-time.Millisecond)
 	pending := r.pendingFrom(to)
 	r.log.Info("verifying what each storage returns", "samples", r.cfg.VerifySamples, "from", r.clock, "to", to)
+	if len(pending) == 0 {
+		return r.verifyUpTo(ctx, v, to)
+	}
 	res := r.verifyUpTo(ctx, v.Only(func(name string) bool { _, p := pending[name]; return !p }), to)
+	end := to
 	for name, at := range pending {
+		end = results.Earlier(end, at.Add(-time.Millisecond))
 		r.log.Warn("read back only up to the oldest sample the storage had not acked when the drain ended: the rest is pending, not missing",
 			"storage", name, "to", at.Add(-time.Millisecond), "pending", r.writer.Results(name).PendingSamples)
 		part := r.verifyUpTo(ctx, v.Only(func(n string) bool { return n == name }), at.Add(-time.Millisecond))
@@ -392,7 +397,22 @@ func (r *run) verify(ctx context.Context) map[string]*results.Verify {
 			res[name] = st
 		}
 	}
+	r.compareRules(ctx, v, res, end)
 	return res
+}
+
+// compareRules puts in res the rules of every storage compared over a window that all of
+// them had settled, up to end: the read-backs of storages with samples pending were each
+// made alone, over a window of their own.
+func (r *run) compareRules(ctx context.Context, v *verify.Verifier, res map[string]*results.Verify, end time.Time) {
+	spans := spansAround(r.gaps, r.clock, end)
+	if len(spans) == 0 {
+		return
+	}
+	last := spans[len(spans)-1]
+	for name, c := range v.CompareRules(ctx, last[0], last[1]) {
+		c.Into(res[name])
+	}
 }
 
 // pendingFrom is, by storage written, the oldest sample it had not acked or dropped when the

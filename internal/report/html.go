@@ -60,7 +60,7 @@ svg.chart{border:1px solid #ddd;background:#fff}
 {{end}}{{if .Probes}}<h2>PromQL probes</h2><div class="scroll"><table class="probes"><tr><th>probe</th><th class="text">expected</th>{{range .R.Storages}}<th class="text">{{.Name}}</th>{{end}}</tr>
 {{range .Probes}}<tr><td>{{.Name}}</td><td class="text">{{breakable .Expected}}</td>{{$p := .}}{{range $i, $got := .Got}}<td class="text{{if index $p.Differs $i}} fail{{end}}">{{if index $p.Differs $i}}✗ {{end}}{{if and $.Waiting (eq $got "?")}}waiting{{else}}{{breakable $got}}{{end}}</td>{{end}}</tr>
 {{end}}</table></div>
-{{end}}{{with .RuleDiffs}}<h2>Rules whose range-query results differ across storages</h2><ul>{{range .}}<li class="{{if .Count}}note{{else}}ok{{end}}">{{.Storage}}: {{if .Count}}{{.Count}}<ul>{{range .Diffs}}<li>{{.Rule}}: {{.Detail}}</li>{{end}}{{if .More}}<li>… and {{.More}} more</li>{{end}}</ul>{{else}}none{{end}}</li>{{end}}</ul>
+{{end}}{{with .RuleDiffs}}<h2>Rules whose range-query results differ across storages</h2><ul>{{range .}}<li class="{{if .Count}}note{{else}}ok{{end}}">{{.Storage}}: {{if .Count}}{{.Count}}<ul>{{range .Diffs}}<li>{{.Rule}}: {{.Detail}}</li>{{end}}{{if .More}}<li>… and {{.More}} more</li>{{end}}</ul>{{else}}none of {{.Compared}} compared{{end}}</li>{{end}}</ul>
 {{end}}{{with .NotCompared}}<details><summary>{{len .}} {{$.NotComparedText}}</summary><p>{{join . ", "}}</p></details>
 {{end}}{{if .Slowest}}<h2>Slowest queries</h2><p>Each storage's {{.SlowestN}} slowest queries by p99 latency, measured from the scheduled time.</p>
 <table><tr><th>storage</th><th class="text">kind</th><th class="text">query</th><th>p99 (s)</th><th>errors</th></tr>

@@ -535,3 +535,17 @@ func TestSummaryReadOnlyStorage(t *testing.T) {
 		t.Errorf("summary says vm gets no writes:\n%s", b.String())
 	}
 }
+
+// TestRuleDiffsSayHowManyCompared: a storage with no rule difference says of how many rules,
+// so that "none" compared with nothing does not read as "all alike".
+func TestRuleDiffsSayHowManyCompared(t *testing.T) {
+	r := &results.Run{Storages: []results.Storage{
+		{Name: "a", Verify: &results.Verify{RuleDiffs: []results.RuleDiff{}, RulesCompared: 12}},
+		{Name: "b", Verify: &results.Verify{RuleDiffs: []results.RuleDiff{{Rule: "r", Detail: "vs a: 1 series only here"}}, RulesCompared: 12}},
+	}}
+	var b strings.Builder
+	writeRuleDiffs(&b, r)
+	if want := "  a: none of 12 compared\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary:\n%s\nwant %q", b.String(), want)
+	}
+}

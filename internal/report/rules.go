@@ -16,8 +16,10 @@ const maxRuleDiffs = 5
 type ruleDiffList struct {
 	Storage string
 	Count   int
-	Diffs   []results.RuleDiff
-	More    int
+	// Compared counts the rules compared with another storage's answers.
+	Compared int
+	Diffs    []results.RuleDiff
+	More     int
 }
 
 // ruleDiffLists are the storages' rule differences, one list per storage whose rules ran
@@ -33,7 +35,7 @@ func ruleDiffLists(r *results.Run) []ruleDiffList {
 		}
 		diffs := s.Verify.RuleDiffs
 		n := min(maxRuleDiffs, len(diffs))
-		out = append(out, ruleDiffList{Storage: s.Name, Count: len(diffs), Diffs: diffs[:n], More: len(diffs) - n})
+		out = append(out, ruleDiffList{Storage: s.Name, Count: len(diffs), Compared: s.Verify.RulesCompared, Diffs: diffs[:n], More: len(diffs) - n})
 	}
 	return out
 }
@@ -48,7 +50,7 @@ func writeRuleDiffs(b *strings.Builder, r *results.Run) {
 	b.WriteString("\nrules whose range-query results differ across storages\n")
 	for _, l := range lists {
 		if l.Count == 0 {
-			fmt.Fprintf(b, "  %s: none\n", l.Storage)
+			fmt.Fprintf(b, "  %s: none of %d compared\n", l.Storage, l.Compared)
 			continue
 		}
 		fmt.Fprintf(b, "  %s: %d\n", l.Storage, l.Count)

@@ -144,6 +144,7 @@ func addVerify(m, v *Verify) {
 	m.DurationSeconds = math.Max(m.DurationSeconds, v.DurationSeconds)
 	m.Probes = addProbes(m.Probes, v.Probes)
 	m.RuleDiffs = addRuleDiffs(m.RuleDiffs, v.RuleDiffs)
+	m.RulesCompared = max(m.RulesCompared, v.RulesCompared)
 	for _, e := range v.Examples {
 		if len(m.Examples) < maxMergedExamples {
 			m.Examples = append(m.Examples, e)

@@ -55,6 +55,9 @@ type Verify struct {
 	ShiftedTimestamps int64      `json:"shiftedTimestamps"`
 	Probes            []Probe    `json:"probes"`
 	RuleDiffs         []RuleDiff `json:"ruleDiffs"`
+	// RulesCompared counts the rules whose range-query answers were compared with another
+	// storage's (0: none was, as with a single storage).
+	RulesCompared int `json:"rulesCompared"`
 	// RulesNotCompared are the rules whose lookback (largest range, subqueries added up) is
 	// longer than the checked window: over younger series a rate is each engine's
 	// extrapolation, not the data, so they are named, not compared.

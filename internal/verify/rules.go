@@ -126,13 +126,13 @@ func runRules(ctx context.Context, r *reader, rules []query.NamedExpr, spans []r
 // rule is compared only when at least two storages answered it: a single answer differs from
 // nothing. Then a storage that did not answer it (the engine rejected it, or the request
 // failed) lists that, since the others did answer.
-func compareRules(rules []query.NamedExpr, answers map[string][]ruleAnswer) map[string][]results.RuleDiff {
+func compareRules(rules []query.NamedExpr, answers map[string][]ruleAnswer) (map[string][]results.RuleDiff, map[string]int) {
 	names := make([]string, 0, len(answers))
 	for n := range answers {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	out := map[string][]results.RuleDiff{}
+	out, compared := map[string][]results.RuleDiff{}, map[string]int{}
 	for i, rule := range rules {
 		tol := computedTolerance
 		if isRawSelection(rule.Expr) {
@@ -156,6 +156,7 @@ func compareRules(rules []query.NamedExpr, answers map[string][]ruleAnswer) map[
 				out[a] = append(out[a], results.RuleDiff{Rule: rule.Name, Detail: "error: " + own.err.Error()})
 				continue
 			}
+			compared[a]++
 			for _, b := range names {
 				if a == b || !answered(b) {
 					continue
@@ -166,7 +167,7 @@ func compareRules(rules []query.NamedExpr, answers map[string][]ruleAnswer) map[
 			}
 		}
 	}
-	return out
+	return out, compared
 }
 
 // diffResults describes how matrix a differs from b as sets of series: series only in one,

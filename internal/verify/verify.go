@@ -64,15 +64,18 @@ const DefaultSettle = 3 * time.Second
 
 // Verifier checks every target over one window of the run.
 type Verifier struct {
-	wl       Workload
-	targets  []Target
-	rules    []query.NamedExpr
-	log      *slog.Logger
-	seed     uint64
-	budget   int                      // verifySamples
-	interval int64                    // scrape interval, ms
-	copiesOf func(storage string) int // writeURLReplicas of a storage
-	otlp     map[string]string        // sample name → name stored after OTLP ingestion, where they differ
+	wl      Workload
+	targets []Target
+	rules   []query.NamedExpr
+	// rulesApart leaves the rule comparison out of Run: its caller compares the rules of
+	// every storage by CompareRules (Only).
+	rulesApart bool
+	log        *slog.Logger
+	seed       uint64
+	budget     int                      // verifySamples
+	interval   int64                    // scrape interval, ms
+	copiesOf   func(storage string) int // writeURLReplicas of a storage
+	otlp       map[string]string        // sample name → name stored after OTLP ingestion, where they differ
 
 	// Settle is waited before the first read, so that what a storage acknowledged just before
 	// Run is searchable: VictoriaMetrics makes ingested rows searchable about a second after
@@ -164,9 +167,7 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*resu
 	}
 	v.log.Info("verify planned", "reads", len(units), "from", time.UnixMilli(w.from).UTC(), "to", time.UnixMilli(w.to).UTC())
 
-	spans, notCompared := ruleSpans(v.rules, w, v.interval, v.RuleWindow)
 	var mu sync.Mutex // guards out
-	ruleResults := map[string][]ruleAnswer{}
 	var wg sync.WaitGroup
 	for _, t := range v.targets {
 		wg.Go(func() {
@@ -175,35 +176,79 @@ func (v *Verifier) Run(ctx context.Context, from, to time.Time) map[string]*resu
 			units := v.forProtocol(t, units, log)
 			res, replica, _ := v.readBack(ctx, r, t, units)
 			res.CheckedFrom, res.CheckedTo = time.UnixMilli(w.from).UTC(), time.UnixMilli(w.to).UTC()
-			var answers []ruleAnswer
 			if r.api != nil {
 				res.Probes = runProbes(ctx, r, probes(units, w, v.interval, replica))
-				answers = runRulesAs(ctx, r, v.rules, spans, otlpRenames(t))
-				res.RuleDiffs, res.RulesNotCompared = []results.RuleDiff{}, notCompared
 			}
 			res.DurationSeconds = time.Since(start).Seconds()
 			log.Info("verified", "verdict", res.Verdict(), "via", res.ReadBackVia, "different_probes", res.DifferentProbes())
 			mu.Lock()
 			out[t.Name] = res
-			if r.api != nil {
-				ruleResults[t.Name] = answers
-			}
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
-	for name, diffs := range compareRules(v.rules, ruleResults) {
-		out[name].RuleDiffs = diffs
+	if !v.rulesApart {
+		for name, c := range v.CompareRules(ctx, from, to) {
+			c.Into(out[name])
+		}
 	}
 	return out
 }
 
-// Only is v for the storages keep keeps alone, nil when it keeps none: a read-back over a
-// window of their own (bench: a storage that had not settled the run's last samples when
-// the drain ended is read back up to the oldest of those).
+// RuleComparison is one storage's part of the rule comparison.
+type RuleComparison struct {
+	Diffs       []results.RuleDiff // the rules whose answers differ from another storage's
+	Compared    int                // the rules whose answers were compared with another storage's
+	NotCompared []string           // the rules the window is too short for
+}
+
+// Into puts c in res, when there is one.
+func (c RuleComparison) Into(res *results.Verify) {
+	if res != nil {
+		res.RuleDiffs, res.RulesCompared, res.RulesNotCompared = c.Diffs, c.Compared, c.NotCompared
+	}
+}
+
+// CompareRules runs every rule as a range query over the end of [from, to] on each storage
+// with a query API and compares the answers, rule by rule; by storage.
+func (v *Verifier) CompareRules(ctx context.Context, from, to time.Time) map[string]RuleComparison {
+	w := window{from: from.UnixMilli(), to: to.UnixMilli()}
+	spans, notCompared := ruleSpans(v.rules, w, v.interval, v.RuleWindow)
+	var mu sync.Mutex // guards answers
+	answers := map[string][]ruleAnswer{}
+	var wg sync.WaitGroup
+	for _, t := range v.targets {
+		r := newReader(t)
+		if r.api == nil {
+			continue
+		}
+		wg.Go(func() {
+			a := runRulesAs(ctx, r, v.rules, spans, otlpRenames(t))
+			mu.Lock()
+			answers[t.Name] = a
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	diffs, compared := compareRules(v.rules, answers)
+	out := make(map[string]RuleComparison, len(answers))
+	for name := range answers {
+		d := diffs[name]
+		if d == nil {
+			d = []results.RuleDiff{}
+		}
+		out[name] = RuleComparison{Diffs: d, Compared: compared[name], NotCompared: notCompared}
+	}
+	return out
+}
+
+// Only is v for the storages keep keeps alone, without the rules, nil when it keeps none: a
+// read-back over a window of their own (bench: a storage that had not settled the run's last
+// samples when the drain ended is read back up to the oldest of those), whose rules are
+// compared with every other storage's by CompareRules over a window common to all.
 func (v *Verifier) Only(keep func(name string) bool) *Verifier {
 	o := *v
-	o.targets = nil
+	o.targets, o.rulesApart = nil, true
 	for _, t := range v.targets {
 		if keep(t.Name) {
 			o.targets = append(o.targets, t)
