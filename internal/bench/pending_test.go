@@ -21,11 +21,12 @@ import (
 	"github.com/tsbench/tsbench/internal/storage/storagetest"
 )
 
-// stallsAfter is an honest storage in front of the receiver at target that, once stall is
-// set, answers no write until the writer gives up on it (a storage starved or hung at the end
-// of a run, whose last samples are still pending when the drain ends), or with refuse
-// answers each 400 (its samples dropped).
-func stallsAfter(t *testing.T, target string, stall *atomic.Bool, refuse bool) string {
+// stallsAfter is an honest storage in front of the receiver at target that, once it has
+// answered after writes, answers no write until the writer gives up on it (a storage starved
+// or hung at the end of a run, whose last samples are still pending when the drain ends), or
+// with refuse answers each 400 (its samples dropped). It counts answers, not time: on a busy
+// machine a run's first write can come seconds after it started.
+func stallsAfter(t *testing.T, target string, after int64, refuse bool) string {
 	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {
@@ -33,20 +34,25 @@ func stallsAfter(t *testing.T, target string, stall *atomic.Bool, refuse bool) s
 	}
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	released := make(chan struct{})
+	var answered atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == storagetest.WritePath && stall.Load() && refuse {
-			http.Error(w, "refused", http.StatusBadRequest)
+		if r.URL.Path != storagetest.WritePath {
+			proxy.ServeHTTP(w, r)
 			return
 		}
-		if r.URL.Path == storagetest.WritePath && stall.Load() {
+		switch {
+		case answered.Load() < after:
+			proxy.ServeHTTP(w, r)
+			answered.Add(1)
+		case refuse:
+			http.Error(w, "refused", http.StatusBadRequest)
+		default:
 			_, _ = io.Copy(io.Discard, r.Body) // read: the server then sees the sender hang up
 			select {
 			case <-r.Context().Done(): // the sender's timeout, or the drain's end
 			case <-released:
 			}
-			return
 		}
-		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(released) }) // before Close, which waits for the handlers
@@ -54,14 +60,13 @@ func stallsAfter(t *testing.T, target string, stall *atomic.Bool, refuse bool) s
 }
 
 // stallRun runs 4 s of 2 targets into a stallsAfter front that stalls (or refuses, with
-// refuse) from 2.5 s on, read back from the receiver behind it, and into a storage beside it
+// refuse) after its first two writes, read back from the receiver behind it, and into a storage beside it
 // that answers all along, and returns both storages' results.
 func stallRun(t *testing.T, refuse bool) (stalls, honest *results.Storage) {
 	t.Helper()
 	dir := t.TempDir()
 	recv, other := storagetest.StartT(t, storagetest.Options{}), storagetest.StartT(t, storagetest.Options{})
-	var stall atomic.Bool
-	front := stallsAfter(t, recv.URL, &stall, refuse)
+	front := stallsAfter(t, recv.URL, 2, refuse)
 	profile, err := storagetest.SmallProfile(filepath.Join("..", "..", "profiles", "node_exporter.json"), dir, 150)
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +94,6 @@ remoteStorages:
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.AfterFunc(2500*time.Millisecond, func() { stall.Store(true) })
 	res, err := Run(context.Background(), p, Options{DrainTimeout: time.Second, VerifyTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -124,8 +128,8 @@ func TestPendingAtTheEndIsNotMissing(t *testing.T) {
 		t.Errorf("read back to %s, pendingFrom %v: want the read-back to end just before the oldest pending sample", v.CheckedTo, v.PendingFrom)
 	}
 	if v.CheckedSamples == 0 || v.MissingSamples != 0 || !v.Exact() {
-		t.Errorf("verdict %q (checked %d, missing %d, errors %q): want the samples acked before the stall, all returned",
-			v.Verdict(), v.CheckedSamples, v.MissingSamples, v.Errors)
+		t.Errorf("verdict %q (checked %d, missing %d, errors %q, read back %s..%s, examples %q; write %+v): want the samples acked before the stall, all returned",
+			v.Verdict(), v.CheckedSamples, v.MissingSamples, v.Errors, v.CheckedFrom, v.CheckedTo, v.Examples, *w)
 	}
 	if honest.Verify.PendingFrom != nil || !honest.Verify.CheckedTo.After(v.CheckedTo) {
 		t.Errorf("honest read back to %s (pendingFrom %v): want its own window, beyond stalls' %s", honest.Verify.CheckedTo, honest.Verify.PendingFrom, v.CheckedTo)

@@ -362,7 +362,7 @@ func cell(t *testing.T, profile string, row lieRow, m mode) {
 		c.checkpoint = e.checkpoint.Storage("liar")
 	}
 	if msg := row.check(c); msg != "" {
-		t.Errorf("%s(checked %d samples, liar's count %d of %d, examples %q, errors %q; %s)", msg, v.CheckedSamples, told, lr.Total(), v.Examples, v.Errors, writeAccount(st.Write))
+		t.Errorf("%s(checked %d samples, liar's count %d of %d, examples %q, errors %q; %s; %s)", msg, v.CheckedSamples, told, lr.Total(), v.Examples, v.Errors, writeAccount(st.Write), e.recv.Account())
 	}
 }
 

@@ -185,7 +185,7 @@ var (
 		})
 		e.want = e.expect(cfg, res, stopped)
 		if msg := checkedDuringRun(res.Storage("liar").Verify, e.liar, e.want, starved(res.Storage("liar"))); msg != "" {
-			e.t.Error(msg + "; " + writeAccount(res.Storage("liar").Write))
+			e.t.Error(msg + "; " + writeAccount(res.Storage("liar").Write) + "; " + e.recv.Account())
 		}
 		return res
 	}}

@@ -303,18 +303,21 @@ func (s *sink) runSender(ctx context.Context, ep *endpoint, shard int, cfg sende
 			return
 		}
 		o, settled := s.send(ctx, ep, b, cfg)
+		if !settled {
+			// ctx ended (the drain's deadline): the batch stays in flight, still pending and
+			// still the oldest Settled sees. Taking the next one would put it in its place,
+			// and the samples of this one would read as settled (issue 37: a storage that
+			// stalled from the start was read back over its pending samples).
+			return
+		}
 		s.mu.Lock()
-		if settled { // an unsettled batch stays in flight: still pending, still lagging
-			ep.inflight[shard] = nil
-			s.settleBatchLocked(b, o.acked, o.reason)
-			if o.unconfirmed {
-				s.unconfirmed += o.acked
-			}
+		ep.inflight[shard] = nil
+		s.settleBatchLocked(b, o.acked, o.reason)
+		if o.unconfirmed {
+			s.unconfirmed += o.acked
 		}
 		s.mu.Unlock()
-		if settled {
-			b.release()
-		}
+		b.release()
 	}
 }
 

@@ -121,3 +121,29 @@ func TestSettledWaitsForAScrapeNotGenerated(t *testing.T) {
 		<-done
 	})
 }
+
+// TestSettledAfterTheDrainIsTheOldestPending: a storage that answers nothing. When the
+// drain's deadline ends the run, each shard's first batch is still in flight and the rest
+// queued: Settled is the oldest pending sample, at the run's first scrape. Before, each
+// sender took its queue's batches one by one after the deadline, each replacing the one in
+// flight, and Settled was the newest batch's: the read-back at the end then expected the
+// samples of every batch before it (issue 37).
+func TestSettledAfterTheDrainIsTheOldestPending(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := memWriter(t, answerAfter(time.Hour))
+		w.DrainTimeout = time.Second
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		if err := w.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		res := w.Results("s")
+		if res.AckedSamples != 0 || res.PendingSamples != res.GeneratedSamples || res.GeneratedSamples == 0 {
+			t.Fatalf("want every sample pending: %+v", res)
+		}
+		if got := w.Settled("s", time.Now()); got.Sub(start) > time.Second {
+			t.Errorf("settled up to %v after the start, want the first scrape's samples (within a second of it) pending", got.Sub(start))
+		}
+	})
+}

@@ -193,21 +193,41 @@ func (r *Receiver) Close() error {
 
 // Appended is the number of samples (float and histogram) the TSDB head appended.
 func (r *Receiver) Appended() (int64, error) {
+	c, err := r.counters("prometheus_tsdb_head_samples_appended_total")
+	return c["prometheus_tsdb_head_samples_appended_total"], err
+}
+
+// Account is what the TSDB head says of the samples it was given, for a failed test's
+// message: appended, and rejected at commit without an error to the writer (out of order,
+// out of bounds, too old: an answered write may still have lost some of these).
+func (r *Receiver) Account() string {
+	names := []string{"prometheus_tsdb_head_samples_appended_total", "prometheus_tsdb_out_of_order_samples_total",
+		"prometheus_tsdb_out_of_bound_samples_total", "prometheus_tsdb_too_old_samples_total"}
+	c, err := r.counters(names...)
+	if err != nil {
+		return "receiver: " + err.Error()
+	}
+	return fmt.Sprintf("receiver: appended %d, out of order %d, out of bounds %d, too old %d", c[names[0]], c[names[1]], c[names[2]], c[names[3]])
+}
+
+// counters sums each named counter of the TSDB's registry over its label values.
+func (r *Receiver) counters(names ...string) (map[string]int64, error) {
 	mfs, err := r.reg.Gather()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
+	out := map[string]int64{}
 	for _, mf := range mfs {
-		if mf.GetName() != "prometheus_tsdb_head_samples_appended_total" {
+		if !slices.Contains(names, mf.GetName()) {
 			continue
 		}
 		var n float64
 		for _, m := range mf.GetMetric() {
 			n += m.GetCounter().GetValue()
 		}
-		return int64(n), nil
+		out[mf.GetName()] = int64(n)
 	}
-	return 0, nil
+	return out, nil
 }
 
 // Sample is one stored float sample; V's bits are kept as stored (staleness markers included).
