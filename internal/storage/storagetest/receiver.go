@@ -201,8 +201,10 @@ func (r *Receiver) Appended() (int64, error) {
 // message: appended, and rejected at commit without an error to the writer (out of order,
 // out of bounds, too old: an answered write may still have lost some of these).
 func (r *Receiver) Account() string {
-	names := []string{"prometheus_tsdb_head_samples_appended_total", "prometheus_tsdb_out_of_order_samples_total",
-		"prometheus_tsdb_out_of_bound_samples_total", "prometheus_tsdb_too_old_samples_total"}
+	names := []string{
+		"prometheus_tsdb_head_samples_appended_total", "prometheus_tsdb_out_of_order_samples_total",
+		"prometheus_tsdb_out_of_bound_samples_total", "prometheus_tsdb_too_old_samples_total",
+	}
 	c, err := r.counters(names...)
 	if err != nil {
 		return "receiver: " + err.Error()
