@@ -89,11 +89,13 @@ func TestDeadStorageFails(t *testing.T) {
 		t.Fatalf("status dead %q %q, live %q %q: want failed and ok", dead.Status, dead.StatusReasons, live.Status, live.StatusReasons)
 	}
 	reasons := strings.Join(dead.StatusReasons, "; ")
-	for _, want := range []string{
-		fmt.Sprintf("acked 0 of %d samples", dead.Write.GeneratedSamples),
-		fmt.Sprintf("%d of %d queries failed", dead.Query.Executed, dead.Query.Executed),
-		"no request succeeded (network_error",
-	} {
+	wants := []string{fmt.Sprintf("acked 0 of %d samples", dead.Write.GeneratedSamples), "no request succeeded (network_error"}
+	if n := dead.Query.Executed; n > 0 {
+		wants = append(wants, fmt.Sprintf("%d of %d queries failed", n, n))
+	} else { // a starved machine can start the query load after the run's 4 s are over
+		t.Logf("no query ran on dead in the run's 4 s (live: %d): its query failures are not judged", live.Query.Executed)
+	}
+	for _, want := range wants {
 		if !strings.Contains(reasons, want) {
 			t.Errorf("reasons %q lack %q", reasons, want)
 		}

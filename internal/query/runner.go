@@ -18,8 +18,11 @@ import (
 // Runner runs the plan against one storage on an open-model schedule.
 //
 // Query q's evaluations are scheduled at start + offset(q) + k·interval(q), k = 0, 1, …; the
-// offset is a hash of q's name, so the load is spread over the interval the same way in every
-// run and for every storage. At its scheduled time an evaluation either starts or, when the
+// offset is a hash of the storage's name and q's, so the load is spread over the interval the
+// same way in every run, and each storage gets a query at a phase of its own: with one phase
+// for all, the storage whose runner started first got every query a moment before the others,
+// and on a starved machine answered faster by that alone (an A/A run of two identical
+// storages once ranked "a" best on every latency row). At its scheduled time an evaluation either starts or, when the
 // previous evaluation of the same query is still waiting or running, is counted missed: no
 // query ever has two evaluations at once, and none is ever delayed into the next slot.
 //
@@ -100,9 +103,12 @@ func New(cfg *config.Config, plan *Plan, storage string, client *storage.Client,
 // poller waits in whole milliseconds), and that delay would count in every latency.
 const earlyWake = 2 * time.Millisecond
 
-// offset spreads queries over their interval, stably: the same name gets the same offset.
-func offset(name string, interval time.Duration) time.Duration {
+// offset spreads a storage's queries over their interval, stably: the same storage and query
+// names get the same offset.
+func offset(storage, name string, interval time.Duration) time.Duration {
 	h := fnv.New64a()
+	_, _ = h.Write([]byte(storage))
+	_, _ = h.Write([]byte{0})
 	_, _ = h.Write([]byte(name))
 	return time.Duration(h.Sum64() % uint64(interval))
 }
@@ -128,7 +134,7 @@ func (r *Runner) Run(ctx context.Context) error {
 
 	sched := make(schedule, len(r.plan.Queries))
 	for i, q := range r.plan.Queries {
-		sched[i] = tick{at: start.Add(offset(q.Name, q.Interval)), query: i}
+		sched[i] = tick{at: start.Add(offset(r.storage, q.Name, q.Interval)), query: i}
 	}
 	heap.Init(&sched)
 	timer := time.NewTimer(time.Hour)

@@ -79,7 +79,7 @@ const vector2 = `{"status":"success","data":{"resultType":"vector","result":[{"m
 
 // ticks counts the evaluations of a query scheduled before d from the start.
 func ticks(name string, interval, d time.Duration) int64 {
-	o := offset(name, interval)
+	o := offset("s", name, interval)
 	if o >= d {
 		return 0
 	}
@@ -329,7 +329,7 @@ func TestRunnerShutdown(t *testing.T) {
 		r, _ := fakeRunner(t, cfg, plan, http.HandlerFunc(func(_ http.ResponseWriter, req *http.Request) {
 			<-req.Context().Done()
 		}))
-		o1, o2 := offset("first", 10*time.Second), offset("second", 10*time.Second)
+		o1, o2 := offset("s", "first", 10*time.Second), offset("s", "second", 10*time.Second)
 		start := time.Now()
 		runFor(t, r, max(o1, o2)+time.Millisecond)
 		if got, want := time.Since(start), min(o1, o2)+30*time.Second; got != want {
@@ -449,8 +449,8 @@ func TestRunnerProgress(t *testing.T) {
 			}
 			_, _ = io.WriteString(w, vector2)
 		}))
-		if o := offset("r", time.Second); o != 276578005 {
-			t.Fatalf("offset %v: the figures below are for evaluations at k s + 276.578005 ms", o)
+		if o := offset("s", "r", time.Second); o != 532751324 {
+			t.Fatalf("offset %v: the figures below are for evaluations at k s + 532.751324 ms", o)
 		}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error)
@@ -470,11 +470,11 @@ func TestRunnerProgress(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []Progress{
-			{Completed: 10, P99: 0.5},            // 9 slow, then the fast one of 9.28 s
-			{Completed: 9, P99: 0.01, Errors: 1}, // all fast (the start's p99 is 0.5 s); 19.28 s fails
-			{Completed: 0, Errors: 10},           // 9 fail fast (no latency counted); 29.28 s hangs
+			{Completed: 10, P99: 0.5},            // 9 slow, then the fast one of 9.53 s
+			{Completed: 9, P99: 0.01, Errors: 1}, // all fast (the start's p99 is 0.5 s); 19.53 s fails
+			{Completed: 0, Errors: 10},           // 9 fail fast (no latency counted); 29.53 s hangs
 			{Completed: 0, Errors: 10},           // it holds the rule: nothing ends
-			{Completed: 0, Errors: 11},           // it times out at 44.78 s: an error, no latency
+			{Completed: 0, Errors: 11},           // it times out at 45.03 s: an error, no latency
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("progress windows (-want +got):\n%s", diff)
@@ -658,7 +658,7 @@ func TestRunnerGroupRequests(t *testing.T) {
 		for _, q := range plan.Queries {
 			var want []req
 			for k := range ticks(q.Name, q.Interval, 5*time.Second) {
-				at := start.Add(offset(q.Name, q.Interval) + time.Duration(k)*q.Interval)
+				at := start.Add(offset("s", q.Name, q.Interval) + time.Duration(k)*q.Interval)
 				w := req{Auth: "Bearer tok", Team: "perf", Millis: at.Add(-q.TimeOffset).UnixMilli()}
 				if q.Group == "tenant" {
 					w.RawQuery, w.Tenant = "nocache=1", secret
