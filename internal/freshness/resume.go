@@ -20,9 +20,7 @@ func (p *Prober) Resume(f *results.Freshness) error {
 	p.mu.Lock()
 	p.written += f.Written
 	p.acked += f.Acked
-	for k, v := range f.WriteErrors {
-		p.wErrors[k] += v
-	}
+	p.wErrors = results.AddCounts(p.wErrors, f.WriteErrors)
 	if p.firstErr == "" {
 		p.firstErr = f.FirstWriteError
 	}
@@ -59,9 +57,7 @@ func (p *probe) resume(from *results.FreshnessProbe) error {
 	p.abandoned += from.Pending + from.Abandoned
 	p.queries += from.Queries
 	p.merged += from.MergedPolls
-	for k, v := range from.Errors {
-		p.errors[k] += v
-	}
+	p.errors = results.AddCounts(p.errors, from.Errors)
 	if p.firstErr == "" {
 		p.firstErr = from.FirstError
 	}

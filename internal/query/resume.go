@@ -39,9 +39,7 @@ func (s *stat) resume(p *results.QueryStat) error {
 	s.ok += p.OK
 	s.warnings += p.Warnings
 	s.missed += p.Missed
-	for k, v := range p.Errors {
-		s.errors[k] += v
-	}
+	s.errors = results.AddCounts(s.errors, p.Errors)
 	if p.ResultSeries != nil {
 		s.resultSeries = *p.ResultSeries
 	}

@@ -312,9 +312,7 @@ func (r *Runner) Results() *results.Query {
 		res.OK += qs.OK
 		res.Warnings += qs.Warnings
 		res.Missed += qs.Missed
-		for k, v := range qs.Errors {
-			res.Errors[k] += v
-		}
+		res.Errors = results.AddCounts(res.Errors, qs.Errors)
 		s.mu.Lock()
 		all.merge(&s.lat)
 		service.merge(&s.service)

@@ -40,8 +40,8 @@ func (w *Writer) withBase(name string, r *results.Write) {
 	}
 	r.GeneratedSamples += b.GeneratedSamples
 	r.AckedSamples += b.AckedSamples
-	r.DroppedSamples = sumInto(r.DroppedSamples, b.DroppedSamples)
-	r.RequestsByStatus = sumInto(r.RequestsByStatus, b.RequestsByStatus)
+	r.DroppedSamples = results.AddCounts(r.DroppedSamples, b.DroppedSamples)
+	r.RequestsByStatus = results.AddCounts(r.RequestsByStatus, b.RequestsByStatus)
 	r.Retries += b.Retries
 	r.BytesSent += b.BytesSent
 	r.UnconfirmedSamples += b.UnconfirmedSamples
@@ -56,16 +56,6 @@ func (w *Writer) ackedBase(name string) int64 {
 		return b.AckedSamples
 	}
 	return 0
-}
-
-func sumInto(dst, src map[string]int64) map[string]int64 {
-	if dst == nil {
-		dst = map[string]int64{}
-	}
-	for k, v := range src {
-		dst[k] += v
-	}
-	return dst
 }
 
 // skipBefore is the first scrape position at or after from (unix ms; 0: none skipped) of a

@@ -195,7 +195,9 @@ func mergeStorage(name string, shards []*Run, lead *Run) (Storage, []string, err
 	return out, accErrs, nil
 }
 
-func sumMaps(dst, src map[string]int64) map[string]int64 {
+// AddCounts adds src's counts into dst by key and returns dst, made when nil: the counts by
+// reason of runs, shards or parts of one run added up.
+func AddCounts(dst, src map[string]int64) map[string]int64 {
 	if dst == nil {
 		dst = map[string]int64{}
 	}
@@ -213,10 +215,10 @@ func mergeWrites(ws []*Write) *Write {
 	for _, w := range ws {
 		m.GeneratedSamples += w.GeneratedSamples
 		m.AckedSamples += w.AckedSamples
-		m.DroppedSamples = sumMaps(m.DroppedSamples, w.DroppedSamples)
+		m.DroppedSamples = AddCounts(m.DroppedSamples, w.DroppedSamples)
 		m.PendingSamples += w.PendingSamples
 		m.Retries += w.Retries
-		m.RequestsByStatus = sumMaps(m.RequestsByStatus, w.RequestsByStatus)
+		m.RequestsByStatus = AddCounts(m.RequestsByStatus, w.RequestsByStatus)
 		m.BytesSent += w.BytesSent
 		m.TargetSamplesPerSecond += w.TargetSamplesPerSecond
 		m.AchievedSamplesPerSecond += w.AchievedSamplesPerSecond
@@ -305,7 +307,7 @@ func mergeQueries(qs []*Query) (*Query, error) {
 	for _, q := range qs {
 		m.Executed += q.Executed
 		m.OK += q.OK
-		m.Errors = sumMaps(m.Errors, q.Errors)
+		m.Errors = AddCounts(m.Errors, q.Errors)
 		m.Warnings += q.Warnings
 		m.Missed += q.Missed
 		lat, svc = append(lat, q.LatencySeconds), append(svc, q.ServiceSeconds)
@@ -322,7 +324,7 @@ func mergeQueries(qs []*Query) (*Query, error) {
 			}
 			p.Executed += s.Executed
 			p.OK += s.OK
-			p.Errors = sumMaps(p.Errors, s.Errors)
+			p.Errors = AddCounts(p.Errors, s.Errors)
 			p.Warnings += s.Warnings
 			p.Missed += s.Missed
 			if s.ResultSeries != nil && (p.ResultSeries == nil || *s.ResultSeries > *p.ResultSeries) {

@@ -50,7 +50,7 @@ func mergeSampleTypes(m *Verify, vs []*Verify) {
 			}
 			h := m.HA
 			h.CheckedScrapes += x.CheckedScrapes
-			h.StoredByReplica = sumMaps(h.StoredByReplica, x.StoredByReplica)
+			h.StoredByReplica = AddCounts(h.StoredByReplica, x.StoredByReplica)
 			ha.AllCopies += orZero(x.AllCopies)
 			ha.OneCopy += orZero(x.OneCopy)
 			ha.Partial += orZero(x.Partial)

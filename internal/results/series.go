@@ -115,7 +115,7 @@ func addHeld(dst **WriteHeld, src *WriteHeld) {
 	d.Sent += src.Sent
 	d.Acked += src.Acked
 	d.Pending += src.Pending
-	d.Refused = sumMaps(d.Refused, src.Refused)
+	d.Refused = AddCounts(d.Refused, src.Refused)
 }
 
 // addVerifyHeld adds src to *dst, making it when needed; nil src adds nothing.
