@@ -381,36 +381,27 @@ func mergeGenerators(gs []*Generator) *Generator {
 		return nil
 	}
 	m := &Generator{}
-	add := func(dst **float64, v *float64, field string) {
-		if v == nil {
-			if m.Reasons == nil {
-				m.Reasons = map[string]string{}
-			}
-			m.Reasons[field] = "unknown on at least one shard"
-			return
-		}
-		if *dst == nil {
-			*dst = new(float64)
-		}
-		**dst += *v
+	fields := func(g *Generator) map[string]**float64 {
+		return map[string]**float64{"cpuCoresMean": &g.CPUCoresMean, "cpuCoresMax": &g.CPUCoresMax, "rssBytesMean": &g.RSSBytesMean, "rssBytesMax": &g.RSSBytesMax}
 	}
+	sums := fields(m)
 	for _, g := range gs {
-		add(&m.CPUCoresMean, g.CPUCoresMean, "cpuCoresMean")
-		add(&m.CPUCoresMax, g.CPUCoresMax, "cpuCoresMax")
-		add(&m.RSSBytesMean, g.RSSBytesMean, "rssBytesMean")
-		add(&m.RSSBytesMax, g.RSSBytesMax, "rssBytesMax")
-	}
-	for field := range m.Reasons {
-		switch field { // a sum missing a shard is not the set's figure
-		case "cpuCoresMean":
-			m.CPUCoresMean = nil
-		case "cpuCoresMax":
-			m.CPUCoresMax = nil
-		case "rssBytesMean":
-			m.RSSBytesMean = nil
-		case "rssBytesMax":
-			m.RSSBytesMax = nil
+		for name, v := range fields(g) {
+			switch dst := sums[name]; {
+			case *v == nil:
+				if m.Reasons == nil {
+					m.Reasons = map[string]string{}
+				}
+				m.Reasons[name] = "unknown on at least one shard"
+			case *dst == nil:
+				*dst = new(**v)
+			default:
+				**dst += **v
+			}
 		}
+	}
+	for name := range m.Reasons { // a sum missing a shard is not the set's figure
+		*sums[name] = nil
 	}
 	return m
 }

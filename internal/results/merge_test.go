@@ -313,3 +313,19 @@ func TestMergeShardsAddsLimits(t *testing.T) {
 		t.Error("the merge changed a shard's own limits")
 	}
 }
+
+// TestMergeGenerators: the shards' generator figures add up; one a shard does not know is
+// unknown for the set, with the reason.
+func TestMergeGenerators(t *testing.T) {
+	got := mergeGenerators([]*Generator{
+		{CPUCoresMean: new(0.5), CPUCoresMax: new(1.0), RSSBytesMean: new(100.0), RSSBytesMax: new(200.0)},
+		{CPUCoresMean: new(0.25), CPUCoresMax: new(0.5), RSSBytesMean: new(50.0)},
+	})
+	if got.CPUCoresMean == nil || *got.CPUCoresMean != 0.75 || got.CPUCoresMax == nil || *got.CPUCoresMax != 1.5 ||
+		got.RSSBytesMean == nil || *got.RSSBytesMean != 150 {
+		t.Errorf("sums %+v: want 0.75 cores mean, 1.5 max, 150 bytes mean", got)
+	}
+	if got.RSSBytesMax != nil || got.Reasons["rssBytesMax"] != "unknown on at least one shard" || len(got.Reasons) != 1 {
+		t.Errorf("rssBytesMax %v, reasons %v: want unknown, with its reason alone", got.RSSBytesMax, got.Reasons)
+	}
+}
