@@ -244,7 +244,8 @@ func (l *Liar) Newest() time.Time {
 // the first. A writer that makes each target's scrapes in time order and stops has made none
 // after a target's newest: the earliest scrape it did not make is the next of the target
 // that reached least. A request still unanswered when the writer gave up on it (a starved
-// storage at the end of a run) is not reached: its samples are the writer's pending ones.
+// storage at the end of a run) is not reached, even if answered later: its samples are the
+// writer's pending ones.
 func (l *Liar) Reached() time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -326,7 +327,14 @@ func (l *Liar) write(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	l.add(l.newest, rq)
-	defer l.add(l.answered, rq) // once the answer is written, whatever it is
+	defer func() {
+		// Once the answer is written, whatever it is, if the writer still waited for it: a
+		// request it gave up on (its timeout, a drain's deadline) is pending for it, even
+		// when the receiver behind stored it.
+		if r.Context().Err() == nil {
+			l.add(l.answered, rq)
+		}
+	}()
 	switch refuse, hold := l.tellRequest(now.UnixMilli(), n); {
 	case refuse:
 		if l.lies.Status == http.StatusTooManyRequests || l.lies.Status == http.StatusServiceUnavailable {

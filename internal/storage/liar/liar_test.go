@@ -1,6 +1,8 @@
 package liar
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"math"
@@ -218,6 +220,52 @@ func TestLiarReachedOnAnswer(t *testing.T) {
 	}
 	if r := l.Reached().UnixMilli(); r != 3000 {
 		t.Errorf("once answered: reached %d, want 3000", r)
+	}
+}
+
+// TestLiarNotReachedWhenGivenUp: a request the writer gave up on before the receiver
+// answered is not reached, though the receiver then stored it: for the writer its samples
+// are pending (a matrix cell once expected a run's read-back to reach them).
+func TestLiarNotReachedWhenGivenUp(t *testing.T) {
+	stored := make(chan struct{})
+	stuck := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-r.Context().Done() // the liar's forward, given up with the writer's request
+		close(stored)        // as a receiver that stores what it read all the same
+	}))
+	t.Cleanup(stuck.Close)
+	l, err := Start(stuck.URL, Lies{Lie: LieRound})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, giveUp := context.WithCancel(t.Context())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.URL+WritePath, bytes.NewReader(snappy.Encode(nil, v1(t))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	req.Header.Set("Content-Encoding", "snappy")
+	sent := make(chan error)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		sent <- err
+	}()
+	for l.Newest().IsZero() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	giveUp()
+	if err := <-sent; err == nil {
+		t.Fatal("the request was answered before the writer gave up")
+	}
+	<-stored
+	if err := l.Close(); err != nil { // waits for the liar's handler to end
+		t.Fatal(err)
+	}
+	if r := l.Reached(); !r.IsZero() {
+		t.Errorf("reached %s after the writer gave up on the only request: want none", r)
 	}
 }
 
