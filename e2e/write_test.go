@@ -12,7 +12,7 @@ import (
 	"github.com/tsbench/tsbench/internal/workload"
 )
 
-// TestWriteAccounting is the write path's acceptance check: a 60 s run of 50 targets at a 5 s
+// TestWriteAccounting is the write path's acceptance check: a 70 s run of 50 targets at a 5 s
 // interval with churn, against real VictoriaMetrics and Prometheus. What tsbench says was acked
 // is what each storage says it ingested, nothing is dropped or pending, and each storage holds
 // exactly the series that were written. The same run carries the default read load: every
@@ -22,8 +22,10 @@ func TestWriteAccounting(t *testing.T) {
 	requireBinaries(t, "victoria-metrics", "prometheus")
 	vm := startStorage(t, storage.KindVictoriaMetrics, "vm")
 	prom := startStorage(t, storage.KindPrometheus, "prom")
+	// 70 s: the panels' 1 m interval, with each storage's own phase up to a minute, fits in
+	// the query load's window whatever the phases (checkReadLoad wants every panel run).
 	cfg := fmt.Sprintf(`
-duration: 60s
+duration: 70s
 targetsCount: 50
 scrapeInterval: 5s
 scrapeConfigUpdatePercent: 10
@@ -43,7 +45,7 @@ remoteStorages:
 	if w.Targets != 50 || w.SeriesPerTarget < 800 || w.SeriesPerTarget > 1000 {
 		t.Errorf("workload %+v: want 50 targets of 800–1000 series", w)
 	}
-	// Churn at 25 s and 50 s, 5 targets each: every one of them is scraped again before 60 s.
+	// Churn at 25 s and 50 s, 5 targets each: every one of them is scraped again before 70 s (the third would be at 75 s).
 	if want := int64(2 * 5 * w.SeriesPerTarget); w.SeriesCreated != want {
 		t.Errorf("seriesCreated %d, want %d (2 churns × 5 targets × %d series)", w.SeriesCreated, want, w.SeriesPerTarget)
 	}
