@@ -80,8 +80,7 @@ test: deps-browser check helm-check
 	# Allocation checks skip under -race (its instrumentation allocates): run them without it,
 	# in the packages that have them, first.
 	$(GO) test -count=1 -run 'DoesNotAllocate' $(ALLOC_PKGS)
-	@mkdir -p $(OUT)
-	bash -o pipefail -c '$(GO) test -race -count=1 -json -timeout $(TEST_TIMEOUT) ./... | tee $(OUT)/test.json | $(GO) run ./scripts/testsummary'
+	GO=$(GO) OUT=$(OUT) TEST_TIMEOUT=$(TEST_TIMEOUT) bash scripts/test.sh
 
 # The packages with allocation checks, found by name so a new one is never skipped.
 ALLOC_PKGS = $(shell grep -rl --include='*_test.go' 'func Test[A-Za-z]*DoesNotAllocate' internal | xargs -r -n1 dirname | sort -u | sed 's|^|./|')
