@@ -70,12 +70,13 @@ sender-compliance:
 # chart's checks.
 #
 # -count=1: every test runs every time (go test would reuse an earlier pass it thinks still
-# valid). The e2e package runs 8 tests side by side (e2e/main_test.go), builds tsbench once,
-# without -race, and keeps a failed test's results.json, summary and storage logs under
-# out/e2e-failed/. The whole run's events go to $(OUT)/test.json; scripts/testsummary prints
-# go test's usual lines, the ten slowest tests and "N passed, N failed, N skipped". On 2
-# cores it takes about 9 minutes (15 minutes of CPU: the e2e storages, -race); each package
-# stays far inside its -timeout (e2e, the slowest, about 5 of its 10 minutes).
+# valid). scripts/test.sh runs every package under -race but e2e, and e2e without it beside
+# them: e2e runs 8 tests side by side (e2e/main_test.go), builds tsbench once, without -race,
+# and keeps a failed test's results.json, summary and storage logs under out/e2e-failed/. The
+# whole run's events go to $(OUT)/test.json; scripts/testsummary prints go test's usual
+# lines, the ten slowest tests and "N passed, N failed, N skipped". On 2 cores it takes about
+# 9 minutes, the installs and checks included; each package stays far inside its -timeout
+# (cli, the slowest, about 6 of its 10 minutes beside e2e).
 test: deps-browser check helm-check
 	# Allocation checks skip under -race (its instrumentation allocates): run them without it,
 	# in the packages that have them, first.
