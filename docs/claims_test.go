@@ -105,12 +105,12 @@ func TestMakeTargetsExist(t *testing.T) {
 	}
 	makefile := string(b)
 	targets := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^([a-z][a-z -]*):`).FindAllStringSubmatch(makefile, -1) {
+	for _, m := range regexp.MustCompile(`(?m)^([a-z][a-z0-9 -]*):`).FindAllStringSubmatch(makefile, -1) {
 		for name := range strings.FieldsSeq(m[1]) {
 			targets[name] = true
 		}
 	}
-	named := regexp.MustCompile("(?:`|^\\s*)make ([a-z][a-z-]*)")
+	named := regexp.MustCompile("(?:`|^\\s*)make ([a-z][a-z0-9-]*)")
 	assigned := regexp.MustCompile("`([A-Z_]+ \\?= [^`]+)`")
 	for _, p := range pages(t) {
 		b, err := os.ReadFile(p)
