@@ -70,11 +70,13 @@ func (cfg senderConfig) deliver(ctx context.Context, try func(timeout time.Durat
 			timeout = min(timeout, cfg.maxRetryDuration-time.Since(first))
 		}
 		ans, err := try(timeout)
+		if err == nil && !retryable(ans.status) {
+			// Answered, even if ctx ended just after: the storage said what it did with the
+			// batch (at a drain's deadline, an ack counted pending read as never written).
+			return ans, answered
+		}
 		if ctx.Err() != nil {
 			return ans, canceled
-		}
-		if err == nil && !retryable(ans.status) {
-			return ans, answered
 		}
 		wait := bo.next(ans.retryAfter)
 		if time.Since(first)+wait > cfg.maxRetryDuration {

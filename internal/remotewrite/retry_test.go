@@ -1,6 +1,7 @@
 package remotewrite
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"testing/synctest"
@@ -96,4 +97,25 @@ func TestServerErrorsRetriedWithNonDecreasingDelays(t *testing.T) {
 		checkWaits(t, waits, 30*time.Millisecond, 5*time.Second)
 		t.Logf("waits %v", waits)
 	})
+}
+
+// TestAnswerAtTheDeadlineCounts: an answer read as the drain's deadline ends ctx is the
+// storage's answer, not a request given up on: a 204 that arrived with the deadline was
+// counted pending, though the storage had stored the batch; a failed try then is canceled.
+func TestAnswerAtTheDeadlineCounts(t *testing.T) {
+	cfg := senderConfig{maxRetryDuration: time.Minute, minBackoff: time.Millisecond, maxBackoff: time.Second, requestTimeout: time.Second}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want retried
+	}{{"answered", nil, answered}, {"failed", context.Canceled, canceled}} {
+		ctx, cancel := context.WithCancel(t.Context())
+		ans, how := cfg.deliver(ctx, func(time.Duration) (answer, error) {
+			cancel() // the deadline, as the answer is read
+			return answer{status: http.StatusNoContent, written: -1}, tc.err
+		}, func() {})
+		if how != tc.want || (how == answered && ans.status != http.StatusNoContent) {
+			t.Errorf("%s: %v with status %d, want %v", tc.name, how, ans.status, tc.want)
+		}
+	}
 }
