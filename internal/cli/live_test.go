@@ -26,7 +26,8 @@ import (
 // TestLiveReportInBrowser runs tsbench in-process against an in-process Prometheus receiver
 // and loads its live report (issue 31) from -httpListenAddr in headless Chromium twice: the
 // page says the run is in progress, names the storage, draws a chart with a line, and the
-// later load draws more points. The first is there within 10 s of the start, and shows
+// later load draws more points. The first is served before the load starts (its log line
+// comes first; a bound of 10 s from the call was outrun on a busy machine), and shows
 // nothing red and no "?" (issue 39: what is not measured yet says it waits). After the run
 // has ended, the page still loads, for -liveGrace, and names the final report; the
 // report.html written at the end has no live banner.
@@ -72,12 +73,14 @@ remoteStorages:
 		done <- Main(ctx, []string{"run", "-config", cfg, "-out", out, "-httpListenAddr", addr, "-liveGrace", "2m"}, &stdout, stderr)
 	}()
 	url := "http://" + addr + "/"
-	waitFor(t, 10*time.Second, func() bool { // the first page, within 10 s of the start
+	waitFor(t, time.Minute, func() bool { // the first page
 		b, err := httpGet(ctx, url)
 		return err == nil && strings.Contains(b, "live: run in progress")
 	})
-	if !strings.Contains(stderr.String(), `msg="serving the live report" url=`+url) {
-		t.Errorf("run did not log the live report's URL %s:\n%s", url, stderr.String())
+	logged := stderr.String()
+	served := strings.Index(logged, `msg="serving the live report" url=`+url)
+	if started := strings.Index(logged, `msg="load started"`); served < 0 || (started >= 0 && started < served) {
+		t.Errorf("run did not log the live report's URL %s before the load started:\n%s", url, logged)
 	}
 	early := loadLive(t, bin, url)
 	for _, p := range unmeasuredShown(early.dom) {
