@@ -58,7 +58,8 @@ type Options struct {
 	// Progress receives a progress line every ProgressEvery; nil prints none.
 	Progress      io.Writer
 	ProgressEvery time.Duration
-	// DrainTimeout bounds the sending of pending samples after the load stops.
+	// DrainTimeout bounds the sending of pending samples after the load stops; 0 takes the
+	// config's drainTimeout.
 	DrainTimeout time.Duration
 	// VerifyTimeout bounds the read-back at the end.
 	VerifyTimeout time.Duration
@@ -147,6 +148,9 @@ func (p *Prepared) Warnings() []string {
 // results (a storage could not be started, a port could not be opened); a storage failing
 // during the run is in the results.
 func Run(ctx context.Context, p *Prepared, opts Options) (*results.Run, error) {
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = p.Config.DrainTimeout
+	}
 	opts.setDefaults()
 	cfg := *p.Config
 	var locals []*local.Process

@@ -76,6 +76,7 @@ func stallRun(t *testing.T, refuse bool) (stalls, honest *results.Storage) {
 profile: %s
 scrapeInterval: 1s
 duration: 4s
+drainTimeout: 1s
 queryInterval: 1s
 verifySamples: 100000
 freshness: {interval: 0s}
@@ -94,7 +95,7 @@ remoteStorages:
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(context.Background(), p, Options{DrainTimeout: time.Second, VerifyTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler)})
+	res, err := Run(context.Background(), p, Options{VerifyTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

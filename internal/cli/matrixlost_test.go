@@ -37,7 +37,7 @@ const lostAttempts = 3
 // read across the deletion, or no check before or after it).
 func lostOnce(e *env, attempt int) (*results.Run, string) {
 	e.liar.SetAfter(time.Now().Add(time.Hour)) // not the row's: below
-	cfg := e.config("bench", startTime(begin())+"verifyInterval: 1s\n"+untilBound, rw1(e))
+	cfg := e.config("bench", startTime(begin())+"verifyInterval: 1s\n"+untilBound+settled, rw1(e))
 	out := filepath.Join(e.dir, fmt.Sprintf("out%d", attempt))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -178,7 +178,7 @@ var (
 	// until a check has logged data the liar lied in: the checks' counts are judged with the
 	// row's (checkedDuringRun).
 	continuous = mode{name: "continuous", run: func(e *env) *results.Run {
-		cfg := e.config("bench", startTime(begin())+"verifyInterval: 1s\n"+untilBound, rw1(e))
+		cfg := e.config("bench", startTime(begin())+"verifyInterval: 1s\n"+untilBound+settled, rw1(e))
 		out := filepath.Join(e.dir, "out")
 		res, stopped := e.runUntil(cfg, out, "a check of data the liar lied in", func(b *background) bool {
 			return b.stderr.Count(checkedLies.MatchString) > 0

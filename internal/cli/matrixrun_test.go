@@ -28,6 +28,13 @@ const untilBound = "duration: 10m\n"
 // costs the run the results so far, so a cell that can see its event in the log does.
 const checkpoints = "checkpointInterval: 1s\n"
 
+// settled is the config of a run checked while it runs: the checks' reads hold the receiver's
+// writes off, so on a loaded machine the load can end with seconds of samples queued, and a
+// drain cut at its deadline leaves the requests in flight then answered by the liar but not
+// by tsbench's count (the writer gave up on them): a drain long enough to send everything
+// settles the run, which each cell's exact counts need.
+const settled = "drainTimeout: 5m\n"
+
 // deadlineMargin is what a cell keeps of the test's deadline for the read-back and the
 // results of a run it ends.
 const deadlineMargin = time.Minute

@@ -72,6 +72,9 @@ type Config struct {
 	MaxSamplesPerRequest int           `yaml:"maxSamplesPerRequest" json:"maxSamplesPerRequest"`
 	MaxPendingSamples    int64         `yaml:"maxPendingSamples" json:"maxPendingSamples"`
 	MaxRetryDuration     time.Duration `yaml:"maxRetryDuration" json:"maxRetryDuration"`
+	// DrainTimeout is how long the samples still pending when the load stops are sent; what
+	// is left after it is counted pending, and not read back.
+	DrainTimeout time.Duration `yaml:"drainTimeout" json:"drainTimeout"`
 
 	QueryInterval       time.Duration `yaml:"queryInterval" json:"queryInterval"`
 	QueryConcurrency    int           `yaml:"queryConcurrency" json:"queryConcurrency"`
@@ -196,6 +199,7 @@ func Default() Config {
 		// 10M samples ≈ 220 s of the default load buffered per storage before drops.
 		MaxPendingSamples: 10_000_000,
 		MaxRetryDuration:  time.Minute,
+		DrainTimeout:      30 * time.Second,
 
 		QueryInterval: 10 * time.Second,
 		// As the chart's vmalert: 4 rules evaluated at once per storage.
@@ -432,7 +436,7 @@ func (c *Config) problems() []error {
 		bad("maxPendingSamples", "must be >= maxSamplesPerRequest (%d)", c.MaxSamplesPerRequest)
 	}
 	durations := map[string]time.Duration{
-		"maxRetryDuration": c.MaxRetryDuration, "queryInterval": c.QueryInterval,
+		"maxRetryDuration": c.MaxRetryDuration, "drainTimeout": c.DrainTimeout, "queryInterval": c.QueryInterval,
 		"queryTimeout": c.QueryTimeout, "observeInterval": c.ObserveInterval,
 	}
 	for _, key := range slices.Sorted(maps.Keys(durations)) {

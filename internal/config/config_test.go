@@ -74,6 +74,7 @@ func TestBadConfigs(t *testing.T) {
 			"scrapeConfigUpdatePercent: must be between 0 and 100",
 			"writeConcurrency: must be >= 1",
 			"queryInterval: must be > 0",
+			"drainTimeout: must be > 0",
 			"remoteStorages.a.writeURL: neither writeURL nor readURL is set",
 			"remoteStorages.b.writeURL: host missing",
 			"remoteStorages.b.readURL: not an absolute http(s) URL",
