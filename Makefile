@@ -6,7 +6,7 @@ OUT     ?= out
 HISTORY ?= 15m
 TSBENCH := bin/tsbench
 
-.PHONY: run reproduce newest conformance sender-compliance test check e2e bench fuzz lint golden deps deps-browser build clean helm-check image fidelity soak
+.PHONY: run reproduce newest conformance sender-compliance test check e2e race bench fuzz lint golden deps deps-browser build clean helm-check image fidelity soak
 
 build: $(TSBENCH)
 
@@ -24,7 +24,7 @@ export GOTOOLCHAIN ?= auto
 .PHONY: go
 go:
 	@bash scripts/install-go.sh
-deps deps-browser build $(TSBENCH) run reproduce newest conformance sender-compliance test check lint e2e bench fuzz golden helm-check image fidelity soak: go
+deps deps-browser build $(TSBENCH) run reproduce newest conformance sender-compliance test check lint e2e race bench fuzz golden helm-check image fidelity soak: go
 
 deps:
 	bash scripts/install-deps.sh
@@ -70,8 +70,9 @@ sender-compliance:
 # chart's checks.
 #
 # -count=1: every test runs every time (go test would reuse an earlier pass it thinks still
-# valid). scripts/test.sh runs every package under -race but e2e, and e2e without it beside
-# them: e2e runs 8 tests side by side (e2e/main_test.go), builds tsbench once, without -race,
+# valid). scripts/test.sh runs every package under -race, and beside them without it the
+# tests whose CPU goes to real storages or to Prometheus' TSDB in the test process: e2e, and
+# cli's whole runs in process (the matrix, of which one row also runs under -race). e2e runs 8 tests side by side (e2e/main_test.go), builds tsbench once, without -race,
 # and keeps a failed test's results.json, summary and storage logs under out/e2e-failed/. The
 # whole run's events go to $(OUT)/test.json; scripts/testsummary prints go test's usual
 # lines, the ten slowest tests and "N passed, N failed, N skipped". On 2 cores it takes about
@@ -89,6 +90,11 @@ TEST_TIMEOUT ?= 10m
 
 e2e: deps-browser
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./e2e/...
+
+# Every test under -race, those make test runs without it included (e2e, cli's in-process
+# runs): by hand, before a change to what runs concurrently; about 20 minutes on 2 cores.
+race: deps-browser
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 bench:
 	# Generator alone (samples/s, allocations), then the whole write path into a discarding

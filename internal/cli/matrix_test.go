@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -298,7 +300,7 @@ func TestMatrix(t *testing.T) {
 		m   mode
 	}
 	var cells []cellOf
-	for _, row := range matrix {
+	for _, row := range matrixRows(t) {
 		for _, m := range row.modes {
 			cells = append(cells, cellOf{row, m})
 		}
@@ -323,6 +325,25 @@ func TestMatrix(t *testing.T) {
 			t.Run(c.row.name+"/"+c.m.name, func(t *testing.T) { cell(t, profile, c.row, c.m) })
 		})
 	}
+}
+
+// matrixRows is the matrix, or the rows named in $TSBENCH_MATRIX_ROWS (comma-separated):
+// make test runs the whole matrix without -race, and one row in every mode under it
+// (scripts/test.sh).
+func matrixRows(t *testing.T) []lieRow {
+	names := os.Getenv("TSBENCH_MATRIX_ROWS")
+	if names == "" {
+		return matrix
+	}
+	var rows []lieRow
+	for name := range strings.SplitSeq(names, ",") {
+		i := slices.IndexFunc(matrix, func(r lieRow) bool { return r.name == name })
+		if i < 0 {
+			t.Fatalf("TSBENCH_MATRIX_ROWS: no row %q in the matrix", name)
+		}
+		rows = append(rows, matrix[i])
+	}
+	return rows
 }
 
 // cell runs one cell: a receiver, the liar in front of it, the mode's run, the read-back's
