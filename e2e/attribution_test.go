@@ -20,7 +20,7 @@ import (
 // underscore, it reads them there directly, and the query load's rules and panels ask for them
 // there and find series, as on a third storage written in remote write 1.0.
 func TestOTLPLabelMapping(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	var storages strings.Builder
 	for _, name := range []string{"mapped", "unmapped", "rw"} {
 		r, err := storagetest.Start(t.TempDir(), slog.New(slog.DiscardHandler), storagetest.Options{OTLPResourceLabels: true})

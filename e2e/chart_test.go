@@ -64,7 +64,7 @@ const chartRules = `groups:
 // read-back finds the data written through the other. A second run with that storage alone is
 // the query load only.
 func TestChartFiles(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "victoria-metrics", "prometheus")
 	vm := startStorage(t, storage.KindVictoriaMetrics, "vm")
 	prom := startStorage(t, storage.KindPrometheus, "prom")

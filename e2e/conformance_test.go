@@ -55,7 +55,7 @@ func runConformance(t *testing.T, configYAML string) *results.Run {
 // does not answer, and 20 read the clock itself (time(), hour(), ... inside an expression).
 // Both remote write versions carry the suite.
 func TestConformanceReference(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	var storages strings.Builder
 	for _, name := range []string{"rw1", "rw2"} {
 		r, err := storagetest.Start(t.TempDir(), slog.New(slog.DiscardHandler), storagetest.Options{DelayedNameRemoval: true})
@@ -93,7 +93,7 @@ func TestConformanceReference(t *testing.T) {
 // the one recorded, with its class, in testdata/conformance/<storage>.txt (UPDATE=1 rewrites
 // the lists from the run, classified by classify; read the diff before committing it).
 func TestConformanceDebian(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "prometheus", "victoria-metrics")
 	prom := startStorageWith(t, storage.KindPrometheus, "prometheus", local.SampleTypeFlags(storage.KindPrometheus, true, false))
 	vm := startStorage(t, storage.KindVictoriaMetrics, "victoriametrics")

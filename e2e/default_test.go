@@ -13,7 +13,7 @@ import (
 // storage drop ticks): tsbench starts VictoriaMetrics and Prometheus itself and reports write, query
 // (every default rule, under the write load), resources and verification for both.
 func TestEmbeddedDefault(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "victoria-metrics", "prometheus")
 	rr := runTsbench(t, 6*time.Minute, "", "-duration", "2m")
 	if rr.code != 0 {

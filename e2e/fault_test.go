@@ -23,7 +23,7 @@ import (
 // never slows the live one, its samples are retried, then dropped and counted, the accounting
 // balances for both, the report is still written, and a threshold on drops sets exit code 3.
 func TestDeadStorage(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "victoria-metrics")
 	vm := startStorage(t, storage.KindVictoriaMetrics, "vm")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -83,7 +83,7 @@ remoteStorages:
 // TestInterruptStillReports runs without a duration and sends SIGINT: the load stops, the
 // pending samples drain, and results.json, report.html and the summary are still written.
 func TestInterruptStillReports(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "victoria-metrics")
 	vm := startStorage(t, storage.KindVictoriaMetrics, "vm")
 	dir := testDir(t)
@@ -137,7 +137,7 @@ func TestInterruptStillReports(t *testing.T) {
 // accounted (pending or dropped), the summary says what happened, the storage is failed
 // (issue 35) and tsbench exits 3 with its report written.
 func TestLocalStorageDiesMidRun(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "victoria-metrics", "prometheus")
 	out := filepath.Join(testDir(t), "out")
 	cmd := exec.Command(tsbenchBin, "run", "-duration", "25s", "-out", out, "-httpListenAddr", "127.0.0.1:0")

@@ -16,7 +16,7 @@ import (
 // bytes per sample are unknown with a reason that names the missing gauges and dataDir,
 // never 0; the same Prometheus observed with its dataDir gets positive figures.
 func TestDiskFiguresNeverMadeUp(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "prometheus")
 	blind := startStorage(t, storage.KindPrometheus, "blind")
 	withDir := startStorage(t, storage.KindPrometheus, "withdir")

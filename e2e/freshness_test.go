@@ -17,7 +17,7 @@ import (
 // second's instant-query freshness is at least the 5 s it hides the newest samples for, the
 // first's well under it, and every acked canary sample is accounted for.
 func TestFreshnessLatencyOffset(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "victoria-metrics")
 	vm0 := startStorage(t, storage.KindVictoriaMetrics, "vm0")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -21,7 +21,7 @@ import (
 // interval), which stores both copies and one copy. Every account counts every copy and
 // balances; the read-back's verdict is what each storage did.
 func TestHAPairs(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "victoria-metrics", "prometheus")
 	dropReplica := filepath.Join(testDir(t), "relabel.yml")
 	if err := os.WriteFile(dropReplica, []byte("- action: labeldrop\n  regex: replica\n"), 0o644); err != nil {
@@ -56,7 +56,7 @@ func TestHAPairs(t *testing.T) {
 	}
 	for _, run := range runs {
 		t.Run(run.name, func(t *testing.T) {
-			t.Parallel()
+			t.Parallel() // in the slot of the test, which started their storages
 			cfg := fmt.Sprintf(`
 duration: 20s
 targetsCount: 4

@@ -21,7 +21,7 @@ import (
 // same Prometheus, which now holds newer samples of the same series, has the history it
 // refuses under droppedSamples with its status, and the account still balances.
 func TestHistory(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "victoria-metrics", "prometheus")
 	vm := startStorage(t, storage.KindVictoriaMetrics, "vm")
 	prom := startStorage(t, storage.KindPrometheus, "prom")
@@ -154,7 +154,7 @@ remoteStorages:
 // what tsbench acked (and the canary's), the summary says no sample was refused, and the
 // storages' settings are those of the run, printed and in results.json.
 func TestHistoryBeyondTheHead(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "victoria-metrics", "prometheus")
 	rr := runTsbench(t, 3*time.Minute, `
 history: 80m

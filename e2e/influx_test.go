@@ -20,7 +20,7 @@ import (
 // no NaN, so neither the NaN samples nor the staleness markers. The ?p= password in its URLs
 // shows nowhere.
 func TestInfluxDBWithoutQueryAPI(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "influxd")
 	influx := startStorage(t, storage.KindInfluxDB, "influx")
 	const secret = "s3cret-pw"

@@ -168,7 +168,7 @@ func checkCell(t *testing.T, res *results.Run, name, msg string) {
 // and the agent is not charged with it (sender.changes holds the agent's own changes only).
 // One remote-write queue, as scrapeRun says why.
 func TestLiarScrape(t *testing.T) {
-	t.Parallel()
+	t.Parallel() // each cell starts its storages, in a slot of its own (parallel)
 	requireBinaries(t, "victoria-metrics", "prometheus", "vmagent")
 	profile := liarProfile(t, t.TempDir())
 	round := liar.Lies{Lie: liar.LieRound}
@@ -206,7 +206,7 @@ func TestLiarScrape(t *testing.T) {
 	}
 	for _, c := range cells {
 		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			other := storage.KindPrometheus
 			if c.liarKind == storage.KindPrometheus {
 				other = storage.KindVictoriaMetrics
@@ -267,7 +267,7 @@ remoteStorages:
 // run. Each storage's verdict is the liar's exact count over the read-back's window less the
 // gaps.
 func TestLiarStorages(t *testing.T) {
-	t.Parallel()
+	t.Parallel() // each cell starts its storages, in a slot of its own (parallel)
 	requireBinaries(t, "victoria-metrics", "prometheus")
 	profile := liarProfile(t, t.TempDir())
 	drop := liar.Lies{Lie: liar.LieDropSamples, Share: 0.05}
@@ -283,7 +283,7 @@ func TestLiarStorages(t *testing.T) {
 	}
 	for _, c := range cells {
 		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			vm, prom := startStorage(t, storage.KindVictoriaMetrics, "vm"), startStorage(t, storage.KindPrometheus, "prom")
 			liars := map[string]*liar.Liar{"vm": startLiarBefore(t, vm, c.lies), "prom": startLiarBefore(t, prom, c.lies)}
 			cfg := fmt.Sprintf(`

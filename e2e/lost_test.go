@@ -22,7 +22,7 @@ import (
 // next check reads again the scrapes the first found complete, finds them gone, and reports
 // them lost after ack, at its own time; the other storage reports nothing lost.
 func TestLostAfterAck(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "victoria-metrics")
 	lose := startStorage(t, storage.KindVictoriaMetrics, "lose")
 	keep := startStorage(t, storage.KindVictoriaMetrics, "keep")

@@ -1,9 +1,10 @@
 // Package e2e builds tsbench and runs it against real VictoriaMetrics and Prometheus from
 // their Debian packages, on free loopback ports with temporary data dirs.
 //
-// Every test calls t.Parallel(): each starts its own storages and tsbench, and the helpers
-// here share nothing but the binary built once in TestMain, so tests run side by side (8 unless
-// -parallel says otherwise: setParallel). A test waits on events (a log line, a storage's
+// Every test runs beside the others: each starts its own storages and tsbench, and the
+// helpers here share nothing but the binary built once in TestMain, so tests run side by side
+// (8 unless -parallel says otherwise: setParallel), each in one of the machine's 8 slots,
+// which every e2e run on the machine shares (parallel, slots_test.go). A test waits on events (a log line, a storage's
 // answer), never on a fixed sleep that a busy machine could outrun. A failed test keeps its
 // runs' files and its storages' logs under out/e2e-failed/ (keepOnFailure) and says where.
 package e2e

@@ -20,7 +20,7 @@ import (
 // metadata field is ignored by Prometheus' handler and OTLP's is not recorded, so both are
 // dropped.
 func TestMetadataIntoPrometheusReceiver(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	recvs, storages := startReceivers(t)
 	cfg := `
 duration: 10s
@@ -57,7 +57,7 @@ remoteStorages:
 // 1.0 (sendMetadata) to Prometheus 2.42 and VictoriaMetrics: both answer 2xx and neither
 // shows any of it at /api/v1/metadata (Prometheus answers from its scrape targets only).
 func TestMetadataAgainstDebianPrometheusAndVictoriaMetrics(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "prometheus", "victoria-metrics")
 	prom := startStorage(t, storage.KindPrometheus, "prom")
 	vm := startStorage(t, storage.KindVictoriaMetrics, "vm")
@@ -122,7 +122,7 @@ func checkMetadata(t *testing.T, v *results.Verify, verdict string) {
 // (TestReceiverCreatedZeroSampleWithinAnHour), and the simulated process starts lie 1 h to a
 // week before the run. The floats read back exact beside it.
 func TestCreatedTimestampsIntoPrometheusReceiver(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	var storages strings.Builder
 	for _, name := range []string{"ct", "plain"} {
 		r, err := storagetest.Start(t.TempDir(), slog.New(slog.DiscardHandler), storagetest.Options{CreatedZeroIngestion: name == "ct"})

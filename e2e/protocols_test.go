@@ -18,7 +18,7 @@ import (
 // loopback: every storage acks what its TSDB appended, and reads back exactly what it was
 // given (for OTLP under the names Prometheus' translation gives).
 func TestProtocolsIntoPrometheusReceiver(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	recvs, storages := startReceivers(t)
 	cfg := `
 duration: 20s
@@ -60,7 +60,7 @@ remoteStorages:
 // nothing. tsbench counts the samples acked but unconfirmed and says so; the read-back shows
 // them missing, so nothing is lost from the account unnoticed.
 func TestRW2AgainstDebianPrometheus(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "prometheus")
 	prom := startStorage(t, storage.KindPrometheus, "prom")
 	cfg := fmt.Sprintf(`

@@ -59,7 +59,7 @@ func sum(m map[string]int64) int64 {
 // TestBadRuleRunsBeside checks that a rule whose PromQL does not parse is still sent to every
 // storage, shows its errors there, and does not stop the other rules.
 func TestBadRuleRunsBeside(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "victoria-metrics", "prometheus")
 	vm := startStorage(t, storage.KindVictoriaMetrics, "vm")
 	prom := startStorage(t, storage.KindPrometheus, "prom")

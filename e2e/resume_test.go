@@ -17,7 +17,7 @@ import (
 // itself counts after the kill; started again with the same config and -out, it resumes, and
 // its final account balances with the gap recorded and left out of the read-back.
 func TestResumeAfterKill(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "victoria-metrics")
 	vm := startStorage(t, storage.KindVictoriaMetrics, "vm")
 	dir := testDir(t)

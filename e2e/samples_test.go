@@ -20,7 +20,7 @@ import (
 // every native histogram read back through the query API as sent, bucket by bucket, and every
 // exemplar through /api/v1/query_exemplars.
 func TestNativeHistogramsIntoPrometheusReceiver(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	recvs, storages := startReceivers(t)
 	cfg := `
 duration: 20s
@@ -77,7 +77,7 @@ func checkNative(t *testing.T, v *results.Verify, verdict string) {
 // request that holds one, so it stores nothing, floats included: its batches are retried
 // until maxRetryDuration and dropped (retry_timeout), and the read-back says refused.
 func TestNativeHistogramsAgainstDebianPrometheus(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "prometheus")
 	native := startStorageWith(t, storage.KindPrometheus, "native", local.SampleTypeFlags(storage.KindPrometheus, true, true))
 	plain := startStorageWith(t, storage.KindPrometheus, "plain", nil)

@@ -33,7 +33,7 @@ func checkSchema(t *testing.T, path string) {
 // TestSchemaCheckFails: the check finds an unknown field, a missing one and a wrong type, so
 // a results.json out of step with the schema cannot pass.
 func TestSchemaCheckFails(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	b, err := os.ReadFile("../docs/results.schema.json")
 	if err != nil {
 		t.Fatal(err)

@@ -130,7 +130,7 @@ func checkScrapeAccount(t *testing.T, res *results.Run, ingested map[string]func
 // TestScrapeVMAgent is scrape mode with vmagent, as the prometheus-benchmark chart runs it:
 // no timestamps on the pages, so the agent stores its own scrape time.
 func TestScrapeVMAgent(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "victoria-metrics", "prometheus", "vmagent")
 	res, ingested := scrapeRun(t, "vmagent", false)
 	checkScrapeAccount(t, res, ingested)
@@ -169,7 +169,7 @@ func checkNothingLost(t *testing.T, res *results.Run, name string) {
 // TestScrapePrometheusAgent is scrape mode with Prometheus in agent mode, timestamps on the
 // pages: Prometheus must store exactly the values tsbench served, at the times it served them.
 func TestScrapePrometheusAgent(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "victoria-metrics", "prometheus")
 	res, ingested := scrapeRun(t, "prometheus-agent", true)
 	checkScrapeAccount(t, res, ingested)
@@ -190,7 +190,7 @@ func TestScrapePrometheusAgent(t *testing.T) {
 // scrape timed out once, and at load 20 (several test runs and benchmarks beside it) 25 of
 // 2 s did; a page served and never taken rightly unbalances the account.
 func TestScrapeExporter(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "victoria-metrics", "prometheus", "vmagent", "prometheus-node-exporter")
 	addr := freeAddr(t)
 	ne := exec.Command("prometheus-node-exporter", "--web.listen-address="+addr)
@@ -259,7 +259,7 @@ func freeAddr(t *testing.T) string {
 // a scrape config naming tsbench's http_sd at -httpListenAddr, before tsbench. tsbench serves
 // the targets, prints the config to use, and reads the account from vmagent's counters.
 func TestScrapeSenderURL(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "victoria-metrics", "vmagent")
 	vm := startStorage(t, storage.KindVictoriaMetrics, "vm")
 	listen := freeAddr(t)

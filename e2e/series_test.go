@@ -24,7 +24,7 @@ import (
 // what each storage did: late samples stored everywhere, out-of-order ones refused (400) by
 // Prometheus without the window and stored by the other two.
 func TestSeriesEvents(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "victoria-metrics", "prometheus")
 	vm := startStorage(t, storage.KindVictoriaMetrics, "vm")
 	prom := startStorage(t, storage.KindPrometheus, "prom")

@@ -16,7 +16,7 @@ import (
 // and warns that it hides the newest 30 s from the probes, and results.json keeps both
 // under settings, the warning under settingsWarnings.
 func TestStorageSettings(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "victoria-metrics", "prometheus")
 	vm := startStorageWith(t, storage.KindVictoriaMetrics, "vm", []string{"-search.latencyOffset=30s"})
 	prom := startStorage(t, storage.KindPrometheus, "prom")

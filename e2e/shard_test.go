@@ -31,7 +31,7 @@ import (
 // generated and acked samples, every series in the storage; the read-back is clean and the
 // query load ran once, on the lead shard.
 func TestShardsAddUpToOneProcess(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "victoria-metrics")
 	sharded := startStorage(t, storage.KindVictoriaMetrics, "sharded")
 	single := startStorage(t, storage.KindVictoriaMetrics, "single")

@@ -18,7 +18,7 @@ import (
 // exactly the series that were written. The same run carries the default read load: every
 // default rule executes on both storages without errors.
 func TestWriteAccounting(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	requireBinaries(t, "victoria-metrics", "prometheus")
 	vm := startStorage(t, storage.KindVictoriaMetrics, "vm")
 	prom := startStorage(t, storage.KindPrometheus, "prom")
