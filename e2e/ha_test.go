@@ -21,7 +21,7 @@ import (
 // interval), which stores both copies and one copy. Every account counts every copy and
 // balances; the read-back's verdict is what each storage did.
 func TestHAPairs(t *testing.T) {
-	parallel(t)
+	t.Parallel() // each run starts its storages, in a slot of its own (parallel)
 	requireBinaries(t, "victoria-metrics", "prometheus")
 	dropReplica := filepath.Join(testDir(t), "relabel.yml")
 	if err := os.WriteFile(dropReplica, []byte("- action: labeldrop\n  regex: replica\n"), 0o644); err != nil {
@@ -29,34 +29,39 @@ func TestHAPairs(t *testing.T) {
 	}
 	runs := []struct {
 		name, labels string
-		storages     map[string]*local.Process
+		storages     func(t *testing.T) map[string]*local.Process
 		want         map[string]string
 	}{
 		{
 			name:   "replica label",
 			labels: `{cluster: {name: cluster, value: bench}, replica: {name: replica, values: [a, b]}}`,
-			storages: map[string]*local.Process{
-				"prom": startStorage(t, storage.KindPrometheus, "prom"),
-				"vm":   startStorage(t, storage.KindVictoriaMetrics, "vm"),
-				// VictoriaMetrics as its docs set up an HA pair: drop the replica label on
-				// ingestion, then deduplicate the identical series.
-				"vmdedup": startStorageWith(t, storage.KindVictoriaMetrics, "vmdedup", []string{"-dedup.minScrapeInterval=5s", "-relabelConfig=" + dropReplica}),
+			storages: func(t *testing.T) map[string]*local.Process {
+				return map[string]*local.Process{
+					"prom": startStorage(t, storage.KindPrometheus, "prom"),
+					"vm":   startStorage(t, storage.KindVictoriaMetrics, "vm"),
+					// VictoriaMetrics as its docs set up an HA pair: drop the replica label on
+					// ingestion, then deduplicate the identical series.
+					"vmdedup": startStorageWith(t, storage.KindVictoriaMetrics, "vmdedup", []string{"-dedup.minScrapeInterval=5s", "-relabelConfig=" + dropReplica}),
+				}
 			},
 			want: map[string]string{"prom": results.HAStoredBoth, "vm": results.HAStoredBoth, "vmdedup": results.HAStoredOne},
 		},
 		{
 			name:   "no replica label",
 			labels: `{cluster: {name: cluster, value: bench}}`,
-			storages: map[string]*local.Process{
-				"vm":      startStorage(t, storage.KindVictoriaMetrics, "vm"),
-				"vmdedup": startStorageWith(t, storage.KindVictoriaMetrics, "vmdedup", []string{"-dedup.minScrapeInterval=5s"}),
+			storages: func(t *testing.T) map[string]*local.Process {
+				return map[string]*local.Process{
+					"vm":      startStorage(t, storage.KindVictoriaMetrics, "vm"),
+					"vmdedup": startStorageWith(t, storage.KindVictoriaMetrics, "vmdedup", []string{"-dedup.minScrapeInterval=5s"}),
+				}
 			},
 			want: map[string]string{"vm": results.HAStoredBoth, "vmdedup": results.HAStoredOne},
 		},
 	}
 	for _, run := range runs {
 		t.Run(run.name, func(t *testing.T) {
-			t.Parallel() // in the slot of the test, which started their storages
+			parallel(t)
+			storages := run.storages(t)
 			cfg := fmt.Sprintf(`
 duration: 20s
 targetsCount: 4
@@ -68,7 +73,7 @@ series:
   haLabels: %s
 remoteStorages:
 `, run.labels)
-			for name, l := range run.storages {
+			for name, l := range storages {
 				cfg += fmt.Sprintf("  %[1]s: {writeURL: %[2]sapi/v1/write, readURL: %[2]s}\n", name, l.URL)
 			}
 			rr := runTsbench(t, 90*time.Second, cfg)
