@@ -16,6 +16,9 @@ set -uo pipefail
 GO=${GO:-go}
 OUT=${OUT:-out}
 TIMEOUT=${TEST_TIMEOUT:-10m}
+# e2e's is twice that: beside another e2e run on the machine its tests take turns at the
+# machine's slots (e2e/slots_test.go), and it may take as long as both.
+E2E_TIMEOUT=${E2E_TEST_TIMEOUT:-20m}
 inProcess='^(TestMatrix|TestHeadlineAA|TestHistoryCanaryAfterCatchUp)$'
 raceRows=dropSamples
 mkdir -p "$OUT"
@@ -25,7 +28,7 @@ mkdir -p "$OUT"
 # race pass ran on alone for 130 s after e2e had ended.
 mapfile -t unit < <("$GO" list ./... | grep -v '/e2e$' | awk '/\/internal\/conformance$/ {print 0, $0; next} /\/internal\/cli$/ {print 1, $0; next} {print 2, $0}' | sort -s -n -k1,1 | cut -d' ' -f2)
 
-"$GO" test -count=1 -json -timeout "$TIMEOUT" ./e2e/... > "$OUT/e2e.json" &
+"$GO" test -count=1 -json -timeout "$E2E_TIMEOUT" ./e2e/... > "$OUT/e2e.json" &
 e2e=$!
 "$GO" test -count=1 -json -timeout "$TIMEOUT" -run "$inProcess" ./internal/cli > "$OUT/inprocess.json" &
 inprocess=$!
