@@ -7,7 +7,9 @@
 #   - cli's whole runs in process (inProcess below): the matrix, the A/A headline and the
 #     history canary. Under -race these three took 300 s of CPU, 37 s without (docs/development.md).
 #     Under -race the matrix still runs one row in every mode ($raceRows), so every mode's
-#     pipeline is raced; `make race` runs all of it under -race, by hand, as `make e2e` does e2e.
+#     pipeline is raced; `make race` runs all of it under -race, by hand, as `make e2e` does e2e;
+#   - conformance's runs of Prometheus' PromQL test files through its engine, but one
+#     (TestRunAgainstReceiver, raced): most of the package's 36 s of CPU under -race (6 without).
 #
 # Each go test writes its -json events to a file of its own (two writers on one pipe could
 # split a long line); $OUT/test.json is all of them, and scripts/testsummary prints the result.
@@ -19,7 +21,9 @@ TIMEOUT=${TEST_TIMEOUT:-10m}
 # e2e's is twice that: beside another e2e run on the machine its tests take turns at the
 # machine's slots (e2e/slots_test.go), and it may take as long as both.
 E2E_TIMEOUT=${E2E_TEST_TIMEOUT:-20m}
-inProcess='^(TestMatrix|TestHeadlineAA|TestHistoryCanaryAfterCatchUp)$'
+# The test names are unique across the two packages; -run and -skip apply to both.
+notRaced='TestHeadlineAA|TestHistoryCanaryAfterCatchUp|TestRunWithoutNativeHistograms|TestLayoutKeepsBlocksApart|TestRunAddedLabel|TestRunHistogramsVisibleLater'
+inProcess="^(TestMatrix|$notRaced)\$"
 raceRows=dropSamples
 mkdir -p "$OUT"
 # go test starts packages in the order given, the longest first (conformance, then cli), so
@@ -30,10 +34,10 @@ mapfile -t unit < <("$GO" list ./... | grep -v '/e2e$' | awk '/\/internal\/confo
 
 "$GO" test -count=1 -json -timeout "$E2E_TIMEOUT" ./e2e/... > "$OUT/e2e.json" &
 e2e=$!
-"$GO" test -count=1 -json -timeout "$TIMEOUT" -run "$inProcess" ./internal/cli > "$OUT/inprocess.json" &
+"$GO" test -count=1 -json -timeout "$TIMEOUT" -run "$inProcess" ./internal/cli ./internal/conformance > "$OUT/inprocess.json" &
 inprocess=$!
-# The race pass skips the in-process runs but the matrix, which it runs one row of.
-TSBENCH_MATRIX_ROWS=$raceRows "$GO" test -race -p 4 -count=1 -json -timeout "$TIMEOUT" -skip '^(TestHeadlineAA|TestHistoryCanaryAfterCatchUp)$' "${unit[@]}" > "$OUT/unit.json"
+# The race pass skips the runs above but the matrix, which it runs one row of.
+TSBENCH_MATRIX_ROWS=$raceRows "$GO" test -race -p 4 -count=1 -json -timeout "$TIMEOUT" -skip "^($notRaced)\$" "${unit[@]}" > "$OUT/unit.json"
 unit_rc=$?
 wait "$inprocess"
 inprocess_rc=$?
@@ -44,6 +48,6 @@ rm -f "$OUT/unit.json" "$OUT/inprocess.json" "$OUT/e2e.json"
 "$GO" run ./scripts/testsummary < "$OUT/test.json"
 summary_rc=$?
 if (( unit_rc != 0 || inprocess_rc != 0 || e2e_rc != 0 || summary_rc != 0 )); then
-	echo "go test exit codes: packages under -race $unit_rc, cli's in-process runs $inprocess_rc, e2e $e2e_rc; summary $summary_rc" >&2
+	echo "go test exit codes: packages under -race $unit_rc, the in-process runs $inprocess_rc, e2e $e2e_rc; summary $summary_rc" >&2
 	exit 1
 fi
