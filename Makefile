@@ -92,7 +92,7 @@ e2e: deps-browser
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./e2e/...
 
 # Every test under -race, those make test runs without it included (e2e, cli's in-process
-# runs): by hand, before a change to what runs concurrently; about 20 minutes on 2 cores.
+# runs): by hand, before a change to what runs concurrently.
 race: deps-browser
 	$(GO) test -race -count=1 -timeout 30m ./...
 

@@ -29,22 +29,22 @@ func parallel(t *testing.T) {
 	t.Helper()
 	t.Parallel()
 	asked := time.Now()
-	slot := takeSlot(t)
+	slot := takeSlot(t, slotDir)
 	t.Cleanup(func() { _ = slot.Close() }) // closing the file releases its lock
 	if waited := time.Since(asked); waited > time.Second {
 		t.Logf("waited %s for one of the machine's %d e2e slots: another e2e run holds the rest", waited.Round(time.Second), machineSlots)
 	}
 }
 
-// takeSlot returns the file of a free slot, locked, once there is one.
-func takeSlot(t *testing.T) *os.File {
+// takeSlot returns the file of a free slot of the pool in dir, locked, once there is one.
+func takeSlot(t *testing.T, dir string) *os.File {
 	t.Helper()
-	if err := os.MkdirAll(slotDir, 0o777); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		t.Fatalf("e2e slots: %v", err)
 	}
 	for {
 		for i := range machineSlots {
-			if f := trySlot(t, filepath.Join(slotDir, strconv.Itoa(i))); f != nil {
+			if f := trySlot(t, filepath.Join(dir, strconv.Itoa(i))); f != nil {
 				return f
 			}
 		}
@@ -68,9 +68,10 @@ func trySlot(t *testing.T, path string) *os.File {
 
 // TestSlotHeldUntilClosed: a slot taken is refused to any other open of its file, in this
 // process as in another (flock locks an open file, not a process), until its test closes it.
-// Not parallel: it runs before the other tests take their slots.
+// In a pool of its own: the machine's may all be held by another e2e run (one such wait took
+// 3 minutes, holding up this run's every test, as this one is not parallel).
 func TestSlotHeldUntilClosed(t *testing.T) {
-	slot := takeSlot(t)
+	slot := takeSlot(t, t.TempDir())
 	if other := trySlot(t, slot.Name()); other != nil {
 		_ = other.Close()
 		t.Fatalf("slot %s taken twice", slot.Name())
