@@ -72,12 +72,14 @@ sender-compliance:
 # -count=1: every test runs every time (go test would reuse an earlier pass it thinks still
 # valid). scripts/test.sh runs every package under -race, and beside them without it the
 # tests whose CPU goes to real storages or to Prometheus' TSDB in the test process: e2e, and
-# cli's whole runs in process (the matrix, of which one row also runs under -race). e2e runs 8 tests side by side (e2e/main_test.go), builds tsbench once, without -race,
+# cli's whole runs in process (the matrix, of which one row also runs under -race), and four
+# of conformance's. e2e runs 8 tests side by side, in the machine's 8 slots shared by every
+# e2e run (e2e/slots_test.go), builds tsbench once, without -race,
 # and keeps a failed test's results.json, summary and storage logs under out/e2e-failed/. The
 # whole run's events go to $(OUT)/test.json; scripts/testsummary prints go test's usual
 # lines, the ten slowest tests and "N passed, N failed, N skipped". On 2 cores it takes about
-# 9 minutes, the installs and checks included; each package stays far inside its -timeout
-# (cli, the slowest, about 6 of its 10 minutes beside e2e).
+# 6 minutes, the installs and checks included; each package stays far inside its -timeout
+# (e2e, the slowest, about 4 of its 20 minutes; cli under -race 3½ of its 10).
 test: deps-browser check helm-check
 	# Allocation checks skip under -race (its instrumentation allocates): run them without it,
 	# in the packages that have them, first.
