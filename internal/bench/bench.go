@@ -3,7 +3,7 @@
 // assembles the results.
 //
 // Invariant: shutdown runs in one order — stop the load, drain the writes (bounded by
-// DrainTimeout), wait for the queries in flight, verify, snapshot, assemble — and a storage
+// drainTimeout), wait for the queries in flight, verify, snapshot, assemble — and a storage
 // that fails on the way is reported, never the reason the results are not written.
 package bench
 
@@ -58,9 +58,6 @@ type Options struct {
 	// Progress receives a progress line every ProgressEvery; nil prints none.
 	Progress      io.Writer
 	ProgressEvery time.Duration
-	// DrainTimeout bounds the sending of pending samples after the load stops; 0 takes the
-	// config's drainTimeout.
-	DrainTimeout time.Duration
 	// VerifyTimeout bounds the read-back at the end.
 	VerifyTimeout time.Duration
 	// Out is the directory of results.json: the checkpoints go there (checkpointInterval);
@@ -72,9 +69,6 @@ type Options struct {
 func (o *Options) setDefaults() {
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = 10 * time.Second
-	}
-	if o.DrainTimeout <= 0 {
-		o.DrainTimeout = 30 * time.Second
 	}
 	if o.VerifyTimeout <= 0 {
 		o.VerifyTimeout = 3 * time.Minute
@@ -148,9 +142,6 @@ func (p *Prepared) Warnings() []string {
 // results (a storage could not be started, a port could not be opened); a storage failing
 // during the run is in the results.
 func Run(ctx context.Context, p *Prepared, opts Options) (*results.Run, error) {
-	if opts.DrainTimeout <= 0 {
-		opts.DrainTimeout = p.Config.DrainTimeout
-	}
 	opts.setDefaults()
 	cfg := *p.Config
 	var locals []*local.Process

@@ -241,7 +241,7 @@ func (r *run) liveLoadStopped(now time.Time, interrupted bool) {
 	}
 	res := r.results(nil)
 	res.Partial = &results.Partial{At: now.UTC(), Reason: "live report"}
-	state := fmt.Sprintf("the load stopped at %s: draining what is pending (at most %s), then the read-back at the end", now.UTC().Format("15:04:05Z"), r.opts.DrainTimeout)
+	state := fmt.Sprintf("the load stopped at %s: draining what is pending (at most %s), then the read-back at the end", now.UTC().Format("15:04:05Z"), r.cfg.DrainTimeout)
 	r.http.live.update(liveUpdate{res: res, at: now, state: state, last: true, interrupted: interrupted})
 }
 

@@ -126,7 +126,7 @@ func (r *run) newLoad(reg prometheus.Registerer) error {
 	if r.writer, err = remotewrite.New(remotewrite.OptionsFrom(r.cfg), r.part, r.log, remotewrite.NewMetrics(reg)); err != nil {
 		return &ConfigError{err}
 	}
-	r.writer.DrainTimeout = r.opts.DrainTimeout
+	r.writer.DrainTimeout = r.cfg.DrainTimeout
 	if r.cfg.Duration > 0 && r.cfg.History == 0 { // with history, each storage's end comes after it caught up
 		r.writer.End = r.start.Add(r.cfg.Duration)
 	}
@@ -168,7 +168,7 @@ func (r *run) newStages(reg prometheus.Registerer) error {
 		var err error
 		r.scrape, err = scrape.New(r.cfg, r.gen, scrape.Options{
 			Mux: r.http.mux, Addr: r.http.addr, Keep: r.opts.Keep, Progress: r.opts.Progress, ProgressEvery: r.opts.ProgressEvery,
-			DrainTimeout: r.opts.DrainTimeout, Start: r.start, Logger: r.log,
+			DrainTimeout: r.cfg.DrainTimeout, Start: r.start, Logger: r.log,
 		})
 		if err != nil {
 			return &ConfigError{err}
@@ -276,7 +276,7 @@ func (r *run) run(ctx context.Context) (*results.Run, error) {
 	loadEnd := time.Now()
 	r.liveLoadStopped(loadEnd, ctx.Err() != nil)
 	r.obs.LoadEnded(loadEnd)
-	r.log.Info("load stopped; draining pending samples and queries in flight", "deadline", r.opts.DrainTimeout)
+	r.log.Info("load stopped; draining pending samples and queries in flight", "deadline", r.cfg.DrainTimeout)
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
