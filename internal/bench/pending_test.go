@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -95,9 +97,13 @@ remoteStorages:
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(context.Background(), p, Options{VerifyTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler)})
+	var log bytes.Buffer // the handler serializes its writes; read once Run has returned
+	res, err := Run(context.Background(), p, Options{VerifyTimeout: time.Minute, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), `msg="load stopped; draining pending samples and queries in flight" deadline=1s`) {
+		t.Errorf("the drain's deadline is not the config's drainTimeout (1s):\n%s", log.String())
 	}
 	for _, name := range []string{"stalls", "honest"} {
 		st := res.Storage(name)
